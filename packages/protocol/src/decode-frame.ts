@@ -1,0 +1,160 @@
+import type { z } from "zod";
+import { ClientToServerFrameSchema, ServerToClientFrameSchema } from "./client-frames";
+import { FrameDecodeError } from "./errors";
+import { formatZodIssues, issuePath } from "./format-issues";
+import { DEFAULT_MAX_FRAME_BYTES } from "./version";
+import { ServerToWorkerFrameSchema, WorkerToServerFrameSchema } from "./worker-frames";
+
+const schemas = {
+  "client-to-server": ClientToServerFrameSchema,
+  "server-to-client": ServerToClientFrameSchema,
+  "worker-to-server": WorkerToServerFrameSchema,
+  "server-to-worker": ServerToWorkerFrameSchema,
+} as const;
+
+/**
+ * The four directions a frame travels in. Each has its own set of frame types.
+ *
+ * @example
+ * ```ts
+ * const channel: FrameChannel = "client-to-server";
+ * ```
+ */
+export type FrameChannel = keyof typeof schemas;
+
+/** The frame type of each channel. */
+export type FrameOf<C extends FrameChannel> = z.infer<(typeof schemas)[C]>;
+
+/**
+ * The result of {@link decodeFrame}: a typed frame, or a typed error that names what was wrong.
+ *
+ * @example
+ * ```ts
+ * const r: DecodeResult<"client-to-server"> = decodeFrame(text, { channel: "client-to-server" });
+ * ```
+ */
+export type DecodeResult<C extends FrameChannel> =
+  | { ok: true; frame: FrameOf<C> }
+  | { ok: false; error: FrameDecodeError };
+
+/**
+ * Options of {@link decodeFrame}.
+ *
+ * @example
+ * ```ts
+ * decodeFrame(text, { channel: "worker-to-server", maxBytes: 1 << 20 });
+ * ```
+ */
+export interface DecodeFrameOptions<C extends FrameChannel> {
+  /** Which direction the frame travels in; decides which frame types are allowed. */
+  channel: C;
+  /** Frames larger than this many UTF-8 bytes are refused before parsing. Default 5 MiB. */
+  maxBytes?: number;
+}
+
+const encoder = /* @__PURE__ */ new TextEncoder();
+
+function byteLength(text: string, limit: number): number {
+  // Cheap bounds first: a UTF-8 string has between length and 3 * length bytes.
+  if (text.length > limit) return text.length;
+  if (text.length * 3 <= limit) return text.length;
+  return encoder.encode(text).byteLength;
+}
+
+/**
+ * Decodes one frame of a channel. Never throws: a frame over the size limit, text that is not
+ * JSON, an unknown `type` or a field that does not fit all come back as a {@link FrameDecodeError}
+ * whose `path` names the offending field (`tools.0.name`) and whose `issues` list every problem.
+ *
+ * @example
+ * ```ts
+ * const r = decodeFrame('{"type":"ping"}', { channel: "client-to-server" });
+ * if (r.ok) console.log(r.frame.type); // "ping"
+ * else console.log(r.error.code, r.error.path, r.error.message);
+ * ```
+ */
+export function decodeFrame<C extends FrameChannel>(
+  data: string | Uint8Array,
+  options: DecodeFrameOptions<C>,
+): DecodeResult<C> {
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_FRAME_BYTES;
+  let text: string;
+  if (typeof data === "string") {
+    const size = byteLength(data, maxBytes);
+    if (size > maxBytes) return tooLarge(size, maxBytes);
+    text = data;
+  } else {
+    if (data.byteLength > maxBytes) return tooLarge(data.byteLength, maxBytes);
+    text = new TextDecoder().decode(data);
+  }
+
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return fail("invalid_json", `frame is not valid JSON: ${(error as Error).message}`);
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return fail("invalid_frame", "frame must be a JSON object");
+  }
+  const type = (value as { type?: unknown }).type;
+  if (typeof type !== "string") {
+    return fail("invalid_frame", "type: frame has no string 'type'", "type");
+  }
+  const schema = schemas[options.channel];
+  if (!knownTypes(options.channel).has(type)) {
+    return fail("unknown_frame_type", `type: unknown frame type '${type}' on ${options.channel}`, "type");
+  }
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    const issues = formatZodIssues(parsed.error);
+    const first = parsed.error.issues[0];
+    return {
+      ok: false,
+      error: new FrameDecodeError("invalid_frame", `invalid '${type}' frame: ${issues.join("; ")}`, {
+        path: first ? issuePath(first.path) : undefined,
+        issues,
+      }),
+    };
+  }
+  return { ok: true, frame: parsed.data as FrameOf<C> };
+}
+
+const typeCache = new Map<FrameChannel, Set<string>>();
+
+/**
+ * The frame types allowed on a channel.
+ *
+ * @example
+ * ```ts
+ * knownTypes("server-to-worker").has("hosted.call"); // true
+ * ```
+ */
+export function knownTypes(channel: FrameChannel): ReadonlySet<string> {
+  let set = typeCache.get(channel);
+  if (!set) {
+    set = new Set(schemas[channel].options.map((option) => option.shape.type.value as string));
+    typeCache.set(channel, set);
+  }
+  return set;
+}
+
+/**
+ * The zod schema of a channel's frames, for code that generates documentation or JSON Schema.
+ *
+ * @example
+ * ```ts
+ * frameSchema("client-to-server").options.length;
+ * ```
+ */
+export function frameSchema<C extends FrameChannel>(channel: C): (typeof schemas)[C] {
+  return schemas[channel];
+}
+
+function tooLarge(size: number, limit: number): { ok: false; error: FrameDecodeError } {
+  return fail("frame_too_large", `frame is ${size} bytes, over the limit of ${limit} bytes`);
+}
+
+function fail(code: string, message: string, path?: string): { ok: false; error: FrameDecodeError } {
+  return { ok: false, error: new FrameDecodeError(code, message, path === undefined ? {} : { path }) };
+}

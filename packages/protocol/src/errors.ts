@@ -1,0 +1,87 @@
+/**
+ * The stable codes of errors that travel on the wire (`error` frames, `response.failed`, tool
+ * results). Peers switch on these, never on messages.
+ *
+ * @example
+ * ```ts
+ * if (frame.type === "error" && frame.code === ErrorCodes.unauthorized) relogin();
+ * ```
+ */
+export const ErrorCodes = {
+  unauthorized: "unauthorized",
+  forbidden: "forbidden",
+  notFound: "not_found",
+  invalidFrame: "invalid_frame",
+  invalidJson: "invalid_json",
+  frameTooLarge: "frame_too_large",
+  unknownFrameType: "unknown_frame_type",
+  protocolVersion: "protocol_version",
+  rateLimited: "rate_limited",
+  conflict: "conflict",
+  noWorker: "no_worker",
+  queueFull: "queue_full",
+  unsupportedContent: "unsupported_content",
+  modelError: "model_error",
+  internal: "internal",
+} as const;
+
+/** A stable error code on the wire. */
+export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
+
+/**
+ * The base of every error this package throws; `code` is stable.
+ *
+ * @example
+ * ```ts
+ * try { normalizeToolCalls(input); } catch (e) { if (e instanceof ProtocolError) console.log(e.code); }
+ * ```
+ */
+export class ProtocolError extends Error {
+  readonly code: string;
+  /** The field path that was wrong, dotted (`tools.0.name`), where one is known. */
+  readonly path: string | undefined;
+  constructor(code: string, message: string, options: { path?: string; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "ProtocolError";
+    this.code = code;
+    this.path = options.path;
+  }
+}
+
+/**
+ * Why a frame could not be decoded. `code` is one of `frame_too_large`, `invalid_json`,
+ * `unknown_frame_type`, `invalid_frame`; `path` names the field that was wrong.
+ *
+ * @example
+ * ```ts
+ * const r = decodeFrame(text);
+ * if (!r.ok) socket.send(JSON.stringify({ type: "error", code: r.error.code, message: r.error.message, path: r.error.path }));
+ * ```
+ */
+export class FrameDecodeError extends ProtocolError {
+  /** Every problem found, one line each, as `path: message`. */
+  readonly issues: string[];
+  constructor(code: string, message: string, options: { path?: string; issues?: string[] } = {}) {
+    super(code, message, options);
+    this.name = "FrameDecodeError";
+    this.issues = options.issues ?? [message];
+  }
+}
+
+/**
+ * A tool call in a provider's format that cannot be normalized (not an object, no tool name).
+ *
+ * @example
+ * ```ts
+ * try { normalizeToolCalls([42]); } catch (e) { (e as ToolCallFormatError).index; } // 0
+ * ```
+ */
+export class ToolCallFormatError extends ProtocolError {
+  /** Position of the offending entry in the input. */
+  readonly index: number;
+  constructor(message: string, index: number) {
+    super("invalid_tool_call", message, { path: String(index) });
+    this.name = "ToolCallFormatError";
+    this.index = index;
+  }
+}

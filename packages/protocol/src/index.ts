@@ -1,0 +1,120 @@
+export type { ClientToServerFrame, ServerToClientFrame, SessionEvent, Usage } from "./client-frames";
+export {
+  ApprovalDecideFrameSchema,
+  ApprovalRequestedEventSchema,
+  ApprovalResolvedEventSchema,
+  ClientHelloFrameSchema,
+  ClientToolHoldFrameSchema,
+  ClientToolProgressFrameSchema,
+  ClientToolResultFrameSchema,
+  ClientToolSayFrameSchema,
+  ClientToServerFrameSchema,
+  ConversationUpdatedEventSchema,
+  ErrorFrameSchema,
+  InterruptFrameSchema,
+  MessageCompletedEventSchema,
+  MessageCreatedEventSchema,
+  MessageSendFrameSchema,
+  PingFrameSchema,
+  PongFrameSchema,
+  ResponseCompletedEventSchema,
+  ResponseFailedEventSchema,
+  ResponseStartedEventSchema,
+  ResponseThinkingEventSchema,
+  SESSION_EVENT_TYPES,
+  ServerToClientFrameSchema,
+  SessionCloseFrameSchema,
+  SessionCreateFrameSchema,
+  SessionEventSchema,
+  SessionOpenedFrameSchema,
+  SessionResumeFrameSchema,
+  TextDeltaEventSchema,
+  ToolCallEventSchema,
+  ToolCancelEventSchema,
+  ToolHeldEventSchema,
+  ToolProgressEventSchema,
+  ToolSayEventSchema,
+  ToolsUpdateFrameSchema,
+  UsageSchema,
+  WelcomeFrameSchema,
+} from "./client-frames";
+export type { ImageContent, ImageMimeType, ToolOutputContent } from "./content";
+export {
+  ImageContentSchema,
+  ImageDataSchema,
+  ImageMimeTypeSchema,
+  ImageUrlSchema,
+  ToolOutputContentSchema,
+} from "./content";
+export type {
+  ApprovalOutcome,
+  ApprovalRequest,
+  ConversationItem,
+  MessageItem,
+  SessionInfo,
+  ToolCallItem,
+  ToolCallStatus,
+  ToolLocation,
+} from "./conversation";
+export {
+  ApprovalOutcomeSchema,
+  ApprovalRequestSchema,
+  ConversationItemSchema,
+  MessageItemSchema,
+  SessionInfoSchema,
+  TimestampSchema,
+  ToolCallItemSchema,
+  ToolCallStatusSchema,
+  ToolLocationSchema,
+} from "./conversation";
+export type { DecodeFrameOptions, DecodeResult, FrameChannel, FrameOf } from "./decode-frame";
+export { decodeFrame, frameSchema, knownTypes } from "./decode-frame";
+export type { ErrorCode } from "./errors";
+export { ErrorCodes, FrameDecodeError, ProtocolError, ToolCallFormatError } from "./errors";
+export { formatZodIssues, issuePath } from "./format-issues";
+export type { ToolCallFormat } from "./normalize-tool-calls";
+export {
+  detectToolCallFormat,
+  normalizeToolCall,
+  normalizeToolCalls,
+  parseToolArguments,
+} from "./normalize-tool-calls";
+export type { JsonObject, User, WireError } from "./primitives";
+export { IdSchema, JsonObjectSchema, SeqSchema, UserSchema, WireErrorSchema } from "./primitives";
+export type { NormalizedToolCall, ToolOutcome, ToolResult } from "./tool-call";
+export { NormalizedToolCallSchema, ToolOutcomeSchema, ToolResultSchema } from "./tool-call";
+export type { JsonSchemaObject, ToolApprovalSpec, ToolSpec } from "./tool-spec";
+export {
+  JsonSchemaObjectSchema,
+  ToolApprovalSpecSchema,
+  ToolNameSchema,
+  ToolSpecSchema,
+} from "./tool-spec";
+export { DEFAULT_MAX_FRAME_BYTES, MAX_IMAGE_BYTES, PROTOCOL_VERSION } from "./version";
+export type {
+  HostedAgent,
+  InboundCall,
+  InboundMessage,
+  ServerToWorkerFrame,
+  WorkerToServerFrame,
+} from "./worker-frames";
+export {
+  AnswerFrameSchema,
+  HostedAgentSchema,
+  HostedCallFrameSchema,
+  HostedCancelFrameSchema,
+  HostedHoldFrameSchema,
+  HostedProgressFrameSchema,
+  HostedResultFrameSchema,
+  HostedSayFrameSchema,
+  InboundCallSchema,
+  InboundMessageSchema,
+  LoadFrameSchema,
+  ServerToWorkerFrameSchema,
+  WorkAcceptedFrameSchema,
+  WorkDoneFrameSchema,
+  WorkerHelloFrameSchema,
+  WorkerReadyFrameSchema,
+  WorkerToServerFrameSchema,
+  WorkOfferedFrameSchema,
+} from "./worker-frames";

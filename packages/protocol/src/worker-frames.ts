@@ -1,0 +1,321 @@
+import { z } from "zod";
+import { ErrorFrameSchema, PingFrameSchema, PongFrameSchema } from "./client-frames";
+import { ConversationItemSchema, TimestampSchema } from "./conversation";
+import { IdSchema, JsonObjectSchema, UserSchema, WireErrorSchema } from "./primitives";
+import { ToolResultSchema } from "./tool-call";
+import { ToolSpecSchema } from "./tool-spec";
+
+// ---------------------------------------------------------------------------------------------
+// Worker -> server: what a dispatch worker sends on `/v1/worker`.
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * The tools a worker hosts for one agent, and how long the server waits for one call.
+ *
+ * @example
+ * ```ts
+ * { agent: "support", tools: [spec], toolTimeoutMs: 60000 }
+ * ```
+ */
+export const HostedAgentSchema = z.object({
+  agent: z.string().min(1),
+  tools: z.array(ToolSpecSchema),
+  toolTimeoutMs: z.number().int().positive().optional(),
+});
+
+/** The tools a worker hosts for one agent. */
+export type HostedAgent = z.infer<typeof HostedAgentSchema>;
+
+/**
+ * The first frame on a worker socket. `workerId` is stable across reconnects; `running` lists
+ * the work and hosted calls the worker still runs from before a reconnect, so the server neither
+ * hands them out again nor counts them free.
+ *
+ * @example
+ * ```ts
+ * { type: "worker.hello", protocol: 1, apiKey, workerId: "w_1", capacity: 8,
+ *   handles: { messages: true, calls: false }, hosts: [], running: { work: [], calls: [] } }
+ * ```
+ */
+export const WorkerHelloFrameSchema = z.object({
+  type: z.literal("worker.hello"),
+  protocol: z.number().int().positive(),
+  apiKey: z.string().min(1),
+  secret: z.string().min(1).optional(),
+  workerId: IdSchema,
+  capacity: z.number().int().nonnegative(),
+  handles: z.object({ messages: z.boolean(), calls: z.boolean() }),
+  hosts: z.array(HostedAgentSchema).default([]),
+  running: z.object({ work: z.array(IdSchema), calls: z.array(IdSchema) }).default({ work: [], calls: [] }),
+});
+
+/**
+ * The worker took an offered piece of work.
+ *
+ * @example
+ * ```ts
+ * { type: "work.accepted", workId: "wk_1" }
+ * ```
+ */
+export const WorkAcceptedFrameSchema = z.object({ type: z.literal("work.accepted"), workId: IdSchema });
+
+/**
+ * The worker finished a piece of work, with the error if its handler failed.
+ *
+ * @example
+ * ```ts
+ * { type: "work.done", workId: "wk_1" }
+ * ```
+ */
+export const WorkDoneFrameSchema = z.object({
+  type: z.literal("work.done"),
+  workId: IdSchema,
+  error: WireErrorSchema.optional(),
+});
+
+/**
+ * Let the model reply to a message that was sent to the worker first (`dispatch.text: enabled`).
+ *
+ * @example
+ * ```ts
+ * { type: "answer", workId: "wk_1", sessionId: "s_1", messageId: "m_1" }
+ * ```
+ */
+export const AnswerFrameSchema = z.object({
+  type: z.literal("answer"),
+  workId: IdSchema.optional(),
+  sessionId: IdSchema,
+  messageId: IdSchema,
+});
+
+/**
+ * Progress of a hosted tool call.
+ *
+ * @example
+ * ```ts
+ * { type: "hosted.progress", callId: "call_1", text: "Looking it up" }
+ * ```
+ */
+export const HostedProgressFrameSchema = z.object({
+  type: z.literal("hosted.progress"),
+  callId: IdSchema,
+  text: z.string().max(10_000),
+});
+
+/**
+ * Exact words a hosted tool wants said.
+ *
+ * @example
+ * ```ts
+ * { type: "hosted.say", callId: "call_1", text: "One moment." }
+ * ```
+ */
+export const HostedSayFrameSchema = z.object({
+  type: z.literal("hosted.say"),
+  callId: IdSchema,
+  text: z.string().max(10_000),
+});
+
+/**
+ * A hosted tool call disallowed interruptions.
+ *
+ * @example
+ * ```ts
+ * { type: "hosted.hold", callId: "call_1" }
+ * ```
+ */
+export const HostedHoldFrameSchema = z.object({ type: z.literal("hosted.hold"), callId: IdSchema });
+
+/**
+ * The result of a hosted tool call, for the delivery `attempt` it answers.
+ *
+ * @example
+ * ```ts
+ * { type: "hosted.result", callId: "call_1", attempt: 1, result }
+ * ```
+ */
+export const HostedResultFrameSchema = z.object({
+  type: z.literal("hosted.result"),
+  callId: IdSchema,
+  attempt: z.number().int().positive(),
+  result: ToolResultSchema,
+});
+
+/**
+ * How busy the worker is, sent when it changes.
+ *
+ * @example
+ * ```ts
+ * { type: "load", active: 3, capacity: 8 }
+ * ```
+ */
+export const LoadFrameSchema = z.object({
+  type: z.literal("load"),
+  active: z.number().int().nonnegative(),
+  capacity: z.number().int().nonnegative(),
+});
+
+/**
+ * Every frame a dispatch worker may send.
+ *
+ * @example
+ * ```ts
+ * const frame: WorkerToServerFrame = { type: "work.done", workId };
+ * ```
+ */
+export const WorkerToServerFrameSchema = z.discriminatedUnion("type", [
+  WorkerHelloFrameSchema,
+  WorkAcceptedFrameSchema,
+  WorkDoneFrameSchema,
+  AnswerFrameSchema,
+  HostedProgressFrameSchema,
+  HostedSayFrameSchema,
+  HostedHoldFrameSchema,
+  HostedResultFrameSchema,
+  LoadFrameSchema,
+  PingFrameSchema,
+  PongFrameSchema,
+]);
+
+/** Every frame a dispatch worker may send. */
+export type WorkerToServerFrame = z.infer<typeof WorkerToServerFrameSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// Server -> worker.
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * The server's answer to `worker.hello`.
+ *
+ * @example
+ * ```ts
+ * { type: "worker.ready", workerId: "w_1", heartbeatIntervalMs: 15000 }
+ * ```
+ */
+export const WorkerReadyFrameSchema = z.object({
+  type: z.literal("worker.ready"),
+  protocol: z.number().int().positive(),
+  workerId: IdSchema,
+  heartbeatIntervalMs: z.number().int().positive(),
+  maxFrameBytes: z.number().int().positive(),
+});
+
+/**
+ * A message for a worker: from a session whose agent has `dispatch.text: enabled` (then
+ * `sessionId` is set and `answer` lets the model reply), or from a channel with no session yet.
+ *
+ * @example
+ * ```ts
+ * { id: "m_1", agent: "support", sessionId: "s_1", channel: null, user: { id: "u_1" }, text: "Hi", createdAt: 0, metadata: {} }
+ * ```
+ */
+export const InboundMessageSchema = z.object({
+  id: IdSchema,
+  agent: z.string().min(1),
+  sessionId: IdSchema.nullable(),
+  channel: z.object({ type: z.string().min(1), id: IdSchema }).nullable(),
+  user: UserSchema,
+  text: z.string(),
+  createdAt: TimestampSchema,
+  metadata: JsonObjectSchema,
+});
+
+/** A message for a worker. */
+export type InboundMessage = z.infer<typeof InboundMessageSchema>;
+
+/**
+ * An incoming phone call for a worker (audio is out of scope: this is the call's signalling).
+ *
+ * @example
+ * ```ts
+ * { id: "pc_1", agent: "support", from: "+15550100", to: "+15550199", customData: {}, createdAt: 0 }
+ * ```
+ */
+export const InboundCallSchema = z.object({
+  id: IdSchema,
+  agent: z.string().min(1),
+  from: z.string().min(1),
+  to: z.string().min(1),
+  customData: JsonObjectSchema,
+  createdAt: TimestampSchema,
+});
+
+/** An incoming phone call for a worker. */
+export type InboundCall = z.infer<typeof InboundCallSchema>;
+
+/**
+ * Work offered to a worker. The worker's slot is reserved when this is sent; the worker answers
+ * `work.accepted`, then `work.done`.
+ *
+ * @example
+ * ```ts
+ * { type: "work.offered", workId: "wk_1", attempt: 1, work: { kind: "message", message } }
+ * ```
+ */
+export const WorkOfferedFrameSchema = z.object({
+  type: z.literal("work.offered"),
+  workId: IdSchema,
+  attempt: z.number().int().positive(),
+  work: z.discriminatedUnion("kind", [
+    z.object({ kind: z.literal("message"), message: InboundMessageSchema }),
+    z.object({ kind: z.literal("call"), call: InboundCallSchema }),
+  ]),
+});
+
+/**
+ * Run a hosted tool. The same `callId` with a higher `attempt` is a redelivery of the same call
+ * (its previous worker went away); the call id is the idempotency key throughout.
+ *
+ * @example
+ * ```ts
+ * { type: "hosted.call", callId: "call_1", attempt: 1, agent: "support", sessionId: "s_1",
+ *   tool: "lookup_order", arguments: { order_id: "A1" }, user: { id: "u_1" }, conversation: [], timeoutMs: 120000 }
+ * ```
+ */
+export const HostedCallFrameSchema = z.object({
+  type: z.literal("hosted.call"),
+  callId: IdSchema,
+  attempt: z.number().int().positive(),
+  agent: z.string().min(1),
+  sessionId: IdSchema,
+  tool: z.string().min(1),
+  arguments: JsonObjectSchema,
+  user: UserSchema,
+  conversation: z.array(ConversationItemSchema),
+  timeoutMs: z.number().int().positive(),
+});
+
+/**
+ * Stop a hosted tool call (an interrupt, or the server's timeout).
+ *
+ * @example
+ * ```ts
+ * { type: "hosted.cancel", callId: "call_1", reason: "interrupted" }
+ * ```
+ */
+export const HostedCancelFrameSchema = z.object({
+  type: z.literal("hosted.cancel"),
+  callId: IdSchema,
+  reason: z.enum(["interrupted", "timed_out", "session_closed"]),
+});
+
+/**
+ * Every frame the server may send to a dispatch worker.
+ *
+ * @example
+ * ```ts
+ * const result = decodeFrame(text, { channel: "server-to-worker" });
+ * ```
+ */
+export const ServerToWorkerFrameSchema = z.discriminatedUnion("type", [
+  WorkerReadyFrameSchema,
+  WorkOfferedFrameSchema,
+  HostedCallFrameSchema,
+  HostedCancelFrameSchema,
+  ErrorFrameSchema,
+  PingFrameSchema,
+  PongFrameSchema,
+]);
+
+/** Every frame the server may send to a dispatch worker. */
+export type ServerToWorkerFrame = z.infer<typeof ServerToWorkerFrameSchema>;

@@ -1,0 +1,28 @@
+import { fileURLToPath } from "node:url";
+import { defineConfig } from "vitest/config";
+
+// Tests import every @patchbay package from its source, so a test run never reads a stale build.
+const packages = ["protocol", "tools", "models", "server", "client", "dispatch"];
+const alias = Object.fromEntries(
+  packages.map((name) => [
+    `@patchbay/${name}`,
+    fileURLToPath(new URL(`./packages/${name}/src/index.ts`, import.meta.url)),
+  ]),
+);
+
+export default defineConfig({
+  resolve: { alias },
+  test: {
+    // One project per workspace package; each finds the *.test.ts files beside its code.
+    projects: [...packages, "e2e"].map((name) => ({
+      extends: true,
+      test: {
+        name,
+        root: `./packages/${name}`,
+        include: ["src/**/*.test.ts", "test/**/*.test.ts"],
+      },
+    })),
+    testTimeout: 20_000,
+    hookTimeout: 60_000,
+  },
+});
