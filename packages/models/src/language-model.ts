@@ -1,0 +1,117 @@
+import type {
+  ImageContent,
+  NormalizedToolCall,
+  ToolOutputContent,
+  ToolSpec,
+  Usage,
+} from "@patchbay/protocol";
+
+/**
+ * One message of the conversation as a model adapter receives it. Adapters translate these into
+ * their provider's format; the server builds them from the session's conversation.
+ *
+ * @example
+ * ```ts
+ * const messages: ModelMessage[] = [
+ *   { role: "system", content: "You are a support agent." },
+ *   { role: "user", content: "Where is order A1?" },
+ * ];
+ * ```
+ */
+export type ModelMessage =
+  | { role: "system"; content: string }
+  | { role: "user"; content: string; images?: ImageContent[] }
+  | { role: "assistant"; content: string; toolCalls?: NormalizedToolCall[] }
+  | {
+      role: "tool";
+      toolCallId: string;
+      toolName: string;
+      content: ToolOutputContent;
+      /** The call did not complete (failed, timed out, declined...); `content.text` says why. */
+      isError?: boolean;
+    };
+
+/**
+ * Whether and how the model must call tools.
+ *
+ * @example
+ * ```ts
+ * const choice: ToolChoice = { tool: "lookup_order" };
+ * ```
+ */
+export type ToolChoice = "auto" | "none" | "required" | { tool: string };
+
+/**
+ * What one model call is given.
+ *
+ * @example
+ * ```ts
+ * for await (const event of model.stream({ messages, tools, signal })) { ... }
+ * ```
+ */
+export interface ModelRequest {
+  messages: ModelMessage[];
+  tools: ToolSpec[];
+  toolChoice?: ToolChoice;
+  signal?: AbortSignal;
+  maxOutputTokens?: number;
+  temperature?: number;
+}
+
+/**
+ * Why a model reply ended.
+ *
+ * @example
+ * ```ts
+ * if (event.type === "finish" && event.reason === "tool_calls") runTools();
+ * ```
+ */
+export type FinishReason = "stop" | "tool_calls" | "length" | "content_filter" | "other";
+
+/**
+ * What a model adapter streams: text as it arrives, each tool call once it is complete (already
+ * normalized), and exactly one `finish` at the end.
+ *
+ * @example
+ * ```ts
+ * if (event.type === "text-delta") process.stdout.write(event.delta);
+ * ```
+ */
+export type ModelStreamEvent =
+  | { type: "text-delta"; delta: string }
+  | { type: "tool-call"; call: NormalizedToolCall }
+  | { type: "finish"; reason: FinishReason; usage: Usage };
+
+/**
+ * What a model can do. For a model that reads only text, the server replaces images in user
+ * messages with a short note and tells the model an image tool result failed.
+ *
+ * @example
+ * ```ts
+ * if (!model.capabilities.images) { ... }
+ * ```
+ */
+export interface ModelCapabilities {
+  /** Reads images in user messages and tool results. */
+  images: boolean;
+  /** May return several tool calls in one reply. */
+  parallelToolCalls: boolean;
+}
+
+/**
+ * The one interface the server's turn loop talks to, for every provider.
+ *
+ * @example
+ * ```ts
+ * const model: LanguageModel = openai({ model: "gpt-4o-mini" });
+ * for await (const event of model.stream({ messages, tools: [] })) console.log(event);
+ * ```
+ */
+export interface LanguageModel {
+  /** `openai`, `anthropic`, `scripted`, ... */
+  readonly provider: string;
+  readonly modelId: string;
+  readonly capabilities: ModelCapabilities;
+  /** Streams one reply. Throws a `ModelError` (typed, with a stable `code`) on failure. */
+  stream(request: ModelRequest): AsyncIterable<ModelStreamEvent>;
+}
