@@ -1,3 +1,23 @@
+export type { AnthropicOptions } from "./anthropic";
+export { ANTHROPIC_BASE_URL, anthropic } from "./anthropic";
+export type {
+  AnthropicContentBlock,
+  AnthropicImageBlock,
+  AnthropicMessage,
+} from "./convert-to-anthropic-messages";
+export { convertToAnthropicMessages } from "./convert-to-anthropic-messages";
+export type { OpenAIChatMessage, OpenAIContentPart } from "./convert-to-openai-messages";
+export { convertToOpenAIMessages } from "./convert-to-openai-messages";
+export type { ModelConfig } from "./create-model";
+export {
+  AnthropicModelConfigSchema,
+  createModel,
+  DEFAULT_ANTHROPIC_MODEL,
+  DEFAULT_OPENAI_MODEL,
+  defaultModelFromEnv,
+  ModelConfigSchema,
+  OpenAIModelConfigSchema,
+} from "./create-model";
 export type { ModelEnv } from "./env";
 export { defaultEnv, readEnv } from "./env";
 export type {
@@ -15,9 +35,13 @@ export {
   ModelError,
   ModelErrorCodes,
   modelErrorFromResponse,
+  modelErrorFromStreamError,
   parseRetryAfter,
   toModelError,
 } from "./model-error";
+export type { OpenAIOptions } from "./openai";
+export { OPENAI_BASE_URL, openai } from "./openai";
+export { stripStrictNulls, toStrictJsonSchema } from "./openai-strict-schema";
 export { IMAGE_OMITTED_NOTE, prepareMessages } from "./prepare-messages";
 export type { RetryOptions } from "./retry";
 export { retryDelay, sleep, streamWithRetries } from "./retry";

@@ -213,3 +213,51 @@ function describeCause(error: unknown): string {
   const cause = error.cause instanceof Error ? `: ${error.cause.message}` : "";
   return `${error.message}${cause}`;
 }
+
+const STREAM_ERROR_CODES: Record<string, ModelErrorCode> = {
+  authentication_error: "authentication",
+  invalid_api_key: "authentication",
+  permission_error: "authentication",
+  rate_limit_error: "rate_limited",
+  rate_limit_exceeded: "rate_limited",
+  insufficient_quota: "rate_limited",
+  context_length_exceeded: "context_too_long",
+  request_too_large: "context_too_long",
+  invalid_request_error: "bad_request",
+  not_found_error: "bad_request",
+};
+
+/**
+ * Builds the {@link ModelError} for an error the provider reported inside a stream that had
+ * already started with HTTP 200: an Anthropic `error` event (`{ type, message }`, such as
+ * `overloaded_error`) or an OpenAI-style `{ error: { message, type, code } }` chunk. Unknown
+ * types count as the provider being unavailable.
+ *
+ * @example
+ * ```ts
+ * throw modelErrorFromStreamError("anthropic", { type: "overloaded_error", message: "Overloaded" });
+ * ```
+ */
+export function modelErrorFromStreamError(provider: string, error: unknown): ModelError {
+  const e = (typeof error === "object" && error !== null ? error : { message: String(error) }) as {
+    message?: unknown;
+    type?: unknown;
+    code?: unknown;
+  };
+  const message = typeof e.message === "string" ? e.message : "the provider reported an error mid-stream";
+  const kinds = [e.code, e.type].filter((k): k is string => typeof k === "string");
+  let code: ModelErrorCode = "unavailable";
+  for (const kind of kinds) {
+    const mapped = STREAM_ERROR_CODES[kind];
+    if (mapped !== undefined) {
+      code = mapped;
+      break;
+    }
+  }
+  if (code === "bad_request" && isContextTooLong(message)) code = "context_too_long";
+  const providerCode = kinds[0];
+  return new ModelError(code, `${provider}: ${message}`, {
+    ...(providerCode === undefined ? {} : { providerCode }),
+    retryable: code === "unavailable" || (code === "rate_limited" && providerCode !== "insufficient_quota"),
+  });
+}

@@ -1,0 +1,152 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createModel, defaultModelFromEnv, ModelConfigSchema } from "./create-model";
+import type { ModelStreamEvent } from "./language-model";
+import { ModelError } from "./model-error";
+import { sse, startWireServer, type WireServer } from "./wire-test-server";
+
+let server: WireServer;
+beforeEach(async () => {
+  server = await startWireServer();
+});
+afterEach(async () => {
+  await server.close();
+});
+
+async function collect(events: AsyncIterable<ModelStreamEvent>): Promise<ModelStreamEvent[]> {
+  const out: ModelStreamEvent[] = [];
+  for await (const event of events) out.push(event);
+  return out;
+}
+
+const openaiText = sse([
+  {
+    id: "c",
+    object: "chat.completion.chunk",
+    choices: [{ index: 0, delta: { content: "ok" }, finish_reason: "stop" }],
+  },
+  "[DONE]",
+]);
+const anthropicText = sse([
+  [
+    "message_start",
+    { type: "message_start", message: { id: "msg_1", usage: { input_tokens: 3, output_tokens: 1 } } },
+  ],
+  [
+    "content_block_start",
+    { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } },
+  ],
+  [
+    "content_block_delta",
+    { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "ok" } },
+  ],
+  ["content_block_stop", { type: "content_block_stop", index: 0 }],
+  [
+    "message_delta",
+    { type: "message_delta", delta: { stop_reason: "end_turn" }, usage: { output_tokens: 1 } },
+  ],
+  ["message_stop", { type: "message_stop" }],
+]);
+
+function errorOf(run: () => unknown): unknown {
+  try {
+    run();
+  } catch (error) {
+    return error;
+  }
+  return undefined;
+}
+
+describe("createModel", () => {
+  it("builds an OpenAI model whose key comes from the given env", async () => {
+    server.reply({ chunks: [openaiText] });
+    const model = createModel(
+      { provider: "openai", model: "gpt-4o-mini", baseURL: `${server.url}/v1`, apiKeyEnv: "MY_KEY" },
+      { MY_KEY: "sk-from-env" },
+    );
+    expect([model.provider, model.modelId]).toEqual(["openai", "gpt-4o-mini"]);
+    const events = await collect(model.stream({ messages: [{ role: "user", content: "hi" }], tools: [] }));
+    expect(events[0]).toEqual({ type: "text-delta", delta: "ok" });
+    expect(server.requests[0]!.headers.authorization).toBe("Bearer sk-from-env");
+  });
+
+  it("builds an Anthropic model with the key from ANTHROPIC_API_KEY", async () => {
+    server.reply({ chunks: [anthropicText] });
+    const model = createModel(
+      { provider: "anthropic", model: "claude-sonnet-4-5", baseURL: server.url, maxTokens: 512 },
+      { ANTHROPIC_API_KEY: "sk-ant-test" },
+    );
+    await collect(model.stream({ messages: [{ role: "user", content: "hi" }], tools: [] }));
+    expect(server.requests[0]!.headers["x-api-key"]).toBe("sk-ant-test");
+    expect(server.requests[0]!.body.max_tokens).toBe(512);
+  });
+
+  it("reports a missing key as authentication, naming the variable", () => {
+    const cases: Array<[Parameters<typeof createModel>[0], string]> = [
+      [{ provider: "openai", model: "gpt-4o-mini" }, "OPENAI_API_KEY"],
+      [{ provider: "anthropic", model: "claude-sonnet-4-5" }, "ANTHROPIC_API_KEY"],
+      [
+        { provider: "openai", model: "m", baseURL: "http://127.0.0.1:1/v1", apiKeyEnv: "VLLM_KEY" },
+        "VLLM_KEY",
+      ],
+      [
+        {
+          provider: "openai",
+          model: "m",
+          baseURL: "https://r.openai.azure.com/openai/deployments/d",
+          azure: { apiVersion: "2024-10-21" },
+        },
+        "AZURE_OPENAI_API_KEY",
+      ],
+    ];
+    for (const [config, variable] of cases) {
+      const error = errorOf(() => createModel(config, { UNRELATED: "x" }));
+      expect(error).toBeInstanceOf(ModelError);
+      expect(error).toMatchObject({ code: "authentication" });
+      expect((error as Error).message).toContain(variable);
+    }
+  });
+
+  it("needs no key for an OpenAI-compatible server at a custom baseURL", async () => {
+    server.reply({ chunks: [openaiText] });
+    const model = createModel({ provider: "openai", model: "llama3.1", baseURL: `${server.url}/v1` }, {});
+    await collect(model.stream({ messages: [{ role: "user", content: "hi" }], tools: [] }));
+    expect(server.requests[0]!.headers.authorization).toBeUndefined();
+  });
+
+  it("builds the scripted model from plain config data", async () => {
+    const model = createModel({ provider: "scripted", rules: [{ match: "^ping$", reply: "pong" }] }, {});
+    expect(model.provider).toBe("scripted");
+    const events = await collect(model.stream({ messages: [{ role: "user", content: "ping" }], tools: [] }));
+    expect(events[0]).toEqual({ type: "text-delta", delta: "pong" });
+  });
+
+  it("rejects an invalid config as bad_request, naming every problem", () => {
+    const error = errorOf(() =>
+      createModel(
+        { provider: "openai", model: "", baseURL: "not a url" } as Parameters<typeof createModel>[0],
+        {},
+      ),
+    );
+    expect(error).toMatchObject({ code: "bad_request" });
+    expect((error as Error).message).toContain("model");
+    expect((error as Error).message).toContain("baseURL");
+    expect(ModelConfigSchema.safeParse({ provider: "gemini", model: "x" }).success).toBe(false);
+    expect(
+      ModelConfigSchema.safeParse({ provider: "anthropic", model: "x", strictTools: true }).success,
+    ).toBe(false);
+  });
+});
+
+describe("defaultModelFromEnv", () => {
+  it("is scripted without keys, else OpenAI, else Anthropic", () => {
+    expect(defaultModelFromEnv({}).provider).toBe("scripted");
+    const openai = defaultModelFromEnv({
+      OPENAI_API_KEY: "sk",
+      OPENAI_MODEL: "gpt-4.1-mini",
+      ANTHROPIC_API_KEY: "a",
+    });
+    expect([openai.provider, openai.modelId]).toEqual(["openai", "gpt-4.1-mini"]);
+    const claude = defaultModelFromEnv({ ANTHROPIC_API_KEY: "sk-ant", OPENAI_API_KEY: " " });
+    expect([claude.provider, claude.modelId]).toEqual(["anthropic", "claude-sonnet-4-5"]);
+  });
+});
