@@ -249,6 +249,7 @@ export const ClientToServerFrameSchema = z.discriminatedUnion("type", [
   ClientToolResultFrameSchema,
   ApprovalDecideFrameSchema,
   PingFrameSchema,
+  PongFrameSchema,
 ]);
 
 /** Every frame a session client may send. */

@@ -13,6 +13,11 @@ export const ImageMimeTypeSchema = z.enum(["image/png", "image/jpeg", "image/gif
 /** An image type a tool result or a message may carry inline. */
 export type ImageMimeType = z.infer<typeof ImageMimeTypeSchema>;
 
+// Images are open objects like every other part of the protocol, so a later optional field
+// (say `detail` or `alt`) does not break older receivers. What keeps the two kinds apart is
+// `ImageContentSchema`, which accepts an image only when exactly one kind fits it: an image that
+// carries both a `url` and `mimeType` + `data` is refused rather than guessed at.
+
 /**
  * An image referenced by an https URL.
  *
@@ -21,7 +26,7 @@ export type ImageMimeType = z.infer<typeof ImageMimeTypeSchema>;
  * ImageUrlSchema.parse({ type: "image", url: "https://example.com/seat-map.png" });
  * ```
  */
-export const ImageUrlSchema = z.strictObject({
+export const ImageUrlSchema = z.object({
   type: z.literal("image"),
   url: z.string().regex(/^https:\/\/[^\s]+$/, "must be an https URL"),
 });
@@ -34,21 +39,24 @@ export const ImageUrlSchema = z.strictObject({
  * ImageDataSchema.parse({ type: "image", mimeType: "image/png", data: "iVBORw0KGgo=" });
  * ```
  */
-export const ImageDataSchema = z.strictObject({
+export const ImageDataSchema = z.object({
   type: z.literal("image"),
   mimeType: ImageMimeTypeSchema,
   data: z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, "must be base64"),
 });
 
 /**
- * An image: an https URL or inline base64 data of a known image type.
+ * An image: an https URL or inline base64 data of a known image type. Exactly one of the two
+ * forms must fit: `{ type, url }` or `{ type, mimeType, data }`, never both.
  *
  * @example
  * ```ts
  * const image: ImageContent = { type: "image", url: "https://example.com/a.png" };
  * ```
  */
-export const ImageContentSchema = z.union([ImageUrlSchema, ImageDataSchema]);
+export const ImageContentSchema = z.xor([ImageUrlSchema, ImageDataSchema], {
+  error: "must be either an image { type, url } or an image { type, mimeType, data }, not both",
+});
 
 /** An image: an https URL or inline base64 data of a known image type. */
 export type ImageContent = z.infer<typeof ImageContentSchema>;

@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import { ClientToServerFrameSchema, ServerToClientFrameSchema } from "./client-frames";
 import { FrameDecodeError } from "./errors";
-import { formatZodIssues, issuePath } from "./format-issues";
+import { flattenZodIssues, formatZodIssues, issuePath } from "./format-issues";
 import { DEFAULT_MAX_FRAME_BYTES } from "./version";
 import { ServerToWorkerFrameSchema, WorkerToServerFrameSchema } from "./worker-frames";
 
@@ -54,11 +54,15 @@ export interface DecodeFrameOptions<C extends FrameChannel> {
 
 const encoder = /* @__PURE__ */ new TextEncoder();
 
-function byteLength(text: string, limit: number): number {
-  // Cheap bounds first: a UTF-8 string has between length and 3 * length bytes.
+/**
+ * The UTF-8 size of `text`, or `null` when it is surely within `limit`. A string of n UTF-16
+ * code units takes between n and 3n bytes, so most frames are judged without encoding them.
+ */
+function sizeOver(text: string, limit: number): number | null {
   if (text.length > limit) return text.length;
-  if (text.length * 3 <= limit) return text.length;
-  return encoder.encode(text).byteLength;
+  if (text.length * 3 <= limit) return null;
+  const size = encoder.encode(text).byteLength;
+  return size > limit ? size : null;
 }
 
 /**
@@ -80,12 +84,16 @@ export function decodeFrame<C extends FrameChannel>(
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_FRAME_BYTES;
   let text: string;
   if (typeof data === "string") {
-    const size = byteLength(data, maxBytes);
-    if (size > maxBytes) return tooLarge(size, maxBytes);
+    const size = sizeOver(data, maxBytes);
+    if (size !== null) return tooLarge(size, maxBytes, data.length > maxBytes);
     text = data;
   } else {
-    if (data.byteLength > maxBytes) return tooLarge(data.byteLength, maxBytes);
-    text = new TextDecoder().decode(data);
+    if (data.byteLength > maxBytes) return tooLarge(data.byteLength, maxBytes, false);
+    try {
+      text = new TextDecoder("utf-8", { fatal: true }).decode(data);
+    } catch {
+      return fail("invalid_json", "frame is not valid UTF-8");
+    }
   }
 
   let value: unknown;
@@ -107,8 +115,8 @@ export function decodeFrame<C extends FrameChannel>(
   }
   const parsed = schema.safeParse(value);
   if (!parsed.success) {
-    const issues = formatZodIssues(parsed.error);
-    const first = parsed.error.issues[0];
+    const issues = formatZodIssues(parsed.error, value);
+    const first = flattenZodIssues(parsed.error.issues, value)[0];
     return {
       ok: false,
       error: new FrameDecodeError("invalid_frame", `invalid '${type}' frame: ${issues.join("; ")}`, {
@@ -151,8 +159,9 @@ export function frameSchema<C extends FrameChannel>(channel: C): (typeof schemas
   return schemas[channel];
 }
 
-function tooLarge(size: number, limit: number): { ok: false; error: FrameDecodeError } {
-  return fail("frame_too_large", `frame is ${size} bytes, over the limit of ${limit} bytes`);
+function tooLarge(size: number, limit: number, atLeast: boolean): { ok: false; error: FrameDecodeError } {
+  const measured = atLeast ? `at least ${size}` : `${size}`;
+  return fail("frame_too_large", `frame is ${measured} bytes, over the limit of ${limit} bytes`);
 }
 
 function fail(code: string, message: string, path?: string): { ok: false; error: FrameDecodeError } {

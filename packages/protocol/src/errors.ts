@@ -11,6 +11,10 @@ export const ErrorCodes = {
   unauthorized: "unauthorized",
   forbidden: "forbidden",
   notFound: "not_found",
+  /** An HTTP request body or query that does not fit; `path` names the field. */
+  invalidRequest: "invalid_request",
+  /** An HTTP request body over the size limit (status 413). */
+  payloadTooLarge: "payload_too_large",
   invalidFrame: "invalid_frame",
   invalidJson: "invalid_json",
   frameTooLarge: "frame_too_large",
@@ -22,6 +26,8 @@ export const ErrorCodes = {
   queueFull: "queue_full",
   unsupportedContent: "unsupported_content",
   modelError: "model_error",
+  /** A provider tool call that cannot be normalized (see {@link ToolCallFormatError}). */
+  invalidToolCall: "invalid_tool_call",
   internal: "internal",
 } as const;
 

@@ -71,7 +71,9 @@ export type { DecodeFrameOptions, DecodeResult, FrameChannel, FrameOf } from "./
 export { decodeFrame, frameSchema, knownTypes } from "./decode-frame";
 export type { ErrorCode } from "./errors";
 export { ErrorCodes, FrameDecodeError, ProtocolError, ToolCallFormatError } from "./errors";
-export { formatZodIssues, issuePath } from "./format-issues";
+export { flattenZodIssues, formatZodIssues, issuePath } from "./format-issues";
+export type { JsonSchemaDocument } from "./json-schema";
+export { frameJsonSchema, JSON_SCHEMA_DIALECT, toWireJsonSchema } from "./json-schema";
 export type { ToolCallFormat } from "./normalize-tool-calls";
 export {
   detectToolCallFormat,

@@ -40,9 +40,24 @@ export function detectToolCallFormat(entry: Entry): ToolCallFormat | null {
   if (isObject(entry.functionCall)) return "gemini";
   if ("name" in entry && ("arguments" in entry || "input" in entry || "args" in entry)) return "normalized";
   if (typeof entry.type === "string" && entry.type !== "function") return null;
-  if ("text" in entry && !("name" in entry)) return null;
+  if ("name" in entry) return "normalized";
+  if (GEMINI_OTHER_PARTS.some((key) => key in entry)) return null;
   return "normalized";
 }
+
+// Gemini parts carry no `type`; these are the kinds that sit beside `functionCall` in a model's
+// content and are not calls. Anything else without a name is reported, not skipped.
+const GEMINI_OTHER_PARTS = [
+  "text",
+  "inlineData",
+  "fileData",
+  "executableCode",
+  "codeExecutionResult",
+  "functionResponse",
+  "thought",
+  "thoughtSignature",
+  "videoMetadata",
+];
 
 /**
  * Parses arguments given as JSON text. Text that is not a JSON object keeps `{}` as the parsed
@@ -127,7 +142,7 @@ export function normalizeToolCall(entry: unknown, index: number, position = inde
   if (typeof name !== "string" || name.length === 0) {
     throw new ToolCallFormatError(`tool call at position ${position} (${format}) has no tool name`, position);
   }
-  const parsed = parseToolArguments(args);
+  const parsed = alreadyParsed(entry, format) ?? parseToolArguments(args);
   const call: NormalizedToolCall = {
     id: typeof id === "string" && id.length > 0 ? id : `call_${index}`,
     index,
@@ -139,7 +154,23 @@ export function normalizeToolCall(entry: unknown, index: number, position = inde
   return call;
 }
 
+// A call that is already normalized keeps the text the model produced and the reason it did not
+// parse, so normalizing twice gives the same result as normalizing once.
+function alreadyParsed(entry: Entry, format: ToolCallFormat): ReturnType<typeof parseToolArguments> | null {
+  if (format !== "normalized" || !isObject(entry.arguments) || typeof entry.rawArguments !== "string") {
+    return null;
+  }
+  const parsed: ReturnType<typeof parseToolArguments> = {
+    arguments: entry.arguments,
+    raw: entry.rawArguments,
+  };
+  if (typeof entry.argumentsError === "string") parsed.error = entry.argumentsError;
+  return parsed;
+}
+
 function entriesOf(input: unknown): unknown[] {
+  // `message.tool_calls` is absent when the model made no calls.
+  if (input === undefined || input === null) return [];
   if (Array.isArray(input)) return input;
   if (isObject(input)) {
     // Whole provider messages: an OpenAI assistant message, an Anthropic message, a Gemini
@@ -148,18 +179,24 @@ function entriesOf(input: unknown): unknown[] {
     if (Array.isArray(input.content)) return input.content;
     if (Array.isArray(input.parts)) return input.parts;
     if (Array.isArray(input.output)) return input.output;
-    return [input];
+    // A message that holds no calls (an assistant message with only text).
+    if (typeof input.role === "string") return [];
   }
-  throw new ToolCallFormatError(`tool calls must be an array or an object, got ${describe(input)}`, 0);
+  // A single call, or something that is not one; normalizeToolCall says which.
+  return [input];
 }
 
 /**
  * Normalizes a batch of tool calls from any provider format a user will meet: OpenAI Chat
  * Completions `tool_calls`, OpenAI Responses `function_call` items, Anthropic `tool_use` blocks,
  * Gemini `functionCall` parts, or calls already in the normalized form. Also accepts the whole
- * message that holds them. Entries that are not tool calls (text blocks) are passed over;
- * entries that are not objects, or calls without a tool name, throw a
+ * message that holds them (an assistant message with only text gives `[]`), and `undefined` or
+ * `null` (no calls). Entries that are not tool calls (text blocks, reasoning items, Gemini text
+ * parts) are passed over; entries that are not objects, or calls without a tool name, throw a
  * {@link ToolCallFormatError} that names their position.
+ *
+ * A call without an id gets `call_<index>`, where `index` counts calls only (not the text blocks
+ * between them), so the same batch always gets the same ids.
  *
  * @example
  * ```ts
