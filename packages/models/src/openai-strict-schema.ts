@@ -18,8 +18,14 @@ const UNSUPPORTED = [
 
 const MAX_DEPTH = 64;
 
+// Primitive types widen to `["string", "null"]`; objects and arrays, whose schemas carry
+// `properties` or `items`, take the `anyOf` form.
 function nullable(schema: Schema): Schema {
   const type = schema.type;
+  if (type === "object" || type === "array") return { anyOf: [schema, { type: "null" }] };
+  if (type === undefined && Array.isArray(schema.anyOf) && Object.keys(schema).length === 1) {
+    return allowsNull(schema) ? schema : { anyOf: [...schema.anyOf, { type: "null" }] };
+  }
   if (typeof type === "string" && schema.const === undefined) {
     const widened: Schema = { ...schema, type: type === "null" ? "null" : [type, "null"] };
     if (Array.isArray(schema.enum) && !schema.enum.includes(null)) widened.enum = [...schema.enum, null];
