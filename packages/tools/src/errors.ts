@@ -1,0 +1,140 @@
+/**
+ * The base of every error `@patchbay/tools` throws. `code` is stable; switch on it, never on the
+ * message.
+ *
+ * @example
+ * ```ts
+ * try { tools.register(def); } catch (e) { if (e instanceof ToolsError) console.log(e.code); }
+ * ```
+ */
+export class ToolsError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string, options: { cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "ToolsError";
+    this.code = code;
+  }
+}
+
+/**
+ * A tool definition that cannot be registered: empty or invalid name, duplicate name, missing
+ * description, a schema that is not an object schema, a bad limit. `field` names what was wrong.
+ *
+ * @example
+ * ```ts
+ * try { tools.register({ name: "x", description: "", run }); }
+ * catch (e) { (e as ToolDefinitionError).field; } // "description"
+ * ```
+ */
+export class ToolDefinitionError extends ToolsError {
+  /** The tool's name as given (may be the invalid one). */
+  readonly tool: string;
+  /** The definition field that was wrong (`name`, `parameters`, `approval.title`, ...). */
+  readonly field: string;
+  constructor(tool: string, field: string, message: string) {
+    super("invalid_tool_definition", `tool ${JSON.stringify(tool)}: ${field}: ${message}`);
+    this.name = "ToolDefinitionError";
+    this.tool = tool;
+    this.field = field;
+  }
+}
+
+/**
+ * Throw it from a tool's `run` to tell the model what went wrong in words meant for it. The
+ * message becomes the tool result's text as is; `code` travels in the result's `error`.
+ *
+ * @example
+ * ```ts
+ * run: async ({ order_id }) => {
+ *   const order = await orders.find(order_id);
+ *   if (!order) throw new ToolError(`No order ${order_id}. Ask the caller to read the number again.`);
+ *   return order;
+ * }
+ * ```
+ */
+export class ToolError extends ToolsError {
+  constructor(message: string, options: { code?: string; cause?: unknown } = {}) {
+    super(options.code ?? "tool_error", message, options);
+    this.name = "ToolError";
+  }
+}
+
+/**
+ * `ctx.disallowInterruptions()` was called on a call that was already interrupted, cancelled or
+ * timed out: the change must not start.
+ *
+ * @example
+ * ```ts
+ * const held = await ctx.disallowInterruptions(); // rejects with CallNotHeld after an interrupt
+ * return airline.book({ flightId, signal: held });
+ * ```
+ */
+export class CallNotHeld extends ToolsError {
+  /** The id of the call that could not be held. */
+  readonly callId: string;
+  constructor(callId: string, reason: string) {
+    super(
+      "call_not_held",
+      `tool call ${callId} cannot be held: it was ${reason} before it disallowed interruptions`,
+    );
+    this.name = "CallNotHeld";
+    this.callId = callId;
+  }
+}
+
+/**
+ * A tool returned something that cannot become a tool result: an image that is not an https URL
+ * or inline data of a known type, an image over 5 MB, a value with no JSON form.
+ *
+ * @example
+ * ```ts
+ * try { toToolOutputContent(value); } catch (e) { if (e instanceof ToolOutputError) console.log(e.path, e.message); }
+ * ```
+ */
+export class ToolOutputError extends ToolsError {
+  /** Where in the output the problem is (`images.0`), when known. */
+  readonly path: string | undefined;
+  constructor(message: string, options: { path?: string; cause?: unknown } = {}) {
+    super("invalid_tool_output", message, options);
+    this.name = "ToolOutputError";
+    this.path = options.path;
+  }
+}
+
+/**
+ * An option given to `ToolExecutor`, `ToolLimiter`, an idempotency store or `dispatchToolCalls`
+ * is out of range (`maxConcurrentCalls: 0`), or a batch has more calls than `maxCalls` allows.
+ *
+ * @example
+ * ```ts
+ * try { await dispatchToolCalls(calls, { handlers, maxCalls: 4 }); }
+ * catch (e) { if (e instanceof ToolsOptionError) console.log(e.option); } // "maxCalls"
+ * ```
+ */
+export class ToolsOptionError extends ToolsError {
+  /** The option that was wrong. */
+  readonly option: string;
+  constructor(option: string, message: string, code = "invalid_option") {
+    super(code, `${option}: ${message}`);
+    this.name = "ToolsOptionError";
+    this.option = option;
+  }
+}
+
+/** Throws a {@link ToolsOptionError} unless `value` is a positive integer (or undefined). */
+export function assertPositiveInteger(option: string, value: unknown): void {
+  if (value === undefined) return;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 1) {
+    throw new ToolsOptionError(option, `must be a positive integer, got ${describeValue(value)}`);
+  }
+}
+
+/** A short description of a value for error messages: `"abc"`, `1.5`, `an array`, `null`. */
+export function describeValue(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "string") return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  if (typeof value === "number" || typeof value === "boolean") return String(value);
+  if (typeof value === "undefined") return "undefined";
+  return `a ${typeof value}`;
+}

@@ -1,0 +1,69 @@
+import { assertPositiveInteger } from "./errors";
+import type { ToolExecutionResult } from "./tool-execution-result";
+
+/**
+ * Where a `ToolExecutor` keeps finished results by call, so that a call delivered again after it
+ * finished gets the same result without running again. Methods may be synchronous or return
+ * promises, so a durable store (Redis, a database) can back it.
+ *
+ * @example
+ * ```ts
+ * const redisStore: IdempotencyStore = {
+ *   async get(key) { const v = await redis.get(key); return v ? JSON.parse(v) : undefined; },
+ *   async set(key, result) { await redis.set(key, JSON.stringify(result), { PX: 600_000 }); },
+ * };
+ * ```
+ */
+export interface IdempotencyStore {
+  get(key: string): ToolExecutionResult | undefined | Promise<ToolExecutionResult | undefined>;
+  set(key: string, result: ToolExecutionResult): void | Promise<void>;
+}
+
+/**
+ * The default {@link IdempotencyStore}: in memory, least recently used entries evicted beyond
+ * `maxEntries` (1000), entries forgotten after `ttlMs` (10 minutes).
+ *
+ * @example
+ * ```ts
+ * const store = new InMemoryIdempotencyStore({ maxEntries: 500, ttlMs: 60_000 });
+ * const executor = new ToolExecutor({ tools, sessionId, idempotencyStore: store });
+ * ```
+ */
+export class InMemoryIdempotencyStore implements IdempotencyStore {
+  readonly maxEntries: number;
+  readonly ttlMs: number;
+  readonly #now: () => number;
+  readonly #entries = new Map<string, { result: ToolExecutionResult; expiresAt: number }>();
+
+  constructor(options: { maxEntries?: number; ttlMs?: number; now?: () => number } = {}) {
+    assertPositiveInteger("maxEntries", options.maxEntries);
+    assertPositiveInteger("ttlMs", options.ttlMs);
+    this.maxEntries = options.maxEntries ?? 1000;
+    this.ttlMs = options.ttlMs ?? 10 * 60_000;
+    this.#now = options.now ?? Date.now;
+  }
+
+  get(key: string): ToolExecutionResult | undefined {
+    const entry = this.#entries.get(key);
+    if (!entry) return undefined;
+    this.#entries.delete(key);
+    if (entry.expiresAt <= this.#now()) return undefined;
+    // Re-inserting moves the key to the young end of the Map's insertion order.
+    this.#entries.set(key, entry);
+    return entry.result;
+  }
+
+  set(key: string, result: ToolExecutionResult): void {
+    this.#entries.delete(key);
+    this.#entries.set(key, { result, expiresAt: this.#now() + this.ttlMs });
+    while (this.#entries.size > this.maxEntries) {
+      const oldest = this.#entries.keys().next().value as string;
+      this.#entries.delete(oldest);
+    }
+  }
+
+  /** How many results are kept (expired ones included until they are read or evicted). */
+  get size(): number {
+    return this.#entries.size;
+  }
+}

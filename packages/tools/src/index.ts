@@ -1,0 +1,30 @@
+export type { ApprovalDecision, ApprovalGate } from "./approval-gate";
+export { allowAll } from "./approval-gate";
+export {
+  CallNotHeld,
+  ToolDefinitionError,
+  ToolError,
+  ToolOutputError,
+  ToolsError,
+  ToolsOptionError,
+} from "./errors";
+export { fillTemplate } from "./fill-template";
+export { canonicalJson, hashArguments } from "./hash-arguments";
+export type { IdempotencyStore } from "./idempotency-store";
+export { InMemoryIdempotencyStore } from "./idempotency-store";
+export { sniffImageType, toImageContent } from "./image-content";
+export type { ToolApproval, ToolCallContext, ToolDefinition } from "./tool-definition";
+export { toolSpecOf } from "./tool-definition";
+export type { ToolExecutionResult } from "./tool-execution-result";
+export { toToolResult } from "./tool-execution-result";
+export type { ExecuteOptions, ToolCallInput, ToolExecutorEvents, ToolExecutorOptions } from "./tool-executor";
+export { ToolExecutor } from "./tool-executor";
+export { ToolLimiter } from "./tool-limiter";
+export type { ToolImage } from "./tool-output";
+export { ToolOutput } from "./tool-output";
+export { toToolOutputContent } from "./tool-output-content";
+export type { ToolParameters, TypedSchema } from "./tool-parameters";
+export { isZod3Schema, isZod4Schema } from "./tool-parameters";
+export { Tools } from "./tools";
+export type { ValidationResult } from "./validate-arguments";
+export { validateArguments } from "./validate-arguments";

@@ -1,0 +1,725 @@
+import {
+  type ApprovalRequest,
+  type ConversationItem,
+  type NormalizedToolCall,
+  parseToolArguments,
+  type ToolOutcome,
+  type User,
+} from "@patchbay/protocol";
+import { EventEmitter } from "eventemitter3";
+import type { ApprovalDecision, ApprovalGate } from "./approval-gate";
+import { assertPositiveInteger, CallNotHeld, ToolError, ToolOutputError, ToolsError } from "./errors";
+import { fillTemplate } from "./fill-template";
+import { hashArguments } from "./hash-arguments";
+import { type IdempotencyStore, InMemoryIdempotencyStore } from "./idempotency-store";
+import { type Release, Semaphore } from "./semaphore";
+import type { CompiledTool, ToolCallContext } from "./tool-definition";
+import type { ToolExecutionResult } from "./tool-execution-result";
+import type { ToolLimiter } from "./tool-limiter";
+import { toToolOutputContent } from "./tool-output-content";
+import { compiledToolOf, type Tools } from "./tools";
+
+/**
+ * The events a {@link ToolExecutor} emits, each naming the call. `finished` carries the whole
+ * result. A call answered from the idempotency store, or joined to a run in progress, emits
+ * nothing: events describe runs.
+ *
+ * @example
+ * ```ts
+ * executor.on("progress", ({ callId, text }) => send({ type: "tool.progress", callId, text }));
+ * ```
+ */
+export interface ToolExecutorEvents {
+  started: (event: {
+    callId: string;
+    name: string;
+    attempt: number;
+    arguments: Record<string, unknown>;
+  }) => void;
+  progress: (event: { callId: string; name: string; text: string }) => void;
+  say: (event: { callId: string; name: string; text: string }) => void;
+  held: (event: { callId: string; name: string }) => void;
+  finished: (result: ToolExecutionResult) => void;
+}
+
+/**
+ * A call to execute: a normalized call, or just its id, name and arguments (an object or the
+ * JSON text the model produced).
+ *
+ * @example
+ * ```ts
+ * const call: ToolCallInput = { id: "call_1", name: "get_weather", arguments: { city: "Berlin" } };
+ * ```
+ */
+export type ToolCallInput =
+  | NormalizedToolCall
+  | { id: string; name: string; arguments?: Record<string, unknown> | string; argumentsError?: string };
+
+/**
+ * Options of a {@link ToolExecutor}.
+ *
+ * @example
+ * ```ts
+ * const options: ToolExecutorOptions = { tools, sessionId: "s_1", user: { id: "u_1" }, approvalGate: allowAll };
+ * ```
+ */
+export interface ToolExecutorOptions {
+  tools: Tools;
+  /** The session the calls belong to. Default `""`. */
+  sessionId?: string;
+  /** The user whose turns trigger the calls. Default `{ id: "anonymous" }`. */
+  user?: User;
+  /** The conversation, or a function giving it as it is now (read when a tool reads `ctx.conversation`). */
+  conversation?: readonly ConversationItem[] | (() => readonly ConversationItem[]);
+  /** Asks the user before a tool with `approval` runs. Without one, such tools are declined. */
+  approvalGate?: ApprovalGate;
+  /** How long an approval request stays open unless the tool says otherwise. Default 5 minutes. */
+  approvalExpiresInMs?: number;
+  /** Where finished results are kept for calls delivered again. Default: an in-memory LRU with TTL. */
+  idempotencyStore?: IdempotencyStore;
+  /** How many calls of this session run at once. Default 16. */
+  maxConcurrentCalls?: number;
+  /** The timeout of a tool that sets none. Default 30 000 ms. */
+  defaultTimeoutMs?: number;
+  /** Process-wide per-tool caps shared with other executors. */
+  limiter?: ToolLimiter;
+  /**
+   * Delivers coalesced progress: called with a `flush` function when an update is pending; the
+   * `progress` event is emitted when `flush` runs, with the newest text pending then. Default:
+   * the next macrotask (`setTimeout(flush, 0)`), late enough that an update made just before
+   * `run` returns is replaced by the result. A host that relays progress at a pace (speech)
+   * can pass its own.
+   */
+  scheduleProgress?: (flush: () => void) => void;
+  /** The clock, in ms. Default `Date.now`. */
+  now?: () => number;
+}
+
+/**
+ * Per-call options of {@link ToolExecutor.execute}.
+ *
+ * @example
+ * ```ts
+ * await executor.execute(call, { attempt: frame.attempt, signal: session.signal });
+ * ```
+ */
+export interface ExecuteOptions {
+  /** The delivery number as the sender counts it; default: how many times this executor saw the id. */
+  attempt?: number;
+  /** Aborting it cancels the call (as `cancel` does). */
+  signal?: AbortSignal;
+}
+
+interface CallState {
+  call: NormalizedToolCall;
+  tool: CompiledTool | undefined;
+  attempt: number;
+  startedAt: number;
+  interruptible: boolean;
+  held: boolean;
+  settled: boolean;
+  stopReason: string | undefined;
+  controller: AbortController;
+  holdController: AbortController;
+  timers: Set<ReturnType<typeof setTimeout>>;
+  idleTimer: ReturnType<typeof setTimeout> | undefined;
+  releases: Release[];
+  pendingProgress: string | undefined;
+  progressScheduled: boolean;
+  promise: Promise<ToolExecutionResult>;
+  resolve: (result: ToolExecutionResult) => void;
+  cleanup: (() => void)[];
+}
+
+interface Ending {
+  text: string;
+  code?: string;
+  message?: string;
+  content?: ToolExecutionResult["content"];
+  value?: unknown;
+}
+
+const MAX_TRACKED_DELIVERIES = 10_000;
+
+function toCall(input: ToolCallInput): NormalizedToolCall {
+  if (typeof input !== "object" || input === null) {
+    throw new ToolsError("invalid_tool_call", "a tool call must be an object with an id and a name");
+  }
+  if (typeof input.id !== "string" || input.id === "") {
+    throw new ToolsError("invalid_tool_call", "id: a tool call needs a non-empty string id");
+  }
+  if (typeof input.name !== "string" || input.name === "") {
+    throw new ToolsError("invalid_tool_call", `name: tool call ${input.id} needs a non-empty tool name`);
+  }
+  if (
+    "rawArguments" in input &&
+    typeof input.rawArguments === "string" &&
+    typeof input.arguments === "object"
+  ) {
+    return input as NormalizedToolCall;
+  }
+  const parsed = parseToolArguments(input.arguments);
+  const call: NormalizedToolCall = {
+    id: input.id,
+    index: "index" in input && typeof input.index === "number" ? input.index : 0,
+    name: input.name,
+    arguments: parsed.arguments,
+    rawArguments: parsed.raw,
+  };
+  const argumentsError = input.argumentsError ?? parsed.error;
+  if (argumentsError !== undefined) call.argumentsError = argumentsError;
+  return call;
+}
+
+function decisionOf(decision: ApprovalDecision): {
+  outcome: string;
+  callId?: string;
+  argumentsHash?: string;
+} {
+  return typeof decision === "string" ? { outcome: decision } : (decision ?? { outcome: "invalid" });
+}
+
+function abortError(message: string, name: "AbortError" | "TimeoutError"): DOMException {
+  return new DOMException(message, name);
+}
+
+/**
+ * Runs tool calls for one session: checks arguments, asks for approval, enforces timeouts and
+ * concurrency caps, relays progress, handles interrupts, and remembers results so a call
+ * delivered again is not run twice. Emits `started`, `progress`, `say`, `held` and `finished`.
+ *
+ * @example
+ * ```ts
+ * const executor = new ToolExecutor({ tools, sessionId: "s_1", user: { id: "u_1" }, approvalGate });
+ * executor.on("progress", ({ callId, text }) => relay(callId, text));
+ * const result = await executor.execute({ id: "call_1", name: "book_flight", arguments: { flight_id: "LH400", seats: 2 } });
+ * socket.send(JSON.stringify({ type: "tool.result", callId: result.callId, result: toToolResult(result) }));
+ * ```
+ */
+export class ToolExecutor extends EventEmitter<ToolExecutorEvents> {
+  readonly sessionId: string;
+  readonly #tools: Tools;
+  readonly #user: User;
+  readonly #conversation: () => readonly ConversationItem[];
+  readonly #approvalGate: ApprovalGate | undefined;
+  readonly #approvalExpiresInMs: number;
+  readonly #store: IdempotencyStore;
+  readonly #defaultTimeoutMs: number;
+  readonly #limiter: ToolLimiter | undefined;
+  readonly #scheduleProgress: (flush: () => void) => void;
+  readonly #now: () => number;
+  readonly #session: Semaphore;
+  readonly #perTool = new WeakMap<CompiledTool, Semaphore>();
+  readonly #active = new Map<string, CallState>();
+  readonly #deliveries = new Map<string, number>();
+
+  constructor(options: ToolExecutorOptions) {
+    super();
+    if (!options || typeof options.tools?.register !== "function") {
+      throw new ToolsError("invalid_option", "tools: a Tools registry is required");
+    }
+    assertPositiveInteger("maxConcurrentCalls", options.maxConcurrentCalls);
+    assertPositiveInteger("defaultTimeoutMs", options.defaultTimeoutMs);
+    assertPositiveInteger("approvalExpiresInMs", options.approvalExpiresInMs);
+    this.#tools = options.tools;
+    this.sessionId = options.sessionId ?? "";
+    this.#user = options.user ?? { id: "anonymous" };
+    const conversation = options.conversation ?? [];
+    this.#conversation = typeof conversation === "function" ? conversation : () => conversation;
+    this.#approvalGate = options.approvalGate;
+    this.#approvalExpiresInMs = options.approvalExpiresInMs ?? 5 * 60_000;
+    this.#store = options.idempotencyStore ?? new InMemoryIdempotencyStore({ now: options.now });
+    this.#defaultTimeoutMs = options.defaultTimeoutMs ?? 30_000;
+    this.#limiter = options.limiter;
+    this.#scheduleProgress = options.scheduleProgress ?? ((flush) => void setTimeout(flush, 0));
+    this.#now = options.now ?? Date.now;
+    this.#session = new Semaphore(options.maxConcurrentCalls ?? 16);
+  }
+
+  /** The ids of the calls in progress (awaiting approval, waiting for a slot, or running). */
+  get activeCallIds(): string[] {
+    return [...this.#active.keys()];
+  }
+
+  /**
+   * Runs a call and resolves with how it ended; it never rejects for anything the tool or the
+   * model did (only for a call without an id or a name). A call whose id is in progress joins
+   * it; a call whose id already finished gets the stored result without running again.
+   */
+  execute(input: ToolCallInput, options: ExecuteOptions = {}): Promise<ToolExecutionResult> {
+    let call: NormalizedToolCall;
+    try {
+      call = toCall(input);
+      assertPositiveInteger("attempt", options.attempt);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const attempt = this.#countDelivery(call.id, options.attempt);
+    const active = this.#active.get(call.id);
+    if (active) return active.promise.then((result) => ({ ...result, attempt }));
+    const state = this.#createState(call, attempt);
+    this.#active.set(call.id, state);
+    void this.#begin(state, options.signal);
+    return state.promise;
+  }
+
+  /**
+   * Cancels every call in progress whose tool is `interruptible` and that is not held. Their
+   * signals abort and they end as `cancelled`. Returns the ids cancelled.
+   */
+  interrupt(): string[] {
+    const cancelled: string[] = [];
+    for (const state of [...this.#active.values()]) {
+      if (state.settled || !state.interruptible || state.held) continue;
+      this.#stop(state, "interrupted");
+      cancelled.push(state.call.id);
+    }
+    return cancelled;
+  }
+
+  /**
+   * Cancels one call, held or not: it ends as `cancelled` (with `held` telling whether a change
+   * may have started) and its signal aborts. A held call's hold signal is left alone: only the
+   * timeout aborts it. Returns whether a call in progress had that id.
+   */
+  cancel(callId: string): boolean {
+    const state = this.#active.get(callId);
+    if (!state || state.settled) return false;
+    this.#stop(state, "cancelled");
+    return true;
+  }
+
+  #countDelivery(id: string, explicit: number | undefined): number {
+    const count = Math.max((this.#deliveries.get(id) ?? 0) + 1, explicit ?? 0);
+    this.#deliveries.delete(id);
+    this.#deliveries.set(id, count);
+    if (this.#deliveries.size > MAX_TRACKED_DELIVERIES) {
+      this.#deliveries.delete(this.#deliveries.keys().next().value as string);
+    }
+    return explicit ?? count;
+  }
+
+  #createState(call: NormalizedToolCall, attempt: number): CallState {
+    let resolve!: (result: ToolExecutionResult) => void;
+    const promise = new Promise<ToolExecutionResult>((r) => {
+      resolve = r;
+    });
+    const tool = compiledToolOf(this.#tools, call.name);
+    return {
+      call,
+      tool,
+      attempt,
+      startedAt: this.#now(),
+      interruptible: tool?.definition.interruptible === true,
+      held: false,
+      settled: false,
+      stopReason: undefined,
+      controller: new AbortController(),
+      holdController: new AbortController(),
+      timers: new Set(),
+      idleTimer: undefined,
+      releases: [],
+      pendingProgress: undefined,
+      progressScheduled: false,
+      promise,
+      resolve,
+      cleanup: [],
+    };
+  }
+
+  #storeKey(callId: string): string {
+    return `${this.sessionId}:${callId}`;
+  }
+
+  async #begin(state: CallState, signal: AbortSignal | undefined): Promise<void> {
+    let stored: ToolExecutionResult | undefined;
+    try {
+      stored = await this.#store.get(this.#storeKey(state.call.id));
+    } catch (error) {
+      // Running without knowing whether the call already ran could repeat a side effect.
+      this.#finish(state, "failed", {
+        text: `${state.call.name} could not run: its earlier result could not be looked up.`,
+        code: "idempotency_store_failed",
+        message: (error as Error)?.message ?? String(error),
+      });
+      return;
+    }
+    if (stored) {
+      state.settled = true;
+      this.#active.delete(state.call.id);
+      state.resolve({ ...stored, attempt: state.attempt });
+      return;
+    }
+    if (signal) {
+      if (signal.aborted) {
+        this.#stop(state, "cancelled");
+        return;
+      }
+      const onAbort = () => this.#stop(state, "cancelled");
+      signal.addEventListener("abort", onAbort, { once: true });
+      state.cleanup.push(() => signal.removeEventListener("abort", onAbort));
+    }
+    try {
+      await this.#pipeline(state);
+    } catch (error) {
+      this.#finish(state, "failed", {
+        text: `${state.call.name} failed: ${(error as Error)?.message ?? String(error)}`,
+        code: "internal",
+        message: (error as Error)?.message ?? String(error),
+      });
+    }
+  }
+
+  async #pipeline(state: CallState): Promise<void> {
+    const { call, tool } = state;
+    if (call.argumentsError !== undefined) {
+      this.#finish(state, "invalid_arguments", {
+        text: `Invalid arguments for ${call.name}: ${call.argumentsError}`,
+        code: "invalid_arguments",
+        message: call.argumentsError,
+      });
+      return;
+    }
+    if (!tool) {
+      const available = this.#tools.names();
+      this.#finish(state, "unknown_tool", {
+        text: `Unknown tool ${JSON.stringify(call.name)}. Available tools: ${available.length ? available.join(", ") : "none"}.`,
+        code: "unknown_tool",
+        message: `no tool named ${JSON.stringify(call.name)} is registered`,
+      });
+      return;
+    }
+    const parsed = await tool.parameters.parse(call.arguments);
+    if (state.settled) return;
+    if (!parsed.ok) {
+      const lines = parsed.issues.join("\n");
+      this.#finish(state, "invalid_arguments", {
+        text: `Invalid arguments for ${call.name}:\n${lines}`,
+        code: "invalid_arguments",
+        message: lines,
+      });
+      return;
+    }
+    if (tool.spec.approval && !(await this.#approve(state, tool))) return;
+    if (state.settled) return;
+
+    const definition = tool.definition;
+    const timeoutMs = definition.timeoutMs ?? this.#defaultTimeoutMs;
+    this.#setTimer(state, timeoutMs, () =>
+      this.#timeOut(state, `${call.name} timed out after ${timeoutMs} ms.`, "timed_out"),
+    );
+    // Narrowest caps first, so a call waiting on its tool's cap holds no session slot meanwhile.
+    const signal = state.controller.signal;
+    const gates: (() => Promise<Release>)[] = [];
+    if (this.#limiter) gates.push(() => this.#limiter!.acquire(call.name, signal));
+    if (tool.shared) gates.push(() => tool.shared!.acquire(signal));
+    if (definition.concurrency !== undefined) gates.push(() => this.#toolSlots(tool).acquire(signal));
+    gates.push(() => this.#session.acquire(signal));
+    for (const gate of gates) {
+      let release: Release;
+      try {
+        release = await gate();
+      } catch {
+        return; // the wait was aborted by whoever ended the call
+      }
+      state.releases.push(release);
+      if (state.settled) {
+        this.#releaseAll(state);
+        return;
+      }
+    }
+
+    if (definition.idleTimeoutMs !== undefined) this.#armIdle(state, definition.idleTimeoutMs);
+    this.emit("started", {
+      callId: call.id,
+      name: call.name,
+      attempt: state.attempt,
+      arguments: call.arguments,
+    });
+    let value: unknown;
+    try {
+      value = await definition.run(parsed.value, signal, this.#context(state));
+    } catch (error) {
+      if (!state.settled) this.#finish(state, "failed", failureOf(call.name, error));
+      return;
+    }
+    if (state.settled) return;
+    let content: ToolExecutionResult["content"];
+    try {
+      content = toToolOutputContent(value);
+    } catch (error) {
+      this.#finish(state, "failed", failureOf(call.name, error));
+      return;
+    }
+    this.#finish(state, "completed", { text: content.text, content, value });
+  }
+
+  async #approve(state: CallState, tool: CompiledTool): Promise<boolean> {
+    const { call } = state;
+    const approval = tool.spec.approval!;
+    const gate = this.#approvalGate;
+    if (!gate) {
+      this.#finish(state, "declined", {
+        text: `${call.name} needs the user's approval and there is no one to ask here, so it did not run.`,
+        code: "approval_unavailable",
+        message: "no approval gate is configured",
+      });
+      return false;
+    }
+    const expiresInMs = approval.expiresInMs ?? this.#approvalExpiresInMs;
+    const argumentsHash = hashArguments(call.arguments);
+    const request: ApprovalRequest = {
+      id: `approval_${call.id}`,
+      callId: call.id,
+      tool: call.name,
+      title: fillTemplate(approval.title, call.arguments),
+      allowTitle: approval.allowTitle ?? "Allow",
+      declineTitle: approval.declineTitle ?? "Decline",
+      argumentsHash,
+      expiresAt: this.#now() + expiresInMs,
+    };
+    if (approval.reasonArgument !== undefined && Object.hasOwn(call.arguments, approval.reasonArgument)) {
+      const reason = call.arguments[approval.reasonArgument];
+      request.reason = typeof reason === "string" ? reason : JSON.stringify(reason);
+    }
+
+    const questionController = new AbortController();
+    const onCallEnd = () => questionController.abort(state.controller.signal.reason);
+    state.controller.signal.addEventListener("abort", onCallEnd, { once: true });
+    let expiryTimer: ReturnType<typeof setTimeout> | undefined;
+    const expiry = new Promise<"expired">((resolve) => {
+      expiryTimer = setTimeout(() => resolve("expired"), expiresInMs);
+    });
+    const ended = new Promise<"ended">((resolve) => {
+      state.controller.signal.addEventListener("abort", () => resolve("ended"), { once: true });
+    });
+    let answer: ApprovalDecision | "ended";
+    try {
+      answer = await Promise.race([
+        Promise.resolve().then(() => gate(request, questionController.signal)),
+        expiry,
+        ended,
+      ]);
+    } catch (error) {
+      if (!state.settled) {
+        this.#finish(state, "failed", {
+          text: `${call.name} did not run: the approval could not be asked (${(error as Error)?.message ?? String(error)}).`,
+          code: "approval_failed",
+          message: (error as Error)?.message ?? String(error),
+        });
+      }
+      return false;
+    } finally {
+      clearTimeout(expiryTimer);
+      state.controller.signal.removeEventListener("abort", onCallEnd);
+    }
+    if (state.settled || answer === "ended") return false;
+    const decision = decisionOf(answer);
+    if (decision.outcome === "expired" || this.#now() > request.expiresAt) {
+      questionController.abort(abortError("the approval request expired", "TimeoutError"));
+      this.#finish(state, "approval_expired", {
+        text: `The user did not answer whether to run ${call.name} in time, so it did not run.`,
+        code: "approval_expired",
+        message: `the approval request expired after ${expiresInMs} ms`,
+      });
+      return false;
+    }
+    if (
+      (decision.callId !== undefined && decision.callId !== call.id) ||
+      (decision.argumentsHash !== undefined && decision.argumentsHash !== argumentsHash)
+    ) {
+      this.#finish(state, "declined", {
+        text: `${call.name} did not run: the approval given was for a different call or different arguments.`,
+        code: "approval_mismatch",
+        message: "the approval is bound to another call id or arguments hash",
+      });
+      return false;
+    }
+    if (decision.outcome === "declined") {
+      this.#finish(state, "declined", {
+        text: `The user declined to run ${call.name}; it did not run.`,
+        code: "declined",
+        message: "the user declined",
+      });
+      return false;
+    }
+    if (decision.outcome !== "allowed") {
+      this.#finish(state, "failed", {
+        text: `${call.name} did not run: the approval answer was not understood.`,
+        code: "approval_failed",
+        message: `the approval gate answered ${JSON.stringify(answer)}, expected "allowed", "declined" or "expired"`,
+      });
+      return false;
+    }
+    return true;
+  }
+
+  #toolSlots(tool: CompiledTool): Semaphore {
+    let slots = this.#perTool.get(tool);
+    if (!slots) {
+      slots = new Semaphore(tool.definition.concurrency!);
+      this.#perTool.set(tool, slots);
+    }
+    return slots;
+  }
+
+  #context(state: CallState): ToolCallContext {
+    const conversation = this.#conversation;
+    return {
+      id: state.call.id,
+      name: state.call.name,
+      sessionId: this.sessionId,
+      user: this.#user,
+      attempt: state.attempt,
+      signal: state.controller.signal,
+      get conversation() {
+        return conversation();
+      },
+      update: (text) => this.#update(state, text),
+      say: (text) => this.#say(state, text),
+      disallowInterruptions: () => this.#hold(state),
+    };
+  }
+
+  #update(state: CallState, text: string): void {
+    if (state.settled) return;
+    state.pendingProgress = String(text);
+    this.#touch(state);
+    if (state.progressScheduled) return;
+    state.progressScheduled = true;
+    this.#scheduleProgress(() => {
+      state.progressScheduled = false;
+      const pending = state.pendingProgress;
+      state.pendingProgress = undefined;
+      if (state.settled || pending === undefined) return;
+      this.emit("progress", { callId: state.call.id, name: state.call.name, text: pending });
+    });
+  }
+
+  #say(state: CallState, text: string): void {
+    if (state.settled) return;
+    this.#touch(state);
+    this.emit("say", { callId: state.call.id, name: state.call.name, text: String(text) });
+  }
+
+  async #hold(state: CallState): Promise<AbortSignal> {
+    if (state.settled || state.controller.signal.aborted) {
+      throw new CallNotHeld(state.call.id, state.stopReason ?? "finished");
+    }
+    if (!state.held) {
+      state.held = true;
+      this.emit("held", { callId: state.call.id, name: state.call.name });
+    }
+    return state.holdController.signal;
+  }
+
+  #touch(state: CallState): void {
+    const idleMs = state.tool?.definition.idleTimeoutMs;
+    if (idleMs !== undefined && state.idleTimer !== undefined) this.#armIdle(state, idleMs);
+  }
+
+  #armIdle(state: CallState, idleMs: number): void {
+    if (state.idleTimer !== undefined) {
+      clearTimeout(state.idleTimer);
+      state.timers.delete(state.idleTimer);
+    }
+    state.idleTimer = this.#setTimer(state, idleMs, () =>
+      this.#timeOut(
+        state,
+        `${state.call.name} made no progress for ${idleMs} ms and was stopped.`,
+        "idle_timeout",
+      ),
+    );
+  }
+
+  #setTimer(state: CallState, ms: number, fire: () => void): ReturnType<typeof setTimeout> {
+    const timer = setTimeout(() => {
+      state.timers.delete(timer);
+      fire();
+    }, ms);
+    state.timers.add(timer);
+    return timer;
+  }
+
+  #timeOut(state: CallState, text: string, code: string): void {
+    if (state.settled) return;
+    state.stopReason = "timed out";
+    this.#finish(state, "timed_out", { text, code, message: text });
+    const reason = abortError(text, "TimeoutError");
+    state.holdController.abort(reason);
+    state.controller.abort(reason);
+  }
+
+  #stop(state: CallState, why: "interrupted" | "cancelled"): void {
+    if (state.settled) return;
+    state.stopReason = why;
+    const name = state.call.name;
+    const text = state.held
+      ? `${name} was cancelled after it had started a change, which may have completed.`
+      : why === "interrupted"
+        ? `${name} was cancelled because the user interrupted.`
+        : `${name} was cancelled.`;
+    this.#finish(state, "cancelled", { text, code: why, message: `the call was ${why}` });
+    state.controller.abort(abortError(`tool call ${state.call.id} was ${why}`, "AbortError"));
+  }
+
+  #releaseAll(state: CallState): void {
+    for (const release of state.releases.splice(0)) release();
+  }
+
+  #finish(state: CallState, outcome: ToolOutcome, ending: Ending): void {
+    if (state.settled) return;
+    state.settled = true;
+    state.pendingProgress = undefined;
+    for (const timer of state.timers) clearTimeout(timer);
+    state.timers.clear();
+    this.#releaseAll(state);
+    for (const cleanup of state.cleanup.splice(0)) cleanup();
+    const result: ToolExecutionResult = {
+      callId: state.call.id,
+      name: state.call.name,
+      outcome,
+      content: ending.content ?? { text: ending.text, images: [] },
+      held: state.held,
+      attempt: state.attempt,
+      durationMs: Math.max(0, this.#now() - state.startedAt),
+    };
+    if (ending.code !== undefined)
+      result.error = { code: ending.code, message: ending.message ?? ending.text };
+    if (outcome === "completed") result.value = ending.value;
+    this.#remember(state, result);
+    state.resolve(result);
+    this.emit("finished", result);
+  }
+
+  #remember(state: CallState, result: ToolExecutionResult): void {
+    const forget = () => {
+      if (this.#active.get(state.call.id) === state) this.#active.delete(state.call.id);
+    };
+    // Until the store has the result, a new delivery must join this call rather than run again.
+    let pending: void | Promise<void>;
+    try {
+      pending = this.#store.set(this.#storeKey(state.call.id), result);
+    } catch {
+      forget();
+      return;
+    }
+    if (pending && typeof pending.then === "function") pending.then(forget, forget);
+    else forget();
+  }
+}
+
+function failureOf(name: string, error: unknown): Ending {
+  if (error instanceof ToolError) return { text: error.message, code: error.code, message: error.message };
+  if (error instanceof ToolOutputError) {
+    return {
+      text: `${name} returned a result that cannot be shown: ${error.message}`,
+      code: error.code,
+      message: error.message,
+    };
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  const own = error instanceof Error ? (error as unknown as { code?: unknown }).code : undefined;
+  const code = typeof own === "string" && own !== "" ? own : "tool_failed";
+  return { text: `${name} failed: ${message}`, code, message };
+}
