@@ -1,0 +1,222 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { z } from "zod";
+import validVectors from "../vectors/frames.valid.json";
+import { decodeFrame, type FrameChannel, frameSchema, knownTypes } from "./decode-frame";
+import { FrameDecodeError } from "./errors";
+import { DEFAULT_MAX_FRAME_BYTES } from "./version";
+
+const CHANNELS: FrameChannel[] = [
+  "client-to-server",
+  "server-to-client",
+  "worker-to-server",
+  "server-to-worker",
+];
+
+/** One valid frame of every type on every channel, taken from the shared vectors. */
+function sampleFrames(): { channel: FrameChannel; type: string; frame: Record<string, unknown> }[] {
+  const samples = new Map<string, { channel: FrameChannel; type: string; frame: Record<string, unknown> }>();
+  for (const vector of validVectors.vectors) {
+    if (!("frame" in vector) || vector.frame === undefined) continue;
+    const frame = vector.frame as Record<string, unknown>;
+    const key = `${vector.channel} ${frame.type}`;
+    if (!samples.has(key)) {
+      samples.set(key, { channel: vector.channel as FrameChannel, type: frame.type as string, frame });
+    }
+  }
+  return [...samples.values()];
+}
+
+function shapeOf(channel: FrameChannel, type: string): Record<string, z.ZodType> {
+  const option = (frameSchema(channel).options as readonly z.ZodObject[]).find(
+    (candidate) => (candidate.shape.type as z.ZodLiteral).value === type,
+  );
+  return option!.shape;
+}
+
+const decode = (frame: unknown, channel: FrameChannel) => decodeFrame(JSON.stringify(frame), { channel });
+
+describe("decodeFrame: every frame type", () => {
+  const samples = sampleFrames();
+
+  it("has a sample of every type on every channel", () => {
+    for (const channel of CHANNELS) {
+      const sampled = samples.filter((s) => s.channel === channel).map((s) => s.type);
+      expect(new Set(sampled)).toEqual(knownTypes(channel));
+    }
+  });
+
+  it.each(samples.map((s) => [`${s.channel} ${s.type}`, s] as const))("%s decodes", (_key, sample) => {
+    const result = decode(sample.frame, sample.channel);
+    expect(result.ok).toBe(true);
+    if (result.ok) expect(result.frame.type).toBe(sample.type);
+  });
+
+  it.each(samples.map((s) => [`${s.channel} ${s.type}`, s] as const))(
+    "%s: each required field, when missing, is named in the error",
+    (_key, sample) => {
+      const shape = shapeOf(sample.channel, sample.type);
+      const required = Object.keys(shape).filter(
+        (key) => key !== "type" && !shape[key]!.safeParse(undefined).success,
+      );
+      for (const key of required) {
+        const { [key]: _removed, ...rest } = sample.frame;
+        const result = decode(rest, sample.channel);
+        expect(result.ok, key).toBe(false);
+        if (!result.ok) {
+          expect(result.error.code).toBe("invalid_frame");
+          expect(result.error.path).toBe(key);
+          expect(result.error.message).toContain(key);
+        }
+      }
+    },
+  );
+
+  it.each(samples.map((s) => [`${s.channel} ${s.type}`, s] as const))(
+    "%s: each field with a value of the wrong kind is named in the error",
+    (_key, sample) => {
+      const shape = shapeOf(sample.channel, sample.type);
+      const candidates: unknown[] = [[[1]], 1.5, "wrong", true, null, { wrong: true }];
+      for (const [key, field] of Object.entries(shape)) {
+        if (key === "type") continue;
+        const wrong = candidates.find((candidate) => !field.safeParse(candidate).success);
+        const result = decode({ ...sample.frame, [key]: wrong }, sample.channel);
+        expect(result.ok, key).toBe(false);
+        if (!result.ok) {
+          expect(result.error.code).toBe("invalid_frame");
+          expect(
+            result.error.path === key || result.error.path?.startsWith(`${key}.`),
+            result.error.path,
+          ).toBe(true);
+        }
+      }
+    },
+  );
+});
+
+describe("decodeFrame: nested paths", () => {
+  it("names the array index and the field of a bad tool spec", () => {
+    const result = decode(
+      {
+        type: "session.create",
+        requestId: "r_1",
+        agent: "support",
+        tools: [
+          { name: "ok", description: "d", parameters: { type: "object" } },
+          { name: "not ok", description: "d" },
+        ],
+      },
+      "client-to-server",
+    );
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.error).toBeInstanceOf(FrameDecodeError);
+    expect(result.error.path).toBe("tools.1.name");
+    // Every problem is listed, not only the first.
+    expect(result.error.issues).toEqual([
+      "tools.1.name: must be 1 to 64 letters, digits, '_' or '-'",
+      "tools.1.parameters: Invalid input: expected object, received undefined",
+    ]);
+  });
+
+  it("names the field of the image form that was meant", () => {
+    const frame = (image: unknown) => ({
+      type: "message.send",
+      sessionId: "s",
+      commandId: "c",
+      text: "t",
+      images: [image],
+    });
+    const url = decode(frame({ type: "image", url: "ftp://x" }), "client-to-server");
+    const data = decode(frame({ type: "image", mimeType: "image/tiff", data: "AAAA" }), "client-to-server");
+    const both = decode(
+      frame({ type: "image", url: "https://x", mimeType: "image/png", data: "AAAA" }),
+      "client-to-server",
+    );
+    expect(url.ok || url.error.path).toBe("images.0.url");
+    expect(data.ok || data.error.path).toBe("images.0.mimeType");
+    expect(both.ok || both.error.path).toBe("images.0");
+    expect(both.ok || both.error.message).toContain("not both");
+  });
+});
+
+describe("decodeFrame: size limit", () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it("refuses a frame over the default 5 MiB before parsing it", () => {
+    const parse = vi.spyOn(JSON, "parse");
+    const text = `{"type":"ping","nonce":"${"x".repeat(DEFAULT_MAX_FRAME_BYTES)}"}`;
+    const result = decodeFrame(text, { channel: "client-to-server" });
+    expect(result.ok || result.error.code).toBe("frame_too_large");
+    expect(parse).not.toHaveBeenCalled();
+  });
+
+  it("counts UTF-8 bytes, not characters", () => {
+    const text = `{"type":"ping","nonce":"${"é".repeat(30)}"}`; // 56 characters, 86 bytes
+    expect(text.length).toBeLessThan(64);
+    const result = decodeFrame(text, { channel: "client-to-server", maxBytes: 64 });
+    expect(result.ok).toBe(false);
+    if (!result.ok) {
+      expect(result.error.code).toBe("frame_too_large");
+      expect(result.error.message).toBe("frame is 86 bytes, over the limit of 64 bytes");
+    }
+  });
+
+  it("accepts a frame of exactly the limit, and refuses one byte more", () => {
+    const text = `{"type":"ping","nonce":"🚄🚄"}`;
+    const bytes = new TextEncoder().encode(text).byteLength;
+    expect(decodeFrame(text, { channel: "client-to-server", maxBytes: bytes }).ok).toBe(true);
+    const over = decodeFrame(text, { channel: "client-to-server", maxBytes: bytes - 1 });
+    expect(over.ok || over.error.code).toBe("frame_too_large");
+  });
+
+  it("measures bytes of binary frames and decodes them as UTF-8", () => {
+    const bytes = new TextEncoder().encode('{"type":"pong","nonce":"ü"}');
+    const ok = decodeFrame(bytes, { channel: "worker-to-server" });
+    expect(ok.ok && ok.frame).toEqual({ type: "pong", nonce: "ü" });
+    const over = decodeFrame(bytes, { channel: "worker-to-server", maxBytes: bytes.byteLength - 1 });
+    expect(over.ok || over.error.message).toBe(
+      `frame is ${bytes.byteLength} bytes, over the limit of ${bytes.byteLength - 1} bytes`,
+    );
+  });
+
+  it("refuses binary frames that are not valid UTF-8", () => {
+    const bytes = new Uint8Array([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x7d]);
+    const result = decodeFrame(bytes, { channel: "client-to-server" });
+    expect(result.ok || [result.error.code, result.error.message]).toEqual([
+      "invalid_json",
+      "frame is not valid UTF-8",
+    ]);
+  });
+});
+
+describe("decodeFrame: what is not a frame", () => {
+  it.each([
+    ["{", "invalid_json", undefined],
+    ["", "invalid_json", undefined],
+    ["[1]", "invalid_frame", undefined],
+    ['"ping"', "invalid_frame", undefined],
+    ["{}", "invalid_frame", "type"],
+    ['{"type":null}', "invalid_frame", "type"],
+    ['{"type":"nope"}', "unknown_frame_type", "type"],
+    ['{"type":"__proto__"}', "unknown_frame_type", "type"],
+    ['{"type":"toString"}', "unknown_frame_type", "type"],
+  ])("%j gives %s", (text, code, path) => {
+    const result = decodeFrame(text, { channel: "client-to-server" });
+    expect(result.ok).toBe(false);
+    if (!result.ok) {
+      expect(result.error.code).toBe(code);
+      expect(result.error.path).toBe(path);
+    }
+  });
+
+  it("keeps frame types apart by channel", () => {
+    const frame = JSON.stringify({ type: "hosted.cancel", callId: "c", reason: "interrupted" });
+    expect(decodeFrame(frame, { channel: "server-to-worker" }).ok).toBe(true);
+    for (const channel of ["client-to-server", "server-to-client", "worker-to-server"] as const) {
+      const result = decodeFrame(frame, { channel });
+      expect(result.ok || result.error.message).toBe(
+        `type: unknown frame type 'hosted.cancel' on ${channel}`,
+      );
+    }
+  });
+});
