@@ -1,0 +1,620 @@
+import { randomUUID } from "node:crypto";
+import {
+  type InboundCall,
+  type InboundMessage,
+  PROTOCOL_VERSION,
+  type ServerToWorkerFrame,
+  type WireError,
+  type WorkerToServerFrame,
+} from "@patchbay/protocol";
+import { EventEmitter } from "eventemitter3";
+import type { BackoffPolicy } from "./backoff";
+import { ChannelSessions, type SessionFactory } from "./channel-sessions";
+import { DispatchError } from "./dispatch-error";
+import { type HostableAgent, HostedTools, type HostOptions } from "./hosted-tools";
+import { type ConnectionState, WorkerConnection } from "./worker-connection";
+import { workerSocketUrl } from "./worker-url";
+
+/**
+ * Options of {@link Dispatch}. The server URL, API key and secret fall back to the environment
+ * (`PATCHBAY_URL`, `PATCHBAY_API_KEY`, `PATCHBAY_API_SECRET`).
+ *
+ * @example
+ * ```ts
+ * const options: DispatchOptions = { capacity: 8, url: "http://127.0.0.1:8787" };
+ * ```
+ */
+export interface DispatchOptions {
+  /** How many messages and calls this worker handles at once. Hosted tool calls do not count. */
+  capacity: number;
+  /** The server's base URL (`http://host:port`) or its worker socket URL. */
+  url?: string;
+  /** The API key the server is configured with. */
+  apiKey?: string;
+  /** The API secret the server is configured with. */
+  secret?: string;
+  /** Stable id of this worker across reconnects. Default: a random id per `Dispatch`. */
+  workerId?: string;
+  /** Reconnect backoff. Default: from 250 ms, doubling, capped at 30 s, full jitter. */
+  backoff?: BackoffPolicy;
+  /** How long opening the socket and the hello handshake may take. Default 10 s. */
+  connectTimeoutMs?: number;
+  /** How many channel sessions `sessionFor` remembers before forgetting the least recent. Default 10 000. */
+  maxChannelSessions?: number;
+  /** Where to read `PATCHBAY_*` settings from. Default `process.env`. */
+  env?: Record<string, string | undefined>;
+}
+
+/**
+ * What a handler is given besides the work itself.
+ *
+ * @example
+ * ```ts
+ * dispatch.onMessage(async (message, { signal }) => enrich(message, { signal }));
+ * ```
+ */
+export interface WorkContext {
+  /** The server's id of this piece of work. */
+  workId: string;
+  /** 1 on first delivery; higher when the server offers the work again after losing a worker. */
+  attempt: number;
+  /** Aborted when `stop()` runs out of time before the handler finished. */
+  signal: AbortSignal;
+}
+
+/**
+ * Handles one message. It resolves when the work is done; throwing reports the error to the server.
+ *
+ * @example
+ * ```ts
+ * const handler: MessageHandler = async (message) => dispatch.answer(message);
+ * ```
+ */
+export type MessageHandler = (message: InboundMessage, context: WorkContext) => unknown;
+
+/**
+ * Handles one incoming phone call's signalling.
+ *
+ * @example
+ * ```ts
+ * const handler: CallHandler = async (call) => console.log(call.from, "->", call.to);
+ * ```
+ */
+export type CallHandler = (call: InboundCall, context: WorkContext) => unknown;
+
+/**
+ * Options of {@link Dispatch.stop}.
+ *
+ * @example
+ * ```ts
+ * await dispatch.stop({ timeoutMs: 10_000 });
+ * ```
+ */
+export interface StopOptions {
+  /** How long running work may take to finish before it is aborted. Default 30 s. */
+  timeoutMs?: number;
+}
+
+/**
+ * How a stop went: whether everything running finished in time, and what did not.
+ *
+ * @example
+ * ```ts
+ * const { drained, unfinished } = await dispatch.stop();
+ * ```
+ */
+export interface StopResult {
+  drained: boolean;
+  unfinished: { work: string[]; calls: string[] };
+}
+
+/**
+ * The typed events of {@link Dispatch}.
+ *
+ * @example
+ * ```ts
+ * dispatch.on("work.finished", ({ workId, error }) => log(workId, error?.code));
+ * ```
+ */
+export interface DispatchEvents {
+  /** The connection moved to a new state. */
+  state: (event: { state: DispatchState }) => void;
+  /** The server accepted the worker (again, after a reconnect, when `reconnected`). */
+  ready: (event: { workerId: string; reconnected: boolean }) => void;
+  /** The socket dropped; the worker reconnects by itself. */
+  disconnected: (event: { code: number; reason: string }) => void;
+  /** The worker waits `delayMs` before reconnect attempt `attempt`. */
+  reconnecting: (event: { attempt: number; delayMs: number }) => void;
+  /** A message or call started running in its handler. */
+  "work.started": (event: { workId: string; kind: "message" | "call"; attempt: number }) => void;
+  /** A message or call finished; `error` when its handler threw. */
+  "work.finished": (event: { workId: string; kind: "message" | "call"; error?: WireError }) => void;
+  /** Offered work was handed back (the worker is stopping, or is full). */
+  "work.refused": (event: { workId: string; code: string }) => void;
+  /** A hosted tool call started. */
+  "hosted.started": (event: {
+    callId: string;
+    agent: string;
+    tool: string;
+    sessionId: string;
+    attempt: number;
+  }) => void;
+  /** A hosted call was delivered again while it still ran here; it was not started twice. */
+  "hosted.joined": (event: { callId: string; attempt: number }) => void;
+  /** A hosted tool call finished with `outcome`. */
+  "hosted.finished": (event: { callId: string; tool: string; outcome: string }) => void;
+  /** How busy the worker is, as reported to the server. */
+  load: (event: { active: number; capacity: number }) => void;
+  /** `stop()` began: no new work is taken. */
+  draining: () => void;
+  /** The worker stopped. */
+  stopped: (event: StopResult) => void;
+  /** Something went wrong that no caller could be told about (a frame the worker cannot read). */
+  error: (error: DispatchError) => void;
+}
+
+/**
+ * Where the worker stands: its connection state, or `draining` while `stop()` waits for work.
+ *
+ * @example
+ * ```ts
+ * if (dispatch.state === "ready") console.log("taking work");
+ * ```
+ */
+export type DispatchState = ConnectionState | "draining";
+
+interface ActiveWork {
+  kind: "message" | "call";
+  attempt: number;
+  messageId: string | undefined;
+  abort: AbortController;
+  done: Promise<void>;
+}
+
+/** Codes of `work.done` errors that hand work back unstarted, so the server offers it elsewhere. */
+export const REFUSAL_CODES = ["draining", "at_capacity", "no_handler"] as const;
+
+const DONE_MEMORY = 1_024;
+
+/**
+ * A dispatch worker: a process on your side that connects out to the Patchbay server and takes
+ * work from it (messages, incoming calls, and calls of the tools it hosts). Nothing it runs needs
+ * to be reachable from outside.
+ *
+ * @example
+ * ```ts
+ * const dispatch = new Dispatch({ capacity: 8 });
+ * dispatch.onMessage(async (message) => {
+ *   if (message.sessionId) return dispatch.answer(message);
+ *   const session = await dispatch.sessionFor(message, () => client.agent("support"));
+ *   await session.responses.create(message.text);
+ * });
+ * const agent = client.agent("support");
+ * agent.tools.register({ name: "lookup_order", description: "Look up an order", parameters, run: lookupOrder });
+ * dispatch.host(agent, { toolTimeoutMs: 60_000 });
+ * process.once("SIGTERM", () => dispatch.stop({ timeoutMs: 10_000 }));
+ * await dispatch.run();
+ * ```
+ */
+export class Dispatch extends EventEmitter<DispatchEvents> {
+  /** How many messages and calls run at once. */
+  readonly capacity: number;
+  /** This worker's stable id. */
+  readonly workerId: string;
+  readonly #url: string;
+  readonly #apiKey: string;
+  readonly #secret: string;
+  readonly #options: DispatchOptions;
+  #onMessage: MessageHandler | undefined;
+  #onCall: CallHandler | undefined;
+  readonly #hosted: HostedTools;
+  readonly #channels: ChannelSessions;
+  readonly #active = new Map<string, ActiveWork>();
+  readonly #messageWork = new Map<string, string>();
+  /** Recently finished work, so an offer that arrives again is answered, not run twice. */
+  readonly #done = new Map<string, WorkerToServerFrame>();
+  #connection: WorkerConnection | undefined;
+  #phase: "idle" | "running" | "draining" | "stopped" = "idle";
+  #stopping: Promise<StopResult> | undefined;
+  #settleRun: { resolve: () => void; reject: (error: unknown) => void } | undefined;
+
+  constructor(options: DispatchOptions) {
+    super();
+    const env = options.env ?? (typeof process === "undefined" ? {} : process.env);
+    if (!Number.isInteger(options.capacity) || options.capacity < 1) {
+      throw new DispatchError(
+        "invalid_capacity",
+        `capacity must be a positive integer (how many messages and calls run at once); got ${String(options.capacity)}`,
+      );
+    }
+    const url = options.url ?? env.PATCHBAY_URL;
+    if (!url) {
+      throw new DispatchError("invalid_options", "url: no server URL; pass { url } or set PATCHBAY_URL");
+    }
+    const apiKey = options.apiKey ?? env.PATCHBAY_API_KEY;
+    const secret = options.secret ?? env.PATCHBAY_API_SECRET;
+    if (!apiKey || !secret) {
+      throw new DispatchError(
+        "missing_credentials",
+        `a worker needs the API key and secret; ${!apiKey ? "apiKey (or PATCHBAY_API_KEY)" : "secret (or PATCHBAY_API_SECRET)"} is missing`,
+      );
+    }
+    for (const [name, value] of [
+      ["connectTimeoutMs", options.connectTimeoutMs],
+      ["maxChannelSessions", options.maxChannelSessions],
+    ] as const) {
+      if (value !== undefined && (!Number.isInteger(value) || value < 1)) {
+        throw new DispatchError(
+          "invalid_options",
+          `${name} must be a positive integer; got ${String(value)}`,
+        );
+      }
+    }
+    this.capacity = options.capacity;
+    this.workerId = options.workerId ?? `w_${randomUUID()}`;
+    this.#url = workerSocketUrl(url);
+    this.#apiKey = apiKey;
+    this.#secret = secret;
+    this.#options = options;
+    this.#channels = new ChannelSessions(options.maxChannelSessions ?? 10_000);
+    this.#hosted = new HostedTools({
+      send: (frame, durable) => this.#connection?.send(frame, { durable }),
+      emit: (event, payload) => (this.emit as (e: string, p: unknown) => boolean)(event, payload),
+    });
+  }
+
+  /** Where the worker stands. */
+  get state(): DispatchState {
+    if (this.#phase === "draining") return "draining";
+    if (this.#phase === "stopped") return "closed";
+    return this.#connection?.state ?? "idle";
+  }
+
+  /** How many messages and calls run right now. */
+  get active(): number {
+    return this.#active.size;
+  }
+
+  /** How many hosted tool calls run right now (they do not count against capacity). */
+  get hostedCalls(): number {
+    return this.#hosted.running;
+  }
+
+  /**
+   * Handle each message the server routes to this worker.
+   *
+   * @example
+   * ```ts
+   * dispatch.onMessage(async (message) => dispatch.answer(message));
+   * ```
+   */
+  onMessage(handler: MessageHandler): this {
+    this.#mustNotRun("onMessage");
+    this.#onMessage = handler;
+    return this;
+  }
+
+  /**
+   * Handle each incoming phone call the server routes to this worker.
+   *
+   * @example
+   * ```ts
+   * dispatch.onCall(async (call) => crm.logCall(call.from, call.customData));
+   * ```
+   */
+  onCall(handler: CallHandler): this {
+    this.#mustNotRun("onCall");
+    this.#onCall = handler;
+    return this;
+  }
+
+  /**
+   * Host an agent's tools for every session of the agent. Call before `run()`: the worker tells
+   * the server what it hosts when it connects.
+   *
+   * @example
+   * ```ts
+   * const agent = client.agent("support");
+   * agent.tools.register({ name: "lookup_order", description: "Look up an order", parameters, run });
+   * dispatch.host(agent, { toolTimeoutMs: 60_000 });
+   * ```
+   */
+  host(agent: HostableAgent, options: HostOptions = {}): this {
+    this.#mustNotRun("host");
+    this.#hosted.host(agent, options);
+    return this;
+  }
+
+  /**
+   * Let the model reply to a message that the server sent here first (`dispatch.text: enabled`).
+   *
+   * @example
+   * ```ts
+   * dispatch.onMessage(async (message) => {
+   *   if (message.sessionId) await dispatch.answer(message);
+   * });
+   * ```
+   */
+  async answer(message: InboundMessage): Promise<void> {
+    if (!message.sessionId) {
+      throw new DispatchError(
+        "no_session",
+        `message ${message.id} came from a channel, not a session; open one with sessionFor(message, factory)`,
+      );
+    }
+    if (this.#phase === "stopped") {
+      throw new DispatchError("stopped", "the worker is stopped; it cannot answer any more");
+    }
+    if (!this.#connection) {
+      throw new DispatchError("invalid_options", "answer() needs a running worker; call run() first");
+    }
+    const workId = this.#messageWork.get(message.id);
+    this.#connection.send(
+      {
+        type: "answer",
+        sessionId: message.sessionId,
+        messageId: message.id,
+        ...(workId === undefined ? {} : { workId }),
+      },
+      { durable: true },
+    );
+  }
+
+  /**
+   * The session answering the message's channel: opened from the factory's agent the first time
+   * the channel writes, reused after.
+   *
+   * @example
+   * ```ts
+   * const session = await dispatch.sessionFor(message, () => client.agent("support"));
+   * await session.responses.create(message.text);
+   * ```
+   */
+  sessionFor<S>(message: InboundMessage, factory: SessionFactory<S>): Promise<S> {
+    return this.#channels.get(message, factory);
+  }
+
+  /**
+   * Connect to the server and take work until `stop()`. Resolves when the worker has stopped;
+   * rejects when the server refuses it (a wrong key or protocol version).
+   *
+   * @example
+   * ```ts
+   * await dispatch.run();
+   * ```
+   */
+  run(): Promise<void> {
+    if (this.#phase === "stopped") {
+      return Promise.reject(new DispatchError("stopped", "this worker was stopped; create a new Dispatch"));
+    }
+    if (this.#phase !== "idle") {
+      return Promise.reject(new DispatchError("already_running", "run() was already called"));
+    }
+    if (!this.#onMessage && !this.#onCall && this.#hosted.toolCount === 0) {
+      return Promise.reject(
+        new DispatchError(
+          "nothing_to_run",
+          "the worker has nothing to do: register onMessage or onCall, or host an agent with tools, before run()",
+        ),
+      );
+    }
+    this.#phase = "running";
+    const connection = new WorkerConnection({
+      url: this.#url,
+      hello: () => this.#hello(),
+      backoff: this.#options.backoff ?? {},
+      random: Math.random,
+      connectTimeoutMs: this.#options.connectTimeoutMs ?? 10_000,
+    });
+    this.#connection = connection;
+    connection.on("state", ({ state }) => {
+      if (this.#phase === "running") this.emit("state", { state });
+    });
+    connection.on("ready", ({ workerId, reconnected }) => {
+      this.emit("ready", { workerId, reconnected });
+      this.#sendLoad();
+    });
+    connection.on("disconnected", (event) => this.emit("disconnected", event));
+    connection.on("reconnecting", (event) => this.emit("reconnecting", event));
+    connection.on("error", (error) => this.emit("error", error));
+    connection.on("frame", (frame) => this.#onFrame(frame));
+    const settled = new Promise<void>((resolve, reject) => {
+      this.#settleRun = { resolve, reject };
+    });
+    connection.on("refused", (error) => {
+      // The server will not take this worker; nothing it runs can report anywhere.
+      for (const work of this.#active.values()) work.abort.abort(error);
+      this.#hosted.abortAll();
+      this.#phase = "stopped";
+      this.#settleRun?.reject(error);
+    });
+    connection.start();
+    return settled;
+  }
+
+  /**
+   * Stop taking work, let running messages, calls and hosted tool calls finish (up to
+   * `timeoutMs`, then they are aborted), and close the connection. Resolves with what did not
+   * finish in time.
+   *
+   * @example
+   * ```ts
+   * process.once("SIGTERM", async () => {
+   *   const { drained } = await dispatch.stop({ timeoutMs: 10_000 });
+   *   process.exit(drained ? 0 : 1);
+   * });
+   * ```
+   */
+  stop(options: StopOptions = {}): Promise<StopResult> {
+    if (this.#stopping) return this.#stopping;
+    const timeoutMs = options.timeoutMs ?? 30_000;
+    if (!Number.isFinite(timeoutMs) || timeoutMs < 0) {
+      return Promise.reject(
+        new DispatchError("invalid_options", `timeoutMs must be zero or more; got ${String(timeoutMs)}`),
+      );
+    }
+    this.#stopping = this.#drain(timeoutMs);
+    return this.#stopping;
+  }
+
+  async #drain(timeoutMs: number): Promise<StopResult> {
+    if (this.#phase !== "running") {
+      this.#phase = "stopped";
+      const result = { drained: true, unfinished: { work: [], calls: [] } };
+      this.emit("stopped", result);
+      return result;
+    }
+    this.#phase = "draining";
+    this.emit("draining");
+    this.emit("state", { state: "draining" });
+    // Capacity 0 tells the server to offer nothing more; the slots it holds are already ours.
+    this.#sendLoad();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timedOut = new Promise<"timeout">((resolve) => {
+      timer = setTimeout(() => resolve("timeout"), timeoutMs);
+    });
+    const finished = Promise.all([
+      ...[...this.#active.values()].map((w) => w.done),
+      this.#hosted.idle(),
+    ]).then(() => "done" as const);
+    const outcome = await Promise.race([finished, timedOut]);
+    clearTimeout(timer);
+    const unfinished = { work: [...this.#active.keys()], calls: this.#hosted.runningIds() };
+    if (outcome === "timeout") {
+      const reason = new DispatchError("stopped", `the worker stopped after ${timeoutMs} ms`);
+      for (const work of this.#active.values()) work.abort.abort(reason);
+      this.#hosted.abortAll();
+      // Handlers that honour the signal report in a moment; the rest are left behind, and the
+      // server offers their work again once this socket is gone.
+      await Promise.race([
+        Promise.all([...this.#active.values()].map((w) => w.done)),
+        new Promise((r) => setTimeout(r, Math.min(500, timeoutMs))),
+      ]);
+    }
+    await this.#connection?.close("worker stopped");
+    this.#phase = "stopped";
+    const result: StopResult = { drained: outcome === "done", unfinished };
+    this.emit("state", { state: "closed" });
+    this.emit("stopped", result);
+    this.#settleRun?.resolve();
+    return result;
+  }
+
+  #mustNotRun(method: string): void {
+    if (this.#phase !== "idle") {
+      throw new DispatchError(
+        this.#phase === "stopped" ? "stopped" : "already_running",
+        `${method}() must be called before run(): the server learns what a worker handles and hosts when it connects`,
+      );
+    }
+  }
+
+  #hello(): WorkerToServerFrame & { type: "worker.hello" } {
+    return {
+      type: "worker.hello",
+      protocol: PROTOCOL_VERSION,
+      apiKey: this.#apiKey,
+      secret: this.#secret,
+      workerId: this.workerId,
+      capacity: this.#phase === "draining" ? 0 : this.capacity,
+      handles: { messages: this.#onMessage !== undefined, calls: this.#onCall !== undefined },
+      hosts: this.#hosted.specs(),
+      running: { work: [...this.#active.keys()], calls: this.#hosted.runningIds() },
+    };
+  }
+
+  #sendLoad(): void {
+    const load = { active: this.#active.size, capacity: this.#phase === "draining" ? 0 : this.capacity };
+    this.#connection?.send({ type: "load", ...load });
+    this.emit("load", load);
+  }
+
+  #onFrame(frame: ServerToWorkerFrame): void {
+    switch (frame.type) {
+      case "work.offered":
+        this.#onOffer(frame);
+        return;
+      case "hosted.call":
+        this.#hosted.call(frame);
+        return;
+      case "hosted.cancel":
+        this.#hosted.cancel(frame);
+        return;
+      case "error":
+        this.emit("error", new DispatchError("protocol", `server error ${frame.code}: ${frame.message}`));
+        return;
+      default:
+        return;
+    }
+  }
+
+  #onOffer(frame: ServerToWorkerFrame & { type: "work.offered" }): void {
+    const { workId, attempt, work } = frame;
+    const send = (f: WorkerToServerFrame, durable = false) => this.#connection?.send(f, { durable });
+    if (this.#active.has(workId)) {
+      // Offered again while it still runs here (the server lost track across a reconnect).
+      send({ type: "work.accepted", workId });
+      return;
+    }
+    const finished = this.#done.get(workId);
+    if (finished) {
+      send(finished, true);
+      return;
+    }
+    const refuse = (code: (typeof REFUSAL_CODES)[number], message: string) => {
+      send({ type: "work.done", workId, error: { code, message } }, true);
+      this.emit("work.refused", { workId, code });
+    };
+    if (this.#phase !== "running") {
+      refuse("draining", "the worker is stopping");
+      return;
+    }
+    if (this.#active.size >= this.capacity) {
+      refuse("at_capacity", `the worker is full (${this.#active.size}/${this.capacity})`);
+      return;
+    }
+    const handler = work.kind === "message" ? this.#onMessage : this.#onCall;
+    if (!handler) {
+      refuse("no_handler", `the worker has no ${work.kind === "message" ? "onMessage" : "onCall"} handler`);
+      return;
+    }
+    const abort = new AbortController();
+    const context: WorkContext = { workId, attempt, signal: abort.signal };
+    const messageId = work.kind === "message" ? work.message.id : undefined;
+    if (messageId !== undefined) this.#messageWork.set(messageId, workId);
+    const entry: ActiveWork = { kind: work.kind, attempt, messageId, abort, done: Promise.resolve() };
+    this.#active.set(workId, entry);
+    send({ type: "work.accepted", workId }, true);
+    this.#sendLoad();
+    this.emit("work.started", { workId, kind: work.kind, attempt });
+    entry.done = (async () => {
+      let error: WireError | undefined;
+      try {
+        await (work.kind === "message"
+          ? (handler as MessageHandler)(work.message, context)
+          : (handler as CallHandler)(work.call, context));
+      } catch (thrown) {
+        error = toWireError(thrown);
+      }
+      const done: WorkerToServerFrame = { type: "work.done", workId, ...(error ? { error } : {}) };
+      this.#active.delete(workId);
+      if (messageId !== undefined) this.#messageWork.delete(messageId);
+      this.#done.set(workId, done);
+      if (this.#done.size > DONE_MEMORY) this.#done.delete(this.#done.keys().next().value as string);
+      send(done, true);
+      this.#sendLoad();
+      this.emit("work.finished", { workId, kind: work.kind, ...(error ? { error } : {}) });
+    })();
+  }
+}
+
+function toWireError(thrown: unknown): WireError {
+  if (thrown instanceof Error) {
+    const code = (thrown as { code?: unknown }).code;
+    return {
+      code: typeof code === "string" && code.length > 0 ? code : "handler_failed",
+      message: thrown.message,
+    };
+  }
+  return { code: "handler_failed", message: String(thrown) };
+}

@@ -1,0 +1,267 @@
+import type {
+  ConversationItem,
+  HostedAgent,
+  ServerToWorkerFrame,
+  ToolResult,
+  WorkerToServerFrame,
+} from "@patchbay/protocol";
+import { allowAll, InMemoryIdempotencyStore, ToolExecutor, type Tools, toToolResult } from "@patchbay/tools";
+import { DispatchError } from "./dispatch-error";
+
+/**
+ * An agent whose tools a worker can host, such as the handle `client.agent("support")` returns.
+ *
+ * @example
+ * ```ts
+ * const agent: HostableAgent = { name: "support", tools: new Tools().register(lookupOrder) };
+ * ```
+ */
+export interface HostableAgent {
+  readonly name: string;
+  readonly tools: Tools;
+}
+
+/**
+ * How a worker hosts an agent's tools.
+ *
+ * @example
+ * ```ts
+ * dispatch.host(agent, { toolTimeoutMs: 60_000 });
+ * ```
+ */
+export interface HostOptions {
+  /**
+   * How long the server waits for one call before telling the model it failed. Default: the
+   * server's, two minutes.
+   */
+  toolTimeoutMs?: number;
+  /** How many calls of one session run at once here; more wait their turn. Default 16. */
+  maxConcurrentCalls?: number;
+}
+
+type HostedCall = ServerToWorkerFrame & { type: "hosted.call" };
+type HostedCancel = ServerToWorkerFrame & { type: "hosted.cancel" };
+
+interface Hosted {
+  agent: HostableAgent;
+  options: HostOptions;
+}
+
+interface SessionExecutor {
+  executor: ToolExecutor;
+  calls: number;
+  /** The conversation as the latest call of this session brought it. */
+  conversation: readonly ConversationItem[];
+}
+
+interface RunningCall {
+  tool: string;
+  interruptible: boolean;
+  /** The highest delivery seen; the result answers it so the server can tell it is current. */
+  attempt: number;
+  executorKey: string;
+  held: boolean;
+  done: Promise<void>;
+}
+
+/** How the hosted tools talk back: frames to the server, events to the `Dispatch`. */
+export interface HostedToolsLink {
+  send: (frame: WorkerToServerFrame, durable: boolean) => void;
+  emit: (event: string, payload: unknown) => void;
+}
+
+/** Hosted results kept for redelivered calls, at most. */
+const STORED_RESULTS = 10_000;
+
+/**
+ * The tools a worker hosts, and the calls of them it runs. Each session of an agent gets its own
+ * `ToolExecutor` while it has calls here (the tool call context is per session); all of them
+ * share one idempotency store, so a call delivered again (same id, higher attempt) joins the
+ * running call or gets the stored result instead of running twice. Internal to `Dispatch`.
+ */
+export class HostedTools {
+  readonly #link: HostedToolsLink;
+  readonly #agents = new Map<string, Hosted>();
+  readonly #executors = new Map<string, SessionExecutor>();
+  readonly #running = new Map<string, RunningCall>();
+  readonly #store = new InMemoryIdempotencyStore({ maxEntries: STORED_RESULTS });
+  #idleWaiters: Array<() => void> = [];
+
+  constructor(link: HostedToolsLink) {
+    this.#link = link;
+  }
+
+  /** Tools across every hosted agent. */
+  get toolCount(): number {
+    let n = 0;
+    for (const { agent } of this.#agents.values()) n += agent.tools.list().length;
+    return n;
+  }
+
+  /** Calls running now. */
+  get running(): number {
+    return this.#running.size;
+  }
+
+  /** Ids of the calls running now, for `worker.hello`. */
+  runningIds(): string[] {
+    return [...this.#running.keys()];
+  }
+
+  host(agent: HostableAgent, options: HostOptions): void {
+    if (!agent || typeof agent.name !== "string" || agent.name.length === 0) {
+      throw new DispatchError("invalid_options", "host(agent): the agent needs a name");
+    }
+    if (!agent.tools || typeof agent.tools.list !== "function") {
+      throw new DispatchError("invalid_options", `host(agent): agent ${agent.name} has no tools registry`);
+    }
+    for (const [name, value] of [
+      ["toolTimeoutMs", options.toolTimeoutMs],
+      ["maxConcurrentCalls", options.maxConcurrentCalls],
+    ] as const) {
+      if (value !== undefined && (!Number.isInteger(value) || value < 1)) {
+        throw new DispatchError("invalid_options", `host(${agent.name}): ${name} must be a positive integer`);
+      }
+    }
+    this.#agents.set(agent.name, { agent, options });
+  }
+
+  /** What the worker tells the server it hosts. Read at every connect, so it is always current. */
+  specs(): HostedAgent[] {
+    return [...this.#agents.values()].map(({ agent, options }) => ({
+      agent: agent.name,
+      tools: agent.tools.list(),
+      ...(options.toolTimeoutMs === undefined ? {} : { toolTimeoutMs: options.toolTimeoutMs }),
+    }));
+  }
+
+  call(frame: HostedCall): void {
+    const running = this.#running.get(frame.callId);
+    if (running) {
+      running.attempt = Math.max(running.attempt, frame.attempt);
+      // The server may have lost the hold with the old socket; say it again.
+      if (running.held) this.#link.send({ type: "hosted.hold", callId: frame.callId }, true);
+      this.#link.emit("hosted.joined", { callId: frame.callId, attempt: frame.attempt });
+      return;
+    }
+    const hosted = this.#agents.get(frame.agent);
+    if (!hosted?.agent.tools.list().some((t) => t.name === frame.tool)) {
+      const result: ToolResult = {
+        outcome: "unknown_tool",
+        content: {
+          text: `The tool ${frame.tool} is not hosted for agent ${frame.agent} on this worker.`,
+          images: [],
+        },
+        error: { code: "not_hosted", message: `${frame.agent}/${frame.tool} is not hosted here` },
+      };
+      this.#link.send({ type: "hosted.result", callId: frame.callId, attempt: frame.attempt, result }, true);
+      return;
+    }
+    const executorKey = JSON.stringify([frame.agent, frame.sessionId]);
+    const session = this.#executorFor(executorKey, hosted, frame);
+    session.calls++;
+    session.conversation = frame.conversation;
+    const spec = hosted.agent.tools.list().find((t) => t.name === frame.tool);
+    const entry: RunningCall = {
+      tool: frame.tool,
+      interruptible: spec?.interruptible === true,
+      attempt: frame.attempt,
+      executorKey,
+      held: false,
+      done: Promise.resolve(),
+    };
+    this.#running.set(frame.callId, entry);
+    this.#link.emit("hosted.started", {
+      callId: frame.callId,
+      agent: frame.agent,
+      tool: frame.tool,
+      sessionId: frame.sessionId,
+      attempt: frame.attempt,
+    });
+    entry.done = (async () => {
+      let result: ToolResult;
+      try {
+        const outcome = await session.executor.execute(
+          { id: frame.callId, name: frame.tool, arguments: frame.arguments },
+          { attempt: frame.attempt },
+        );
+        result = toToolResult(outcome);
+      } catch (error) {
+        result = {
+          outcome: "failed",
+          content: { text: `The tool ${frame.tool} failed: ${(error as Error).message}`, images: [] },
+          error: { code: "internal", message: (error as Error).message },
+        };
+      }
+      this.#running.delete(frame.callId);
+      session.calls--;
+      if (session.calls === 0 && this.#executors.get(executorKey) === session) {
+        this.#executors.delete(executorKey);
+      }
+      this.#link.send({ type: "hosted.result", callId: frame.callId, attempt: entry.attempt, result }, true);
+      this.#link.emit("hosted.finished", { callId: frame.callId, tool: frame.tool, outcome: result.outcome });
+      if (this.#running.size === 0) {
+        const waiters = this.#idleWaiters;
+        this.#idleWaiters = [];
+        for (const wake of waiters) wake();
+      }
+    })();
+  }
+
+  cancel(frame: HostedCancel): void {
+    const running = this.#running.get(frame.callId);
+    if (!running) return;
+    // An interrupt only stops a call that allows it and has not held; the server checks too, but
+    // a hold may still be on its way to it.
+    if (frame.reason === "interrupted" && (!running.interruptible || running.held)) return;
+    this.#executors.get(running.executorKey)?.executor.cancel(frame.callId);
+  }
+
+  /** Resolves when no hosted call runs. */
+  idle(): Promise<void> {
+    if (this.#running.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+
+  /** Cancels every running call (the worker is stopping and out of time). */
+  abortAll(): void {
+    for (const [callId, running] of this.#running) {
+      this.#executors.get(running.executorKey)?.executor.cancel(callId);
+    }
+  }
+
+  #executorFor(key: string, hosted: Hosted, frame: HostedCall): SessionExecutor {
+    const known = this.#executors.get(key);
+    if (known) return known;
+    const session: SessionExecutor = {
+      executor: undefined as unknown as ToolExecutor,
+      calls: 0,
+      conversation: frame.conversation,
+    };
+    const executor = new ToolExecutor({
+      tools: hosted.agent.tools,
+      sessionId: frame.sessionId,
+      user: frame.user,
+      conversation: () => session.conversation,
+      // The server asks the user before it routes a call here; asking again would hang.
+      approvalGate: allowAll,
+      idempotencyStore: this.#store,
+      maxConcurrentCalls: hosted.options.maxConcurrentCalls ?? 16,
+      // The server's clock decides when a call has timed out (it cancels it here then); this
+      // bound only stops a call that outlives every message from the server.
+      defaultTimeoutMs: hosted.options.toolTimeoutMs ?? frame.timeoutMs,
+    });
+    session.executor = executor;
+    executor.on("progress", ({ callId, text }) =>
+      this.#link.send({ type: "hosted.progress", callId, text }, false),
+    );
+    executor.on("say", ({ callId, text }) => this.#link.send({ type: "hosted.say", callId, text }, false));
+    executor.on("held", ({ callId }) => {
+      const running = this.#running.get(callId);
+      if (running) running.held = true;
+      this.#link.send({ type: "hosted.hold", callId }, true);
+    });
+    this.#executors.set(key, session);
+    return session;
+  }
+}

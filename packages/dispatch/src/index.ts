@@ -1,0 +1,19 @@
+export type { BackoffPolicy } from "./backoff";
+export { backoffDelay, DEFAULT_BACKOFF } from "./backoff";
+export type { ChannelSessionOptions, SessionFactory, SessionSource } from "./channel-sessions";
+export type {
+  CallHandler,
+  DispatchEvents,
+  DispatchOptions,
+  DispatchState,
+  MessageHandler,
+  StopOptions,
+  StopResult,
+  WorkContext,
+} from "./dispatch";
+export { Dispatch, REFUSAL_CODES } from "./dispatch";
+export type { DispatchErrorCode } from "./dispatch-error";
+export { DispatchError, DispatchErrorCodes } from "./dispatch-error";
+export type { HostableAgent, HostOptions } from "./hosted-tools";
+export type { ConnectionState } from "./worker-connection";
+export { WORKER_PATH, workerSocketUrl } from "./worker-url";
