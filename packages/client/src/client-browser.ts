@@ -1,0 +1,26 @@
+import { ClientCore, type ClientOptions } from "./client-core";
+import type { WebSocketLike } from "./websocket-like";
+
+/**
+ * The Patchbay session client for browsers: one native WebSocket per client, shared by all its
+ * sessions, opened on first use and kept alive across drops. A page authenticates with a user
+ * token its backend minted (`setUser`), and may pass a `tokenProvider` to refresh it.
+ *
+ * @example
+ * ```ts
+ * import { Client } from "@patchbay/client";
+ * const client = new Client({ baseUrl: location.origin, tokenProvider: () => fetch("/token").then((r) => r.text()) });
+ * client.setUser({ id: "user_42" }, initialToken);
+ * const session = await client.agent("support").sessions.create({ tools });
+ * ```
+ */
+export class Client extends ClientCore {
+  constructor(options: ClientOptions) {
+    super(options, (url) => {
+      // Looked up at dial time, not import time, so the module can load where there is none (SSR).
+      const NativeWebSocket = globalThis.WebSocket;
+      if (!NativeWebSocket) throw new TypeError("this runtime has no WebSocket; pass createSocket");
+      return new NativeWebSocket(url) as unknown as WebSocketLike;
+    });
+  }
+}

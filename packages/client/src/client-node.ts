@@ -1,0 +1,22 @@
+import WebSocket from "ws";
+import { ClientCore, type ClientOptions } from "./client-core";
+import type { WebSocketLike } from "./websocket-like";
+
+/**
+ * The Patchbay session client for Node: one WebSocket (from `ws`) per client, shared by all its
+ * sessions, opened on first use and kept alive across drops. A backend passes `apiKey` and
+ * `secret`, acts for any user and mints user tokens.
+ *
+ * @example
+ * ```ts
+ * import { Client } from "@patchbay/client";
+ * const client = new Client({ baseUrl: "http://127.0.0.1:8787", apiKey, secret });
+ * const session = await client.agent("support").sessions.create({ userId: "user_42" });
+ * console.log((await session.responses.create("Where is my order?")).text);
+ * ```
+ */
+export class Client extends ClientCore {
+  constructor(options: ClientOptions) {
+    super(options, (url) => new WebSocket(url) as unknown as WebSocketLike);
+  }
+}

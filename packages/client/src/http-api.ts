@@ -1,0 +1,160 @@
+import type { ConversationItem, JsonObject, SessionEvent, SessionInfo } from "@patchbay/protocol";
+import { ClientError, errorFromWire, ProtocolViolationError, RateLimitedError, TimeoutError } from "./errors";
+
+/**
+ * A session and its conversation, as `GET /v1/sessions/:id` returns them.
+ *
+ * @example
+ * ```ts
+ * const { session, conversation } = await client.agent("support").sessions.get(id);
+ * ```
+ */
+export interface SessionSnapshot {
+  session: SessionInfo;
+  conversation: ConversationItem[];
+}
+
+/**
+ * A page of a session's event log, as `GET /v1/sessions/:id/events` returns it.
+ *
+ * @example
+ * ```ts
+ * const { events, lastSeq } = await api.events("s_1", { after: 17 });
+ * ```
+ */
+export interface EventPage {
+  events: SessionEvent[];
+  lastSeq: number;
+}
+
+/**
+ * How {@link HttpApi} reaches the server: where it is, how to authenticate a request, and how
+ * long to wait for an answer.
+ *
+ * @example
+ * ```ts
+ * new HttpApi({ baseUrl: "http://127.0.0.1:8787", headers: async () => ({ authorization: `Bearer ${token}` }) });
+ * ```
+ */
+export interface HttpApiOptions {
+  baseUrl: string;
+  headers: () => Promise<Record<string, string>>;
+  timeoutMs?: number;
+  fetch?: typeof fetch;
+}
+
+/**
+ * The server's HTTP API, for what needs no socket: get, list and delete sessions, read the event
+ * log. Every failure is a typed {@link ClientError}.
+ *
+ * @example
+ * ```ts
+ * const api = new HttpApi({ baseUrl, headers: async () => ({ "x-api-key": key, authorization: `Bearer ${secret}` }) });
+ * const { sessions } = await api.listSessions("support", { userId: "u_1" });
+ * ```
+ */
+export class HttpApi {
+  readonly #options: HttpApiOptions;
+  constructor(options: HttpApiOptions) {
+    this.#options = options;
+  }
+
+  /** `POST /v1/agents/:agent/sessions`: a session created without a socket. */
+  createSession(agent: string, body: { userId?: string; metadata?: JsonObject }): Promise<SessionInfo> {
+    return this.#request("POST", `/v1/agents/${encodeURIComponent(agent)}/sessions`, body);
+  }
+
+  /** `GET /v1/sessions/:id`. */
+  getSession(sessionId: string): Promise<SessionSnapshot> {
+    return this.#request("GET", `/v1/sessions/${encodeURIComponent(sessionId)}`);
+  }
+
+  /** `GET /v1/agents/:agent/sessions?userId=`. */
+  async listSessions(agent: string, query: { userId?: string } = {}): Promise<SessionInfo[]> {
+    const search = query.userId === undefined ? "" : `?userId=${encodeURIComponent(query.userId)}`;
+    const body = await this.#request<{ sessions: SessionInfo[] }>(
+      "GET",
+      `/v1/agents/${encodeURIComponent(agent)}/sessions${search}`,
+    );
+    return body.sessions;
+  }
+
+  /** `DELETE /v1/sessions/:id`. */
+  async deleteSession(sessionId: string): Promise<void> {
+    await this.#request("DELETE", `/v1/sessions/${encodeURIComponent(sessionId)}`);
+  }
+
+  /** `GET /v1/sessions/:id/events?after=&limit=`. */
+  events(sessionId: string, query: { after: number; limit?: number }): Promise<EventPage> {
+    const limit = query.limit === undefined ? "" : `&limit=${query.limit}`;
+    return this.#request(
+      "GET",
+      `/v1/sessions/${encodeURIComponent(sessionId)}/events?after=${query.after}${limit}`,
+    );
+  }
+
+  async #request<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const doFetch = this.#options.fetch ?? globalThis.fetch;
+    const headers: Record<string, string> = {
+      accept: "application/json",
+      ...(await this.#options.headers()),
+    };
+    if (body !== undefined) headers["content-type"] = "application/json";
+    const timeoutMs = this.#options.timeoutMs ?? 15_000;
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), timeoutMs);
+    let response: Response;
+    try {
+      response = await doFetch(new URL(path, this.#options.baseUrl), {
+        method,
+        headers,
+        body: body === undefined ? null : JSON.stringify(body),
+        signal: controller.signal,
+      });
+    } catch (error) {
+      if (controller.signal.aborted) {
+        throw new TimeoutError(`${method} ${path} got no answer within ${timeoutMs} ms`, { cause: error });
+      }
+      throw new ClientError("disconnected", `${method} ${path} failed: ${(error as Error).message}`, {
+        cause: error,
+      });
+    } finally {
+      clearTimeout(timer);
+    }
+    if (response.status === 204) return undefined as T;
+    const text = await response.text();
+    let parsed: unknown;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch (error) {
+      throw new ProtocolViolationError(
+        `${method} ${path} answered ${response.status} with a body that is not JSON`,
+        {
+          cause: error,
+        },
+      );
+    }
+    if (response.ok) return parsed as T;
+    const wire = (parsed as { error?: { code?: unknown; message?: unknown; path?: unknown } } | undefined)
+      ?.error;
+    const code = typeof wire?.code === "string" ? wire.code : statusCode(response.status);
+    const message =
+      typeof wire?.message === "string" ? wire.message : `${method} ${path}: HTTP ${response.status}`;
+    if (response.status === 429) {
+      const retryAfter = Number(response.headers.get("retry-after"));
+      const options: { wireCode: string; retryAfterMs?: number } = { wireCode: code };
+      if (Number.isFinite(retryAfter) && retryAfter >= 0) options.retryAfterMs = retryAfter * 1000;
+      throw new RateLimitedError(message, options);
+    }
+    const error = { code, message } as { code: string; message: string; path?: string };
+    if (typeof wire?.path === "string") error.path = wire.path;
+    throw errorFromWire(error);
+  }
+}
+
+function statusCode(status: number): string {
+  if (status === 401 || status === 403) return "unauthorized";
+  if (status === 404) return "not_found";
+  if (status === 400 || status === 413) return "invalid_frame";
+  return "internal";
+}

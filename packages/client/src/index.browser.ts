@@ -1,0 +1,47 @@
+export type {
+  ApprovalOutcome,
+  ApprovalRequest,
+  ConversationItem,
+  ImageContent,
+  MessageItem,
+  SessionInfo,
+  ToolCallItem,
+  ToolCallStatus,
+  User,
+} from "@patchbay/protocol";
+export type { ToolCallContext, ToolDefinition } from "@patchbay/tools";
+export { ToolError, ToolOutput, Tools } from "@patchbay/tools";
+export type { BackoffOptions } from "./backoff";
+export { backoffDelay } from "./backoff";
+export { Client } from "./client-browser";
+export type {
+  AgentHandle,
+  AgentSessions,
+  ClientCore,
+  ClientEvents,
+  ClientOptions,
+  CreateSessionOptions,
+  ResumeSessionOptions,
+} from "./client-core";
+export type { ConnectionState, HelloAuth } from "./connection";
+export type { ClientErrorCode, ClientErrorOptions } from "./errors";
+export {
+  AuthError,
+  ClientError,
+  DisconnectedError,
+  errorFromWire,
+  NotFoundError,
+  ProtocolViolationError,
+  RateLimitedError,
+  ResponseFailedError,
+  ServerError,
+  TimeoutError,
+} from "./errors";
+export type { EventPage, SessionSnapshot } from "./http-api";
+export type { ResponseReason, ResponseResult } from "./response";
+export { Response } from "./response";
+export type { CreateResponseOptions, SessionEvents } from "./session";
+export { Session } from "./session";
+export type { UserTokenOptions } from "./user-token";
+export { createUserToken, tokenExpiresAt, USER_TOKEN_AUDIENCE } from "./user-token";
+export type { WebSocketFactory, WebSocketLike } from "./websocket-like";

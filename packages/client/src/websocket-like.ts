@@ -1,0 +1,34 @@
+/**
+ * The part of the WebSocket API the client uses. The browser's native `WebSocket` and the `ws`
+ * package's `WebSocket` both fit it, so everything but the runtime entry is shared.
+ *
+ * @example
+ * ```ts
+ * const socket: WebSocketLike = new WebSocket("ws://127.0.0.1:8787/v1/client");
+ * ```
+ */
+export interface WebSocketLike {
+  readonly readyState: number;
+  onopen: ((event: any) => void) | null;
+  onmessage: ((event: { data: unknown }) => void) | null;
+  onclose: ((event: { code: number; reason: string }) => void) | null;
+  onerror: ((event: any) => void) | null;
+  send(data: string): void;
+  close(code?: number, reason?: string): void;
+  /** `ws` only: drop the connection without the closing handshake. */
+  terminate?: () => void;
+}
+
+/**
+ * Opens a socket to a URL. The Node entry passes one built on `ws`, the browser entry one built
+ * on the native `WebSocket`; tests and unusual runtimes can pass their own.
+ *
+ * @example
+ * ```ts
+ * const createSocket: WebSocketFactory = (url) => new WebSocket(url);
+ * ```
+ */
+export type WebSocketFactory = (url: string) => WebSocketLike;
+
+/** `WebSocket.OPEN`, spelled out so the shared code needs no WebSocket global. */
+export const SOCKET_OPEN = 1;
