@@ -1,0 +1,249 @@
+import { createServer as createHttpServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createModel, type LanguageModel } from "@patchbay/models";
+import { allowAll, InMemoryIdempotencyStore, ToolExecutor, type Tools } from "@patchbay/tools";
+import { type AgentConfig, type AgentFileInput, defineAgent, loadAgentConfigs } from "./agent-config";
+import { Authenticator } from "./auth";
+import { type ClientSocketLimits, ClientSocketServer } from "./client-socket";
+import type { DispatchContext, DispatchExtension } from "./dispatch-seams";
+import { ServerError } from "./errors";
+import { createHttpApi, type HttpApiLimits } from "./http-api";
+import type { LiveSessionDeps } from "./live-session";
+import { createLogger, type Logger, type LogLevel } from "./logger";
+import { ServerMetrics } from "./metrics";
+import { recoverInterruptedTurns } from "./recovery";
+import { ServerToolBackend } from "./server-tool-backend";
+import { SessionManager } from "./session-manager";
+import { SqliteStore } from "./sqlite-store";
+import type { Store } from "./store";
+
+/**
+ * Options of {@link createServer}. Everything has a default except the credentials (options or
+ * `PATCHBAY_API_KEY` / `PATCHBAY_API_SECRET`) and a place for data (`dataDir` or `store`).
+ *
+ * @example
+ * ```ts
+ * const options: CreateServerOptions = { port: 0, dataDir: "./data", configDir: "./config", apiKey, secret };
+ * ```
+ */
+export interface CreateServerOptions {
+  /** Port to listen on; 0 picks a free one. Default 8787. */
+  port?: number;
+  /** Interface to bind. Default `127.0.0.1` (put a reverse proxy in front for the outside). */
+  host?: string;
+  /** Directory of the SQLite store. Ignored when `store` is given. */
+  dataDir?: string;
+  /** A store of your own (a server database). */
+  store?: Store;
+  /** Directory holding `agents/<name>.yaml`. */
+  configDir?: string;
+  /** Agents given in code, by id, in the same shape as an agent file. */
+  agents?: Record<string, AgentFileInput>;
+  apiKey?: string;
+  secret?: string;
+  /** Tools that run in the server process for every session (until workers host them). */
+  tools?: Tools;
+  /** Builds an agent's model; default `createModel(agent.model, env)`. */
+  createModel?: (agent: AgentConfig) => LanguageModel;
+  /** Environment for API keys; default `process.env`. */
+  env?: Record<string, string | undefined>;
+  logger?: Logger;
+  logLevel?: LogLevel;
+  clientSocket?: Partial<ClientSocketLimits>;
+  http?: Partial<HttpApiLimits>;
+  /** Quiet period of the progress coalescing rule. Default 250 ms. */
+  progressIntervalMs?: number;
+  /** How long a shutdown waits for running turns. Default 10 s. */
+  shutdownGraceMs?: number;
+  /** Installs the dispatch module (workers, routing of messages and hosted tools). */
+  dispatch?: (context: DispatchContext) => DispatchExtension;
+  /** Adds Node's process metrics to `/metrics`. Default false (one server per process sets it). */
+  processMetrics?: boolean;
+}
+
+/**
+ * A running server.
+ *
+ * @example
+ * ```ts
+ * const server = await createServer({ port: 0, dataDir, agents, apiKey, secret });
+ * console.log(server.url, server.wsUrl);
+ * await server.close();
+ * ```
+ */
+export interface PatchbayServer {
+  /** `http://host:port` */
+  url: string;
+  /** `ws://host:port/v1/client` */
+  wsUrl: string;
+  port: number;
+  host: string;
+  agents: ReadonlyMap<string, AgentConfig>;
+  store: Store;
+  sessions: SessionManager;
+  metrics: ServerMetrics;
+  authenticator: Authenticator;
+  logger: Logger;
+  /** Stops accepting, ends or hands back running work (bounded), closes sockets and the store. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a Patchbay server: loads and checks the agents (a bad agent file is refused with its
+ * file and line), opens the store, ends turns a previous process left running, and listens for
+ * the HTTP API and the `/v1/client` socket.
+ *
+ * @example
+ * ```ts
+ * const server = await createServer({
+ *   port: 0, dataDir: "./data", apiKey: "pk_dev", secret: "a long random secret",
+ *   agents: { support: { instructions: "Be brief.", model: { provider: "scripted", rules: [] } } },
+ * });
+ * ```
+ */
+export async function createServer(options: CreateServerOptions = {}): Promise<PatchbayServer> {
+  const env = options.env ?? process.env;
+  const logger = options.logger ?? createLogger({ level: options.logLevel ?? "info" });
+  const apiKey = options.apiKey ?? env.PATCHBAY_API_KEY;
+  const secret = options.secret ?? env.PATCHBAY_API_SECRET;
+  if (!apiKey || !secret) {
+    throw new ServerError(
+      "invalid_config",
+      "an API key and a secret are required: pass apiKey and secret, or set PATCHBAY_API_KEY and PATCHBAY_API_SECRET",
+    );
+  }
+  const agents = new Map<string, AgentConfig>();
+  if (options.configDir !== undefined)
+    for (const [id, agent] of loadAgentConfigs(options.configDir)) agents.set(id, agent);
+  for (const [id, input] of Object.entries(options.agents ?? {})) {
+    if (agents.has(id))
+      throw new ServerError("invalid_config", `agent '${id}' is defined in code and in a file`);
+    agents.set(id, defineAgent(id, input));
+  }
+  const models = new Map<string, LanguageModel>();
+  for (const agent of agents.values()) {
+    try {
+      models.set(agent.id, options.createModel ? options.createModel(agent) : createModel(agent.model, env));
+    } catch (error) {
+      throw new ServerError(
+        "invalid_config",
+        `agent '${agent.id}'${agent.file ? ` (${agent.file})` : ""}: model: ${(error as Error).message}`,
+        { cause: error },
+      );
+    }
+  }
+
+  if (!options.store && options.dataDir === undefined) {
+    throw new ServerError("invalid_config", "a data directory (dataDir) or a store is required");
+  }
+  const store = options.store ?? new SqliteStore({ dataDir: options.dataDir! });
+  const metrics = new ServerMetrics({ defaultMetrics: options.processMetrics ?? false });
+  const authenticator = new Authenticator({ apiKey, secret });
+  const progressIntervalMs = options.progressIntervalMs ?? 250;
+  const idempotency = new InMemoryIdempotencyStore();
+
+  await recoverInterruptedTurns(store, logger);
+
+  let extension: DispatchExtension | undefined;
+  const deps = (agent: AgentConfig): LiveSessionDeps => ({
+    model: models.get(agent.id)!,
+    logger,
+    metrics,
+    progressIntervalMs,
+    ...(options.tools ? { serverTools: serverToolsFor(options.tools, agent, idempotency) } : {}),
+    ...(extension?.hostedTools ? { hostedTools: extension.hostedTools } : {}),
+    ...(extension?.messageRouter ? { messageRouter: extension.messageRouter } : {}),
+  });
+  const sessions = new SessionManager({ store, agents, deps, logger, metrics });
+  extension = options.dispatch?.({ authenticator, store, sessions, agents, logger, metrics });
+
+  let accepting = false;
+  const clients = new ClientSocketServer({
+    authenticator,
+    sessions,
+    logger,
+    metrics,
+    ...(options.clientSocket ? { limits: options.clientSocket } : {}),
+  });
+  const handle = createHttpApi({
+    authenticator,
+    sessions,
+    metrics,
+    logger,
+    isReady: () => accepting && (extension?.isReady?.() ?? true),
+    ...(options.http ? { limits: options.http } : {}),
+    ...(extension?.http ? { extensions: [extension.http] } : {}),
+  });
+  const http: Server = createHttpServer((req, res) => void handle(req, res));
+  http.on("upgrade", (req, socket, head) => {
+    const path = new URL(req.url ?? "/", "http://localhost").pathname;
+    if (!accepting) {
+      socket.end("HTTP/1.1 503 Service Unavailable\r\nconnection: close\r\n\r\n");
+      return;
+    }
+    if (path === "/v1/client") return clients.handleUpgrade(req, socket, head);
+    if (extension?.handleUpgrade?.(req, socket, head)) return;
+    socket.end("HTTP/1.1 404 Not Found\r\nconnection: close\r\n\r\n");
+  });
+
+  const host = options.host ?? "127.0.0.1";
+  await new Promise<void>((resolve, reject) => {
+    http.once("error", reject);
+    http.listen(options.port ?? 8787, host, () => {
+      http.off("error", reject);
+      resolve();
+    });
+  });
+  accepting = true;
+  const port = (http.address() as AddressInfo).port;
+  const urlHost = host.includes(":") ? `[${host}]` : host;
+  const url = `http://${urlHost}:${port}`;
+  logger.info("patchbay server listening", { url, agents: [...agents.keys()] });
+
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      accepting = false;
+      const stopped = new Promise<void>((resolve) => http.close(() => resolve()));
+      http.closeIdleConnections();
+      await sessions.close(options.shutdownGraceMs ?? 10_000);
+      await extension?.close?.();
+      await clients.close(1001, "server shutting down");
+      http.closeAllConnections();
+      await stopped;
+      await store.close();
+      logger.info("patchbay server stopped");
+    })();
+    return closing;
+  };
+
+  return {
+    url,
+    wsUrl: `ws://${urlHost}:${port}/v1/client`,
+    port,
+    host,
+    agents,
+    store,
+    sessions,
+    metrics,
+    authenticator,
+    logger,
+    close,
+  };
+}
+
+function serverToolsFor(tools: Tools, agent: AgentConfig, idempotencyStore: InMemoryIdempotencyStore) {
+  return (runtime: import("./session-runtime").SessionRuntime) =>
+    new ServerToolBackend(
+      new ToolExecutor({
+        tools,
+        sessionId: runtime.id,
+        user: { id: runtime.userId },
+        conversation: () => runtime.conversation(),
+        approvalGate: allowAll,
+        idempotencyStore,
+        maxConcurrentCalls: agent.maxConcurrentToolCalls,
+      }),
+      () => tools.list(),
+    );
+}

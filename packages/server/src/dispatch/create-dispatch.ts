@@ -1,0 +1,141 @@
+import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
+import { DEFAULT_MAX_FRAME_BYTES } from "@patchbay/protocol";
+import { WebSocketServer } from "ws";
+import type { DispatchContext, DispatchExtension } from "../dispatch-seams";
+import { DispatchMessageRouter } from "./dispatch-message-router";
+import { DispatchMetrics } from "./dispatch-metrics";
+import { inboundRoutes } from "./inbound-routes";
+import { WorkRouter } from "./work-router";
+import { WorkerRegistry } from "./worker-registry";
+import { acceptWorkerSocket, WorkerCloseCodes } from "./worker-socket";
+import { WorkerToolRouter } from "./worker-tool-router";
+
+/** The path of the worker socket. */
+export const WORKER_SOCKET_PATH = "/v1/worker";
+
+/**
+ * Tuning of the dispatch module. Every field has a default.
+ *
+ * @example
+ * ```ts
+ * createServer({ dispatch: (context) => createDispatch(context, { heartbeatIntervalMs: 5_000 }) });
+ * ```
+ */
+export interface DispatchServerOptions {
+  /** How often the server pings each worker; a worker silent for two intervals is dropped. Default 15 s. */
+  heartbeatIntervalMs?: number;
+  /** How long a new worker socket has to say hello. Default 10 s. */
+  helloTimeoutMs?: number;
+  /** Messages and calls that may wait for a free worker. Default 256. */
+  maxQueue?: number;
+  /** How long work may wait for a free worker before it is dropped. Default 30 s. */
+  queueTimeoutMs?: number;
+  /** Largest frame a worker may send. Default 5 MiB. */
+  maxFrameBytes?: number;
+}
+
+/**
+ * The dispatch module as the server hosts it, with its parts exposed for tests and metrics.
+ *
+ * @example
+ * ```ts
+ * const dispatch = createDispatch(context);
+ * dispatch.registry.size; // connected workers
+ * ```
+ */
+export interface DispatchModule extends DispatchExtension {
+  readonly registry: WorkerRegistry;
+  readonly work: WorkRouter;
+  readonly tools: WorkerToolRouter;
+  readonly metrics: DispatchMetrics;
+}
+
+/**
+ * Builds the server side of dispatch: the `/v1/worker` socket and its worker registry, routing
+ * of messages and incoming calls to the worker with the most free capacity (reserved at offer),
+ * a bounded queue when all are full, hosted tool calls delivered exactly once across workers,
+ * `dispatch: { text: enabled }` message routing, and the inbound message and call endpoints.
+ * Pass it to `createServer`.
+ *
+ * @example
+ * ```ts
+ * import { createDispatch, createServer } from "@patchbay/server";
+ * const server = await createServer({ dataDir, configDir, apiKey, secret, dispatch: createDispatch });
+ * ```
+ */
+export function createDispatch(
+  context: DispatchContext,
+  options: DispatchServerOptions = {},
+): DispatchModule {
+  const logger = context.logger.child({ component: "dispatch" });
+  const metrics = new DispatchMetrics(context.metrics.registry, { workersGauge: context.metrics.workers });
+  const registry = new WorkerRegistry();
+  const work = new WorkRouter({
+    registry,
+    metrics,
+    logger,
+    ...(options.maxQueue === undefined ? {} : { maxQueue: options.maxQueue }),
+    ...(options.queueTimeoutMs === undefined ? {} : { queueTimeoutMs: options.queueTimeoutMs }),
+  });
+  const tools = new WorkerToolRouter({ registry, metrics, logger });
+  const maxFrameBytes = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
+  const messages = new DispatchMessageRouter(work, {
+    mediaCount: async (sessionId, messageId) => {
+      // The live session holds its conversation in memory; the store is the fallback.
+      const live = context.sessions.loaded().find((session) => session.id === sessionId);
+      const items = live ? live.runtime.conversation() : await context.store.conversation(sessionId);
+      const item = items.find((candidate) => candidate.id === messageId);
+      return item?.type === "message" ? (item.images?.length ?? 0) : 0;
+    },
+  });
+  const sockets = new WebSocketServer({ noServer: true, maxPayload: maxFrameBytes });
+  const deps = {
+    checkApiKey: (apiKey: string, secret: string | undefined) =>
+      context.authenticator.checkApiKey(apiKey, secret),
+    registry,
+    work,
+    tools,
+    heartbeatIntervalMs: options.heartbeatIntervalMs ?? 15_000,
+    maxFrameBytes,
+    metrics,
+    logger,
+    ...(options.helloTimeoutMs === undefined ? {} : { helloTimeoutMs: options.helloTimeoutMs }),
+  };
+
+  return {
+    registry,
+    work,
+    tools,
+    metrics,
+    hostedTools: tools,
+    messageRouter: messages,
+    handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): boolean {
+      const path = new URL(request.url ?? "/", "http://localhost").pathname;
+      if (path !== WORKER_SOCKET_PATH) return false;
+      sockets.handleUpgrade(request, socket, head, (ws) => acceptWorkerSocket(ws, deps));
+      return true;
+    },
+    http: inboundRoutes({
+      authenticator: context.authenticator,
+      work,
+      agentExists: (agent) => context.agents.has(agent),
+      logger,
+    }),
+    isReady: () => true,
+    async close() {
+      work.close();
+      tools.close();
+      for (const ws of sockets.clients) ws.close(WorkerCloseCodes.shutdown, "server shutting down");
+      await new Promise<void>((resolve) => {
+        const cut = setTimeout(() => {
+          for (const ws of sockets.clients) ws.terminate();
+        }, 2_000);
+        sockets.close(() => {
+          clearTimeout(cut);
+          resolve();
+        });
+      });
+    },
+  };
+}

@@ -1,0 +1,15 @@
+export type { DispatchModule, DispatchServerOptions } from "./create-dispatch";
+export { createDispatch, WORKER_SOCKET_PATH } from "./create-dispatch";
+export type { MediaCounter, MessageRouteRequestWithMedia } from "./dispatch-message-router";
+export { DispatchMessageRouter } from "./dispatch-message-router";
+export { DispatchMetrics } from "./dispatch-metrics";
+export type { InboundRoutesOptions } from "./inbound-routes";
+export { InboundCallBody, InboundMessageBody, inboundRoutes } from "./inbound-routes";
+export type { WorkHooks, WorkOutcome, WorkPayload, WorkReceipt, WorkRouterOptions } from "./work-router";
+export { WorkRouter } from "./work-router";
+export type { ConnectedWorker } from "./worker-registry";
+export { hostsFromHello, WorkerRegistry } from "./worker-registry";
+export type { WorkerSocketDeps } from "./worker-socket";
+export { acceptWorkerSocket, WorkerCloseCodes } from "./worker-socket";
+export type { WorkerToolRouterOptions } from "./worker-tool-router";
+export { WorkerToolRouter } from "./worker-tool-router";

@@ -1,0 +1,221 @@
+import {
+  DEFAULT_MAX_FRAME_BYTES,
+  decodeFrame,
+  PROTOCOL_VERSION,
+  type ServerToWorkerFrame,
+  type WorkerToServerFrame,
+} from "@patchbay/protocol";
+import WebSocket from "ws";
+import { type Logger, silentLogger } from "../logger";
+import type { DispatchMetrics } from "./dispatch-metrics";
+import type { WorkRouter } from "./work-router";
+import { type ConnectedWorker, hostsFromHello, type WorkerRegistry } from "./worker-registry";
+import type { WorkerToolRouter } from "./worker-tool-router";
+
+/**
+ * What a worker socket needs from the rest of the server.
+ *
+ * @example
+ * ```ts
+ * acceptWorkerSocket(ws, { checkApiKey, registry, work, tools, heartbeatIntervalMs: 15_000 });
+ * ```
+ */
+export interface WorkerSocketDeps {
+  /** Throws when the key or secret is wrong. */
+  checkApiKey: (apiKey: string, secret: string | undefined) => void;
+  registry: WorkerRegistry;
+  work: WorkRouter;
+  tools: WorkerToolRouter;
+  /** How often the server pings; a worker silent for two intervals is dropped. */
+  heartbeatIntervalMs: number;
+  /** How long a new socket has to say hello. Default 10 s. */
+  helloTimeoutMs?: number;
+  maxFrameBytes?: number;
+  metrics?: DispatchMetrics;
+  logger?: Logger;
+}
+
+/** Close codes of the worker socket. */
+export const WorkerCloseCodes = {
+  /** The worker did not say hello in time, or spoke out of turn. */
+  protocol: 4400,
+  /** The key or secret was wrong. */
+  unauthorized: 4401,
+  /** A newer socket of the same worker replaced this one. */
+  replaced: 4409,
+  /** The worker stopped answering heartbeats. */
+  heartbeat: 4408,
+  /** The server is shutting down. */
+  shutdown: 1001,
+} as const;
+
+/**
+ * Runs one `/v1/worker` socket: the hello handshake (API key and secret, protocol version), the
+ * worker's registration and what it still runs, heartbeats both ways, and every later frame to
+ * the work router or the hosted tool router. When the socket goes, so does the worker, and its
+ * unfinished work and calls go elsewhere.
+ *
+ * @example
+ * ```ts
+ * wss.on("connection", (ws) => acceptWorkerSocket(ws, deps));
+ * ```
+ */
+export function acceptWorkerSocket(ws: WebSocket, deps: WorkerSocketDeps): void {
+  const logger = deps.logger ?? silentLogger;
+  const maxFrameBytes = deps.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
+  const send = (frame: ServerToWorkerFrame) => {
+    if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(frame));
+  };
+  const refuse = (code: string, message: string, closeCode: number) => {
+    send({ type: "error", code, message });
+    ws.close(closeCode, message.slice(0, 120));
+  };
+
+  let worker: ConnectedWorker | undefined;
+  let lastHeard = Date.now();
+  let heartbeat: ReturnType<typeof setInterval> | undefined;
+  const helloTimer = setTimeout(() => {
+    if (!worker)
+      refuse("invalid_frame", "no worker.hello within the time allowed", WorkerCloseCodes.protocol);
+  }, deps.helloTimeoutMs ?? 10_000);
+
+  ws.on("message", (data, isBinary) => {
+    lastHeard = Date.now();
+    const decoded = decodeFrame(isBinary ? new Uint8Array(data as Buffer) : String(data), {
+      channel: "worker-to-server",
+      maxBytes: maxFrameBytes,
+    });
+    if (!decoded.ok) {
+      const { code, message, path } = decoded.error;
+      if (!worker) {
+        refuse(code, message, WorkerCloseCodes.protocol);
+        return;
+      }
+      send({ type: "error", code, message, ...(path === undefined ? {} : { path }) });
+      return;
+    }
+    const frame = decoded.frame;
+    if (!worker) {
+      if (frame.type !== "worker.hello") {
+        refuse(
+          "invalid_frame",
+          `the first frame must be worker.hello, not ${frame.type}`,
+          WorkerCloseCodes.protocol,
+        );
+        return;
+      }
+      worker = hello(frame);
+      return;
+    }
+    onFrame(worker, frame);
+  });
+
+  function hello(frame: WorkerToServerFrame & { type: "worker.hello" }): ConnectedWorker | undefined {
+    clearTimeout(helloTimer);
+    if (frame.protocol !== PROTOCOL_VERSION) {
+      refuse(
+        "protocol_version",
+        `this server speaks protocol ${PROTOCOL_VERSION}, the worker ${frame.protocol}`,
+        WorkerCloseCodes.protocol,
+      );
+      return undefined;
+    }
+    try {
+      deps.checkApiKey(frame.apiKey, frame.secret);
+    } catch (error) {
+      logger.warn("worker refused", { workerId: frame.workerId, reason: (error as Error).message });
+      refuse("unauthorized", (error as Error).message, WorkerCloseCodes.unauthorized);
+      return undefined;
+    }
+    const connected: ConnectedWorker = {
+      id: frame.workerId,
+      capacity: frame.capacity,
+      handles: frame.handles,
+      hosts: hostsFromHello(frame.hosts),
+      reserved: new Set(),
+      calls: new Set(),
+      lastGivenAt: 0,
+      send,
+      terminate: () => ws.terminate(),
+    };
+    const replaced = deps.registry.add(connected);
+    // What the worker still runs is its own before anything else is decided, so the replaced
+    // socket's leftovers (below) do not hand it to someone else.
+    deps.work.adopt(connected, frame.running.work);
+    deps.tools.adopt(connected, frame.running.calls);
+    if (replaced) {
+      logger.info("worker replaced by a newer socket", { workerId: frame.workerId });
+      deps.work.onWorkerGone(replaced);
+      deps.tools.onWorkerGone(replaced);
+      replaced.terminate();
+    }
+    deps.metrics?.workers.set(deps.registry.size);
+    send({
+      type: "worker.ready",
+      protocol: PROTOCOL_VERSION,
+      workerId: connected.id,
+      heartbeatIntervalMs: deps.heartbeatIntervalMs,
+      maxFrameBytes,
+    });
+    logger.info("worker connected", {
+      workerId: connected.id,
+      capacity: connected.capacity,
+      hosts: frame.hosts.map((h) => `${h.agent}:${h.tools.map((t) => t.name).join(",")}`),
+      running: frame.running,
+    });
+    heartbeat = setInterval(() => {
+      if (Date.now() - lastHeard > 2 * deps.heartbeatIntervalMs) {
+        logger.warn("worker missed its heartbeats; dropping it", { workerId: connected.id });
+        ws.close(WorkerCloseCodes.heartbeat, "heartbeat timeout");
+        // A peer that does not answer pings will not finish a closing handshake either.
+        ws.terminate();
+        return;
+      }
+      send({ type: "ping" });
+    }, deps.heartbeatIntervalMs);
+    deps.work.pump();
+    return connected;
+  }
+
+  function onFrame(current: ConnectedWorker, frame: WorkerToServerFrame): void {
+    switch (frame.type) {
+      case "ping":
+        send({ type: "pong", ...(frame.nonce === undefined ? {} : { nonce: frame.nonce }) });
+        return;
+      case "pong":
+        return;
+      case "worker.hello":
+        send({ type: "error", code: "invalid_frame", message: "worker.hello was already received" });
+        return;
+      case "load":
+        current.capacity = frame.capacity;
+        deps.work.pump();
+        return;
+      case "work.accepted":
+      case "work.done":
+      case "answer":
+        deps.work.onFrame(current, frame);
+        return;
+      case "hosted.progress":
+      case "hosted.say":
+      case "hosted.hold":
+      case "hosted.result":
+        deps.tools.onFrame(current, frame);
+        return;
+    }
+  }
+
+  ws.on("error", (error) => logger.debug("worker socket error", { error }));
+  ws.on("close", (code, reason) => {
+    clearTimeout(helloTimer);
+    clearInterval(heartbeat);
+    if (!worker) return;
+    const gone = worker;
+    logger.info("worker disconnected", { workerId: gone.id, code, reason: String(reason) });
+    if (deps.registry.remove(gone)) {
+      deps.metrics?.workers.set(deps.registry.size);
+      deps.work.onWorkerGone(gone);
+      deps.tools.onWorkerGone(gone);
+    }
+  });
+}

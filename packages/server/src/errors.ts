@@ -1,0 +1,117 @@
+/**
+ * The HTTP status each stable error code maps to. Codes not listed answer 500.
+ *
+ * @example
+ * ```ts
+ * HTTP_STATUS_BY_CODE.not_found; // 404
+ * ```
+ */
+export const HTTP_STATUS_BY_CODE: Readonly<Record<string, number>> = {
+  invalid_request: 400,
+  invalid_frame: 400,
+  invalid_json: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  frame_too_large: 413,
+  too_large: 413,
+  rate_limited: 429,
+  no_worker: 503,
+  unavailable: 503,
+};
+
+/**
+ * The base of every error the server raises on purpose. `code` is stable (clients switch on it),
+ * `path` names the offending field where one is known, and `status` is the HTTP status the HTTP
+ * API answers with.
+ *
+ * @example
+ * ```ts
+ * throw new ServerError("not_found", "session s_1 does not exist");
+ * ```
+ */
+export class ServerError extends Error {
+  readonly code: string;
+  readonly path: string | undefined;
+  readonly status: number;
+  constructor(code: string, message: string, options: { path?: string; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "ServerError";
+    this.code = code;
+    this.path = options.path;
+    this.status = HTTP_STATUS_BY_CODE[code] ?? 500;
+  }
+
+  /** The error as it travels on the wire. */
+  toWire(): { code: string; message: string; path?: string } {
+    return this.path === undefined
+      ? { code: this.code, message: this.message }
+      : { code: this.code, message: this.message, path: this.path };
+  }
+}
+
+/**
+ * A refused credential: a bad, expired or foreign user token, or a wrong API key or secret.
+ * `code` is always `unauthorized`; `reason` says which check failed.
+ *
+ * @example
+ * ```ts
+ * if (error instanceof AuthError && error.reason === "expired") refreshToken();
+ * ```
+ */
+export class AuthError extends ServerError {
+  readonly reason: AuthFailureReason;
+  constructor(reason: AuthFailureReason, message: string) {
+    super("unauthorized", message);
+    this.name = "AuthError";
+    this.reason = reason;
+  }
+}
+
+/**
+ * Why a credential was refused.
+ *
+ * @example
+ * ```ts
+ * const reason: AuthFailureReason = "expired";
+ * ```
+ */
+export type AuthFailureReason =
+  | "missing"
+  | "malformed"
+  | "bad_signature"
+  | "expired"
+  | "wrong_audience"
+  | "bad_claims"
+  | "bad_api_key";
+
+/**
+ * A session that does not exist or belongs to someone else. Both look the same from outside, so
+ * a user cannot probe for other users' session ids.
+ *
+ * @example
+ * ```ts
+ * throw new NotFoundError("session", "s_1");
+ * ```
+ */
+export class NotFoundError extends ServerError {
+  constructor(kind: string, id: string) {
+    super("not_found", `${kind} ${id} does not exist`);
+    this.name = "NotFoundError";
+  }
+}
+
+/**
+ * Converts anything thrown into a wire error without leaking internals: a {@link ServerError}
+ * keeps its code and message, anything else becomes `internal`.
+ *
+ * @example
+ * ```ts
+ * const wire = toWireError(error);
+ * ```
+ */
+export function toWireError(error: unknown): { code: string; message: string; path?: string } {
+  if (error instanceof ServerError) return error.toWire();
+  return { code: "internal", message: "internal server error" };
+}

@@ -1,0 +1,101 @@
+import type { ModelMessage } from "@patchbay/models";
+import type { ConversationItem, MessageItem, NormalizedToolCall, ToolCallItem } from "@patchbay/protocol";
+
+const UNFINISHED: Record<string, string> = {
+  pending: "The call did not run: the turn ended before it started.",
+  awaiting_approval: "The call did not run: the turn ended while it waited for approval.",
+  running: "The call did not finish: the turn ended while it ran.",
+  withdrawn: "The call was withdrawn: the user interrupted before it ran.",
+};
+
+/**
+ * Builds the messages a model is given from the session's conversation: the agent's
+ * instructions, then each message, and for each batch of tool calls an assistant message that
+ * makes them followed by one tool message per call (also for calls that never ran, so every call
+ * the model made has an answer, which providers require).
+ *
+ * @example
+ * ```ts
+ * const messages = prepareMessages(toModelMessages(agent.instructions, runtime.conversation()), model.capabilities);
+ * ```
+ */
+export function toModelMessages(instructions: string, items: readonly ConversationItem[]): ModelMessage[] {
+  const messages: ModelMessage[] = [];
+  if (instructions.trim()) messages.push({ role: "system", content: instructions });
+  let i = 0;
+  while (i < items.length) {
+    const item = items[i]!;
+    if (item.type === "message") {
+      const next = items[i + 1];
+      if (item.role === "assistant" && next?.type === "tool_call" && next.responseId === item.responseId) {
+        const batch = takeBatch(items, i + 1);
+        pushBatch(messages, item, batch);
+        i += 1 + batch.length;
+        continue;
+      }
+      pushMessage(messages, item);
+      i += 1;
+      continue;
+    }
+    const batch = takeBatch(items, i);
+    pushBatch(messages, undefined, batch);
+    i += batch.length;
+  }
+  return messages;
+}
+
+function pushMessage(messages: ModelMessage[], item: MessageItem): void {
+  if (item.role === "user") {
+    const message: ModelMessage = { role: "user", content: item.text };
+    if (item.images && item.images.length > 0) message.images = item.images;
+    messages.push(message);
+  } else if (item.text) {
+    messages.push({ role: "assistant", content: item.text });
+  }
+}
+
+function takeBatch(items: readonly ConversationItem[], start: number): ToolCallItem[] {
+  const batch: ToolCallItem[] = [];
+  const first = items[start];
+  for (let j = start; j < items.length; j++) {
+    const item = items[j]!;
+    if (item.type !== "tool_call" || (first?.type === "tool_call" && item.responseId !== first.responseId))
+      break;
+    batch.push(item);
+  }
+  return batch;
+}
+
+function pushBatch(
+  messages: ModelMessage[],
+  assistant: MessageItem | undefined,
+  batch: ToolCallItem[],
+): void {
+  const toolCalls: NormalizedToolCall[] = batch.map((call, index) => ({
+    id: call.id,
+    index,
+    name: call.name,
+    arguments: call.arguments,
+    rawArguments: JSON.stringify(call.arguments),
+  }));
+  messages.push({ role: "assistant", content: assistant?.text ?? "", toolCalls });
+  for (const call of batch) {
+    if (call.result) {
+      messages.push({
+        role: "tool",
+        toolCallId: call.id,
+        toolName: call.name,
+        content: call.result.content,
+        isError: call.result.outcome !== "completed",
+      });
+    } else {
+      messages.push({
+        role: "tool",
+        toolCallId: call.id,
+        toolName: call.name,
+        content: { text: UNFINISHED[call.status] ?? `The call ended as ${call.status}.`, images: [] },
+        isError: true,
+      });
+    }
+  }
+}

@@ -1,0 +1,206 @@
+import type { ConversationItem, SessionEvent, SessionInfo, ToolSpec } from "@patchbay/protocol";
+import { EventEmitter } from "eventemitter3";
+import type { AgentConfig } from "./agent-config";
+import type { Logger } from "./logger";
+import type { SessionChange, SessionRecord, Store } from "./store";
+
+/**
+ * A listener of a session's live events (one per attached socket).
+ *
+ * @example
+ * ```ts
+ * const detach = runtime.subscribe((event) => socket.send(JSON.stringify(event)));
+ * ```
+ */
+export type SessionSubscriber = (event: SessionEvent) => void;
+
+/**
+ * Events of a {@link SessionRuntime}.
+ *
+ * @example
+ * ```ts
+ * runtime.on("event", (event) => metrics.observe(event));
+ * ```
+ */
+export interface SessionRuntimeEvents {
+  /** Every committed event, after it is in the log. */
+  event: (event: SessionEvent) => void;
+  /** The set of page tools or the sockets holding them changed. */
+  "page-tools": () => void;
+}
+
+/**
+ * One live session: the one place its changes are committed (in order, one at a time) and then
+ * broadcast to the sockets attached to it. It keeps the conversation in memory so a turn can read
+ * it without a query, and knows which attached connection brought which page tools.
+ *
+ * @example
+ * ```ts
+ * const [event] = await runtime.commit({ events: [{ type: "tool.held", callId }] });
+ * ```
+ */
+export class SessionRuntime extends EventEmitter<SessionRuntimeEvents> {
+  readonly id: string;
+  readonly agent: AgentConfig;
+  private record: SessionRecord;
+  private readonly items: ConversationItem[];
+  private readonly itemIndex = new Map<string, number>();
+  private readonly subscribers = new Set<SessionSubscriber>();
+  private readonly pageTools = new Map<string, ToolSpec[]>();
+  private lastPageTools: ToolSpec[] = [];
+  private chain: Promise<unknown> = Promise.resolve();
+  private closed = false;
+
+  constructor(
+    record: SessionRecord,
+    agent: AgentConfig,
+    conversation: ConversationItem[],
+    private readonly store: Store,
+    readonly logger: Logger,
+  ) {
+    super();
+    this.id = record.id;
+    this.agent = agent;
+    this.record = record;
+    this.items = [...conversation];
+    this.items.forEach((item, i) => {
+      this.itemIndex.set(item.id, i);
+    });
+  }
+
+  /** The session as the wire describes it. */
+  get info(): SessionInfo {
+    return { ...this.record };
+  }
+
+  get userId(): string {
+    return this.record.userId;
+  }
+
+  get lastSeq(): number {
+    return this.record.lastSeq;
+  }
+
+  /** The conversation as it stands (a copy). */
+  conversation(): ConversationItem[] {
+    return this.items.map((item) => structuredClone(item));
+  }
+
+  /** One conversation item by id. */
+  item(id: string): ConversationItem | undefined {
+    const index = this.itemIndex.get(id);
+    return index === undefined ? undefined : this.items[index];
+  }
+
+  /**
+   * Applies a change in one transaction, after every change committed before it, then hands the
+   * new events to every subscriber. Resolves with the events as stored (with `seq`), or `null`
+   * when the change carried a command id the session already had.
+   */
+  commit(change: SessionChange): Promise<SessionEvent[] | null> {
+    const run = async () => {
+      if (this.closed) throw new Error(`session ${this.id} is closed`);
+      const result = await this.store.commit(this.id, change);
+      if (result.duplicate) return null;
+      for (const item of change.items ?? []) this.applyItem(item);
+      const last = result.events.at(-1);
+      if (last) this.record = { ...this.record, lastSeq: last.seq };
+      for (const event of result.events) this.broadcast(event);
+      return result.events;
+    };
+    const next = this.chain.then(run, run);
+    // The chain must survive a failed commit, or every later commit would fail with it.
+    this.chain = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Commits events only. */
+  async append(...events: NonNullable<SessionChange["events"]>): Promise<SessionEvent[]> {
+    return (await this.commit({ events })) ?? [];
+  }
+
+  /** Logged events after `afterSeq`, at most `limit`. */
+  readEvents(afterSeq: number, limit?: number): Promise<SessionEvent[]> {
+    return this.store.readEvents(this.id, afterSeq, limit);
+  }
+
+  /** Waits until every commit queued so far is applied. */
+  settled(): Promise<void> {
+    return this.chain.then(() => undefined);
+  }
+
+  /** Starts delivering live events to `subscriber`; returns the function that stops it. */
+  subscribe(subscriber: SessionSubscriber): () => void {
+    this.subscribers.add(subscriber);
+    return () => {
+      this.subscribers.delete(subscriber);
+    };
+  }
+
+  get subscriberCount(): number {
+    return this.subscribers.size;
+  }
+
+  /** Sets the page tools one connection brings to this session (empty removes them). */
+  setPageTools(connectionId: string, tools: ToolSpec[]): void {
+    if (tools.length === 0) this.pageTools.delete(connectionId);
+    else this.pageTools.set(connectionId, tools);
+    if (this.pageTools.size > 0) this.lastPageTools = this.unionOfAttached();
+    this.emit("page-tools");
+  }
+
+  /** Whether a connection that brought this tool is attached right now. */
+  hasPageTool(name: string): boolean {
+    for (const tools of this.pageTools.values()) if (tools.some((tool) => tool.name === name)) return true;
+    return false;
+  }
+
+  /**
+   * The session's page tools: those of the attached pages, or, while none is attached, the last
+   * set a page declared. Offering them while the page is away keeps the model's tool list steady
+   * across a reconnect, and a call made meanwhile fails at once as "no page connected".
+   */
+  pageToolSpecs(): ToolSpec[] {
+    return this.pageTools.size > 0 ? this.unionOfAttached() : this.lastPageTools;
+  }
+
+  private unionOfAttached(): ToolSpec[] {
+    const byName = new Map<string, ToolSpec>();
+    for (const tools of this.pageTools.values()) {
+      for (const tool of tools) if (!byName.has(tool.name)) byName.set(tool.name, tool);
+    }
+    return [...byName.values()];
+  }
+
+  /** Stops accepting commits (the session was deleted or the server is closing). */
+  close(): void {
+    this.closed = true;
+    this.subscribers.clear();
+    this.pageTools.clear();
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  private applyItem(item: ConversationItem): void {
+    const index = this.itemIndex.get(item.id);
+    if (index === undefined) {
+      this.itemIndex.set(item.id, this.items.length);
+      this.items.push(item);
+    } else {
+      this.items[index] = item;
+    }
+  }
+
+  private broadcast(event: SessionEvent): void {
+    this.emit("event", event);
+    for (const subscriber of this.subscribers) {
+      try {
+        subscriber(event);
+      } catch (error) {
+        this.logger.error("session subscriber failed", { sessionId: this.id, error });
+      }
+    }
+  }
+}

@@ -1,0 +1,346 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { ConversationItem, SessionEvent, ToolResult } from "@patchbay/protocol";
+import Database from "better-sqlite3";
+import type {
+  ApprovalRecord,
+  CommitResult,
+  PendingToolCallRecord,
+  SessionChange,
+  SessionRecord,
+  Store,
+  TurnRecord,
+} from "./store";
+
+const SCHEMA_VERSION = 1;
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS sessions (
+  id TEXT PRIMARY KEY, agent TEXT NOT NULL, user_id TEXT NOT NULL, metadata TEXT NOT NULL,
+  created_at INTEGER NOT NULL, last_seq INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS sessions_by_agent_user ON sessions (agent, user_id, created_at);
+CREATE TABLE IF NOT EXISTS items (
+  session_id TEXT NOT NULL, item_id TEXT NOT NULL, position INTEGER NOT NULL, body TEXT NOT NULL,
+  PRIMARY KEY (session_id, item_id)
+);
+CREATE INDEX IF NOT EXISTS items_in_order ON items (session_id, position);
+CREATE TABLE IF NOT EXISTS events (
+  session_id TEXT NOT NULL, seq INTEGER NOT NULL, type TEXT NOT NULL, body TEXT NOT NULL,
+  PRIMARY KEY (session_id, seq)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS commands (
+  session_id TEXT NOT NULL, command_id TEXT NOT NULL, kind TEXT NOT NULL, created_at INTEGER NOT NULL,
+  PRIMARY KEY (session_id, command_id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS turns (
+  response_id TEXT PRIMARY KEY, session_id TEXT NOT NULL, command_id TEXT, status TEXT NOT NULL,
+  started_at INTEGER NOT NULL, ended_at INTEGER
+);
+CREATE INDEX IF NOT EXISTS turns_by_status ON turns (status);
+CREATE TABLE IF NOT EXISTS pending_calls (call_id TEXT PRIMARY KEY, session_id TEXT NOT NULL, body TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS pending_calls_by_session ON pending_calls (session_id);
+CREATE TABLE IF NOT EXISTS approvals (
+  id TEXT PRIMARY KEY, session_id TEXT NOT NULL, body TEXT NOT NULL, outcome TEXT, decided_at INTEGER
+);
+CREATE INDEX IF NOT EXISTS approvals_by_session ON approvals (session_id);
+CREATE TABLE IF NOT EXISTS tool_results (
+  call_id TEXT PRIMARY KEY, session_id TEXT NOT NULL, body TEXT NOT NULL, stored_at INTEGER NOT NULL
+);
+`;
+
+/**
+ * Options of {@link SqliteStore}.
+ *
+ * @example
+ * ```ts
+ * new SqliteStore({ dataDir: "/var/lib/patchbay" });
+ * ```
+ */
+export interface SqliteStoreOptions {
+  /** The directory that holds `patchbay.sqlite` (and its WAL files). Created when missing. */
+  dataDir: string;
+  /** The file name inside `dataDir`. */
+  fileName?: string;
+}
+
+interface SessionRow {
+  id: string;
+  agent: string;
+  user_id: string;
+  metadata: string;
+  created_at: number;
+  last_seq: number;
+}
+
+interface TurnRow {
+  response_id: string;
+  session_id: string;
+  command_id: string | null;
+  status: TurnRecord["status"];
+  started_at: number;
+  ended_at: number | null;
+}
+
+/**
+ * The embedded default {@link Store}: one SQLite file in the data directory, in WAL mode so
+ * readers (resume, the HTTP event log) never wait for the writer. Every {@link SessionChange} is
+ * one transaction.
+ *
+ * @example
+ * ```ts
+ * const store = new SqliteStore({ dataDir: "./data" });
+ * const { events } = await store.commit("s_1", { events: [{ type: "tool.held", callId: "call_1" }] });
+ * await store.close();
+ * ```
+ */
+export class SqliteStore implements Store {
+  /** The path of the database file. */
+  readonly path: string;
+  private readonly db: Database.Database;
+  private readonly stmts: ReturnType<typeof prepare>;
+  private readonly commitTx: (sessionId: string, change: SessionChange) => CommitResult;
+
+  constructor(options: SqliteStoreOptions) {
+    mkdirSync(options.dataDir, { recursive: true });
+    this.path = join(options.dataDir, options.fileName ?? "patchbay.sqlite");
+    this.db = new Database(this.path);
+    this.db.pragma("journal_mode = WAL");
+    // NORMAL in WAL mode loses at most the last transactions on power loss, never corrupts.
+    this.db.pragma("synchronous = NORMAL");
+    this.db.pragma("busy_timeout = 5000");
+    this.db.exec(SCHEMA);
+    this.db
+      .prepare("INSERT INTO meta (key, value) VALUES ('schema_version', ?) ON CONFLICT(key) DO NOTHING")
+      .run(String(SCHEMA_VERSION));
+    this.stmts = prepare(this.db);
+    this.commitTx = this.db.transaction((sessionId: string, change: SessionChange) =>
+      this.applyChange(sessionId, change),
+    );
+  }
+
+  async createSession(record: SessionRecord): Promise<void> {
+    this.stmts.insertSession.run(
+      record.id,
+      record.agent,
+      record.userId,
+      JSON.stringify(record.metadata),
+      record.createdAt,
+      record.lastSeq,
+    );
+  }
+
+  async getSession(id: string): Promise<SessionRecord | undefined> {
+    const row = this.stmts.getSession.get(id) as SessionRow | undefined;
+    return row ? toSession(row) : undefined;
+  }
+
+  async listSessions(query: { agent: string; userId?: string; limit?: number }): Promise<SessionRecord[]> {
+    const limit = Math.min(Math.max(query.limit ?? 100, 1), 1000);
+    const rows = (
+      query.userId === undefined
+        ? this.stmts.listByAgent.all(query.agent, limit)
+        : this.stmts.listByAgentUser.all(query.agent, query.userId, limit)
+    ) as SessionRow[];
+    return rows.map(toSession);
+  }
+
+  async deleteSession(id: string): Promise<boolean> {
+    return this.db.transaction(() => {
+      const existed = this.stmts.deleteSession.run(id).changes > 0;
+      for (const table of [
+        "items",
+        "events",
+        "commands",
+        "turns",
+        "pending_calls",
+        "approvals",
+        "tool_results",
+      ]) {
+        this.db.prepare(`DELETE FROM ${table} WHERE session_id = ?`).run(id);
+      }
+      return existed;
+    })();
+  }
+
+  async commit(sessionId: string, change: SessionChange): Promise<CommitResult> {
+    return this.commitTx(sessionId, change);
+  }
+
+  async readEvents(
+    sessionId: string,
+    afterSeq: number,
+    limit = Number.MAX_SAFE_INTEGER,
+  ): Promise<SessionEvent[]> {
+    const rows = this.stmts.readEvents.all(sessionId, afterSeq, limit) as { body: string }[];
+    return rows.map((row) => JSON.parse(row.body) as SessionEvent);
+  }
+
+  async conversation(sessionId: string): Promise<ConversationItem[]> {
+    const rows = this.stmts.conversation.all(sessionId) as { body: string }[];
+    return rows.map((row) => JSON.parse(row.body) as ConversationItem);
+  }
+
+  async hasCommand(sessionId: string, commandId: string): Promise<boolean> {
+    return this.stmts.getCommand.get(sessionId, commandId) !== undefined;
+  }
+
+  async turnsWithStatus(status: TurnRecord["status"]): Promise<TurnRecord[]> {
+    return (this.stmts.turnsByStatus.all(status) as TurnRow[]).map((row) => {
+      const turn: TurnRecord = {
+        responseId: row.response_id,
+        sessionId: row.session_id,
+        status: row.status,
+        startedAt: row.started_at,
+      };
+      if (row.command_id !== null) turn.commandId = row.command_id;
+      if (row.ended_at !== null) turn.endedAt = row.ended_at;
+      return turn;
+    });
+  }
+
+  async pendingCalls(sessionId?: string): Promise<PendingToolCallRecord[]> {
+    const rows = (
+      sessionId === undefined ? this.stmts.allPendingCalls.all() : this.stmts.pendingCalls.all(sessionId)
+    ) as { body: string }[];
+    return rows.map((row) => JSON.parse(row.body) as PendingToolCallRecord);
+  }
+
+  async approvals(sessionId: string, options: { open?: boolean } = {}): Promise<ApprovalRecord[]> {
+    const rows = (
+      options.open ? this.stmts.openApprovals.all(sessionId) : this.stmts.approvals.all(sessionId)
+    ) as { body: string }[];
+    return rows.map((row) => JSON.parse(row.body) as ApprovalRecord);
+  }
+
+  async putToolResult(sessionId: string, callId: string, result: ToolResult): Promise<boolean> {
+    return this.stmts.putResult.run(callId, sessionId, JSON.stringify(result), Date.now()).changes > 0;
+  }
+
+  async getToolResult(callId: string): Promise<ToolResult | undefined> {
+    const row = this.stmts.getResult.get(callId) as { body: string } | undefined;
+    return row ? (JSON.parse(row.body) as ToolResult) : undefined;
+  }
+
+  async close(): Promise<void> {
+    if (!this.db.open) return;
+    // Fold the WAL back into the main file so a copy of the .sqlite alone is a full backup.
+    this.db.pragma("wal_checkpoint(TRUNCATE)");
+    this.db.close();
+  }
+
+  private applyChange(sessionId: string, change: SessionChange): CommitResult {
+    const s = this.stmts;
+    if (change.command) {
+      const inserted = s.insertCommand.run(
+        sessionId,
+        change.command.commandId,
+        change.command.kind,
+        Date.now(),
+      );
+      if (inserted.changes === 0) return { events: [], duplicate: true };
+    }
+    for (const item of change.items ?? []) {
+      s.upsertItem.run(sessionId, item.id, sessionId, JSON.stringify(item));
+    }
+    if (change.turn) {
+      const t = change.turn;
+      s.upsertTurn.run(
+        t.responseId,
+        t.sessionId,
+        t.commandId ?? null,
+        t.status,
+        t.startedAt,
+        t.endedAt ?? null,
+      );
+    }
+    for (const call of change.pendingCalls ?? [])
+      s.upsertPendingCall.run(call.callId, sessionId, JSON.stringify(call));
+    for (const callId of change.settledCalls ?? []) s.deletePendingCall.run(callId);
+    for (const approval of change.approvals ?? []) {
+      s.upsertApproval.run(
+        approval.request.id,
+        sessionId,
+        JSON.stringify(approval),
+        approval.outcome ?? null,
+        approval.decidedAt ?? null,
+      );
+    }
+    const events: SessionEvent[] = [];
+    if (change.events && change.events.length > 0) {
+      const row = s.getSession.get(sessionId) as SessionRow | undefined;
+      if (!row) throw new Error(`session ${sessionId} does not exist`);
+      let seq = row.last_seq;
+      for (const draft of change.events) {
+        seq += 1;
+        const event = { ...draft, sessionId, seq } as SessionEvent;
+        s.insertEvent.run(sessionId, seq, event.type, JSON.stringify(event));
+        events.push(event);
+      }
+      s.setLastSeq.run(seq, sessionId);
+    }
+    return { events, duplicate: false };
+  }
+}
+
+function prepare(db: Database.Database) {
+  return {
+    insertSession: db.prepare(
+      "INSERT INTO sessions (id, agent, user_id, metadata, created_at, last_seq) VALUES (?, ?, ?, ?, ?, ?)",
+    ),
+    getSession: db.prepare("SELECT * FROM sessions WHERE id = ?"),
+    listByAgent: db.prepare("SELECT * FROM sessions WHERE agent = ? ORDER BY created_at DESC, id LIMIT ?"),
+    listByAgentUser: db.prepare(
+      "SELECT * FROM sessions WHERE agent = ? AND user_id = ? ORDER BY created_at DESC, id LIMIT ?",
+    ),
+    deleteSession: db.prepare("DELETE FROM sessions WHERE id = ?"),
+    setLastSeq: db.prepare("UPDATE sessions SET last_seq = ? WHERE id = ?"),
+    insertEvent: db.prepare("INSERT INTO events (session_id, seq, type, body) VALUES (?, ?, ?, ?)"),
+    readEvents: db.prepare("SELECT body FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?"),
+    upsertItem: db.prepare(
+      `INSERT INTO items (session_id, item_id, position, body)
+       VALUES (?, ?, (SELECT COALESCE(MAX(position), 0) + 1 FROM items WHERE session_id = ?), ?)
+       ON CONFLICT (session_id, item_id) DO UPDATE SET body = excluded.body`,
+    ),
+    conversation: db.prepare("SELECT body FROM items WHERE session_id = ? ORDER BY position"),
+    insertCommand: db.prepare(
+      "INSERT INTO commands (session_id, command_id, kind, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+    ),
+    getCommand: db.prepare("SELECT 1 FROM commands WHERE session_id = ? AND command_id = ?"),
+    upsertTurn: db.prepare(
+      `INSERT INTO turns (response_id, session_id, command_id, status, started_at, ended_at) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (response_id) DO UPDATE SET status = excluded.status, ended_at = excluded.ended_at`,
+    ),
+    turnsByStatus: db.prepare("SELECT * FROM turns WHERE status = ? ORDER BY started_at"),
+    upsertPendingCall: db.prepare(
+      "INSERT INTO pending_calls (call_id, session_id, body) VALUES (?, ?, ?) ON CONFLICT (call_id) DO UPDATE SET body = excluded.body",
+    ),
+    deletePendingCall: db.prepare("DELETE FROM pending_calls WHERE call_id = ?"),
+    pendingCalls: db.prepare("SELECT body FROM pending_calls WHERE session_id = ?"),
+    allPendingCalls: db.prepare("SELECT body FROM pending_calls"),
+    upsertApproval: db.prepare(
+      `INSERT INTO approvals (id, session_id, body, outcome, decided_at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET body = excluded.body, outcome = excluded.outcome, decided_at = excluded.decided_at`,
+    ),
+    approvals: db.prepare("SELECT body FROM approvals WHERE session_id = ? ORDER BY rowid"),
+    openApprovals: db.prepare(
+      "SELECT body FROM approvals WHERE session_id = ? AND outcome IS NULL ORDER BY rowid",
+    ),
+    putResult: db.prepare(
+      "INSERT INTO tool_results (call_id, session_id, body, stored_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+    ),
+    getResult: db.prepare("SELECT body FROM tool_results WHERE call_id = ?"),
+  };
+}
+
+function toSession(row: SessionRow): SessionRecord {
+  return {
+    id: row.id,
+    agent: row.agent,
+    userId: row.user_id,
+    metadata: JSON.parse(row.metadata),
+    createdAt: row.created_at,
+    lastSeq: row.last_seq,
+  };
+}

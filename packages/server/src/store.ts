@@ -1,0 +1,164 @@
+import type {
+  ApprovalOutcome,
+  ApprovalRequest,
+  ConversationItem,
+  JsonObject,
+  SessionEvent,
+  ToolLocation,
+  ToolResult,
+} from "@patchbay/protocol";
+
+/**
+ * A session as the store keeps it.
+ *
+ * @example
+ * ```ts
+ * const record: SessionRecord = { id: "s_1", agent: "support", userId: "u_1", metadata: {}, createdAt: 0, lastSeq: 0 };
+ * ```
+ */
+export interface SessionRecord {
+  id: string;
+  agent: string;
+  userId: string;
+  metadata: JsonObject;
+  createdAt: number;
+  lastSeq: number;
+}
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+/**
+ * A session event before the store gave it its sequence number.
+ *
+ * @example
+ * ```ts
+ * const draft: EventDraft = { type: "tool.held", callId: "call_1" };
+ * ```
+ */
+export type EventDraft = DistributiveOmit<SessionEvent, "seq" | "sessionId">;
+
+/**
+ * One reply the agent worked on. A turn still `running` when the server starts was cut off by a
+ * crash and is ended as failed.
+ *
+ * @example
+ * ```ts
+ * const turn: TurnRecord = { responseId: "r_1", sessionId: "s_1", status: "running", startedAt: Date.now() };
+ * ```
+ */
+export interface TurnRecord {
+  responseId: string;
+  sessionId: string;
+  commandId?: string;
+  status: "queued" | "running" | "completed" | "interrupted" | "failed";
+  startedAt: number;
+  endedAt?: number;
+}
+
+/**
+ * A tool call that was handed to a page or a worker and has no result yet. It survives a restart
+ * so the call can be delivered again (same id, higher attempt) or failed cleanly.
+ *
+ * @example
+ * ```ts
+ * const call: PendingToolCallRecord = { callId: "call_1", sessionId: "s_1", responseId: "r_1", name: "get_location",
+ *   arguments: {}, location: "page", attempt: 1, deadline: Date.now() + 30_000, createdAt: Date.now() };
+ * ```
+ */
+export interface PendingToolCallRecord {
+  callId: string;
+  sessionId: string;
+  responseId: string;
+  name: string;
+  arguments: JsonObject;
+  location: ToolLocation;
+  attempt: number;
+  /** When the call times out, in ms since the epoch. */
+  deadline: number;
+  createdAt: number;
+}
+
+/**
+ * An approval question and, once answered, its outcome.
+ *
+ * @example
+ * ```ts
+ * const approval: ApprovalRecord = { sessionId: "s_1", request, outcome: "allowed", decidedAt: Date.now() };
+ * ```
+ */
+export interface ApprovalRecord {
+  sessionId: string;
+  request: ApprovalRequest;
+  outcome?: ApprovalOutcome;
+  decidedAt?: number;
+}
+
+/**
+ * Everything that changes together when something happens in a session. The store applies it in
+ * one transaction: either every row changes or none does.
+ *
+ * @example
+ * ```ts
+ * await store.commit("s_1", { command: { commandId: "c_1", kind: "message" }, items: [userItem], events: [created] });
+ * ```
+ */
+export interface SessionChange {
+  /** Record this command id; if the session already has it, nothing in the change is applied. */
+  command?: { commandId: string; kind: string };
+  /** Appended to the event log in order, each with the next sequence number. */
+  events?: EventDraft[];
+  /** Inserted (at the end) or replaced (in place) by id. */
+  items?: ConversationItem[];
+  turn?: TurnRecord;
+  pendingCalls?: PendingToolCallRecord[];
+  /** Call ids whose pending record is removed (the call finished). */
+  settledCalls?: string[];
+  approvals?: ApprovalRecord[];
+}
+
+/**
+ * What a commit did: the events as stored (with `seq`), or `duplicate` when the change carried a
+ * command id the session had already seen.
+ *
+ * @example
+ * ```ts
+ * const { events, duplicate } = await store.commit(sessionId, change);
+ * ```
+ */
+export interface CommitResult {
+  events: SessionEvent[];
+  duplicate: boolean;
+}
+
+/**
+ * Where sessions, conversations, the event log, commands, pending calls, approvals and tool
+ * results live. The embedded default is {@link SqliteStore}; a server database implements the
+ * same interface. Methods are async so such a store can do I/O; callers serialize the commits of
+ * one session, so an implementation need not order concurrent commits of the same session.
+ *
+ * @example
+ * ```ts
+ * const store: Store = new SqliteStore({ dataDir: "./data" });
+ * await store.createSession({ id: "s_1", agent: "support", userId: "u_1", metadata: {}, createdAt: Date.now(), lastSeq: 0 });
+ * ```
+ */
+export interface Store {
+  createSession(record: SessionRecord): Promise<void>;
+  getSession(id: string): Promise<SessionRecord | undefined>;
+  listSessions(query: { agent: string; userId?: string; limit?: number }): Promise<SessionRecord[]>;
+  /** Removes a session and everything that belongs to it. Returns whether it existed. */
+  deleteSession(id: string): Promise<boolean>;
+  commit(sessionId: string, change: SessionChange): Promise<CommitResult>;
+  /** Events with `seq > afterSeq`, in order, at most `limit`. */
+  readEvents(sessionId: string, afterSeq: number, limit?: number): Promise<SessionEvent[]>;
+  conversation(sessionId: string): Promise<ConversationItem[]>;
+  hasCommand(sessionId: string, commandId: string): Promise<boolean>;
+  /** Turns in a status, across sessions (recovery looks for `running` and `queued`). */
+  turnsWithStatus(status: TurnRecord["status"]): Promise<TurnRecord[]>;
+  pendingCalls(sessionId?: string): Promise<PendingToolCallRecord[]>;
+  approvals(sessionId: string, options?: { open?: boolean }): Promise<ApprovalRecord[]>;
+  /** Keeps the first result stored for a call; returns `false` when one was already there. */
+  putToolResult(sessionId: string, callId: string, result: ToolResult): Promise<boolean>;
+  getToolResult(callId: string): Promise<ToolResult | undefined>;
+  close(): Promise<void>;
+}
