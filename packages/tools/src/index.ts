@@ -1,5 +1,13 @@
 export type { ApprovalDecision, ApprovalGate } from "./approval-gate";
 export { allowAll } from "./approval-gate";
+export type {
+  DispatchHandler,
+  DispatchResult,
+  DispatchResultEntry,
+  DispatchToolCallsOptions,
+  ToolCallMeta,
+} from "./dispatch-tool-calls";
+export { dispatchToolCalls } from "./dispatch-tool-calls";
 export {
   CallNotHeld,
   ToolDefinitionError,
@@ -13,6 +21,8 @@ export { canonicalJson, hashArguments } from "./hash-arguments";
 export type { IdempotencyStore } from "./idempotency-store";
 export { InMemoryIdempotencyStore } from "./idempotency-store";
 export { sniffImageType, toImageContent } from "./image-content";
+export type { ToolInputMapping } from "./project-tool-input";
+export { projectToolInput } from "./project-tool-input";
 export type { ToolApproval, ToolCallContext, ToolDefinition } from "./tool-definition";
 export { toolSpecOf } from "./tool-definition";
 export type { ToolExecutionResult } from "./tool-execution-result";
