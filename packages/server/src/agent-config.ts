@@ -166,12 +166,10 @@ export function parseAgentConfig(id: string, text: string, file: string): AgentC
     throw new AgentConfigError(
       file,
       doc.errors.map((error) => {
-        const pos = error.linePos?.[0];
         return {
           path: "",
           message: error.message.split("\n")[0] ?? error.message,
-          line: pos?.line,
-          column: pos?.col,
+          ...position(error.pos[0], lineCounter),
         };
       }),
     );

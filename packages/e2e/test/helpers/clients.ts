@@ -1,0 +1,51 @@
+import { Client, type Session } from "@patchbay/client";
+import type { TestServer } from "./start-server";
+
+/** A browser-like client: a user token for `userId`, no API key. Closed by `closeAll`. */
+export async function userClient(server: TestServer, userId: string): Promise<Client> {
+  const client = new Client({ baseUrl: server.url, requestTimeoutMs: 5_000 });
+  client.setUser({ id: userId }, await server.token(userId));
+  opened.push(client);
+  return client;
+}
+
+/** A backend client: the API key and secret. */
+export function backendClient(server: TestServer): Client {
+  const client = new Client({
+    baseUrl: server.url,
+    apiKey: server.apiKey,
+    secret: server.secret,
+    requestTimeoutMs: 5_000,
+  });
+  opened.push(client);
+  return client;
+}
+
+const opened: Client[] = [];
+
+/** Closes every client a test opened. */
+export function closeAllClients(): void {
+  for (const client of opened.splice(0)) client.close();
+}
+
+/** Resolves with the first event of a session that passes `test`. */
+export function nextEvent<K extends keyof import("@patchbay/client").SessionEvents>(
+  session: Session,
+  name: K,
+  test: (...args: import("@patchbay/client").SessionEvents[K]) => boolean = () => true,
+  timeoutMs = 5_000,
+): Promise<import("@patchbay/client").SessionEvents[K]> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      session.off(name, listener as never);
+      reject(new Error(`timed out waiting for session event '${String(name)}'`));
+    }, timeoutMs);
+    const listener = (...args: import("@patchbay/client").SessionEvents[K]) => {
+      if (!test(...args)) return;
+      clearTimeout(timer);
+      session.off(name, listener as never);
+      resolve(args);
+    };
+    session.on(name, listener as never);
+  });
+}

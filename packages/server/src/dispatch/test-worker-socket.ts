@@ -1,0 +1,91 @@
+import { decodeFrame, type ServerToWorkerFrame, type WorkerToServerFrame } from "@patchbay/protocol";
+import WebSocket from "ws";
+
+type Hello = WorkerToServerFrame & { type: "worker.hello" };
+
+/**
+ * A worker socket the test drives by hand over a real WebSocket: it says hello, records every
+ * frame the server sends (each must decode against the protocol), and answers pings unless told
+ * not to. For the dispatch module's tests.
+ */
+export class TestWorkerSocket {
+  readonly frames: ServerToWorkerFrame[] = [];
+  readonly closed: Promise<{ code: number; reason: string }>;
+  answerPings = true;
+  #ws: WebSocket;
+  #waiters: Array<() => void> = [];
+
+  private constructor(ws: WebSocket) {
+    this.#ws = ws;
+    this.closed = new Promise((resolve) =>
+      ws.on("close", (code, reason) => resolve({ code, reason: String(reason) })),
+    );
+    ws.on("message", (data) => {
+      const decoded = decodeFrame(String(data), { channel: "server-to-worker" });
+      if (!decoded.ok) throw new Error(`server sent an invalid frame: ${decoded.error.message}`);
+      if (decoded.frame.type === "ping" && this.answerPings) this.send({ type: "pong" });
+      this.frames.push(decoded.frame);
+      for (const wake of this.#waiters.splice(0)) wake();
+    });
+  }
+
+  static async connect(baseUrl: string, hello: Partial<Hello> = {}): Promise<TestWorkerSocket> {
+    const ws = new WebSocket(`${baseUrl.replace(/^http/, "ws")}/v1/worker`);
+    await new Promise<void>((resolve, reject) => {
+      ws.once("open", resolve);
+      ws.once("error", reject);
+    });
+    const socket = new TestWorkerSocket(ws);
+    socket.send({
+      type: "worker.hello",
+      protocol: 1,
+      apiKey: "pk_test",
+      secret: "sk_test",
+      workerId: `w_${Math.random().toString(36).slice(2)}`,
+      capacity: 1,
+      handles: { messages: true, calls: true },
+      hosts: [],
+      running: { work: [], calls: [] },
+      ...hello,
+    });
+    return socket;
+  }
+
+  send(frame: WorkerToServerFrame): void {
+    this.#ws.send(JSON.stringify(frame));
+  }
+
+  drop(): void {
+    this.#ws.terminate();
+  }
+
+  close(): void {
+    this.#ws.close();
+  }
+
+  /** The first frame of `type` matching `where`, already received or still to come. */
+  async next<T extends ServerToWorkerFrame["type"]>(
+    type: T,
+    where: (frame: ServerToWorkerFrame & { type: T }) => boolean = () => true,
+    timeoutMs = 5_000,
+  ): Promise<ServerToWorkerFrame & { type: T }> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const found = this.frames.find(
+        (f): f is ServerToWorkerFrame & { type: T } =>
+          f.type === type && where(f as ServerToWorkerFrame & { type: T }),
+      );
+      if (found) return found;
+      const left = deadline - Date.now();
+      if (left <= 0)
+        throw new Error(`no '${type}' frame within ${timeoutMs} ms; got ${this.frames.map((f) => f.type)}`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        this.#waiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  }
+}

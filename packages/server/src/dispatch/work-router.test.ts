@@ -1,0 +1,169 @@
+import type { InboundMessage } from "@patchbay/protocol";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { recordingWorker, sentOf } from "./test-workers";
+import { type WorkOutcome, type WorkPayload, WorkRouter } from "./work-router";
+import { WorkerRegistry } from "./worker-registry";
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+function message(id: string): WorkPayload {
+  const m: InboundMessage = {
+    id,
+    agent: "support",
+    sessionId: null,
+    channel: { type: "sms", id: "+1" },
+    user: { id: "u_1" },
+    text: id,
+    createdAt: 1,
+    metadata: {},
+  };
+  return { kind: "message", message: m };
+}
+
+function setup(options: { maxQueue?: number; queueTimeoutMs?: number } = {}) {
+  const registry = new WorkerRegistry();
+  const router = new WorkRouter({ registry, ...options });
+  return { registry, router };
+}
+
+describe("WorkRouter", () => {
+  it("drops work when no worker is connected, and says why", () => {
+    const { router } = setup();
+    const settled: WorkOutcome[] = [];
+    const receipt = router.submit(message("m1"), { onSettled: (o) => settled.push(o) });
+    expect(receipt).toMatchObject({ status: "dropped", error: { code: "no_worker" } });
+    expect(settled).toEqual([]);
+  });
+
+  it("reserves the slot at the offer, so two offers never share a last slot", () => {
+    const { registry, router } = setup();
+    const a = recordingWorker("a", { capacity: 1 });
+    const b = recordingWorker("b", { capacity: 2 });
+    registry.add(a);
+    registry.add(b);
+    const receipts = ["m1", "m2", "m3", "m4"].map((id) => router.submit(message(id)));
+    expect(receipts.map((r) => r.status)).toEqual(["offered", "offered", "offered", "queued"]);
+    expect(sentOf(b, "work.offered").map((f) => f.work.kind === "message" && f.work.message.id)).toEqual([
+      "m1",
+      "m3",
+    ]);
+    expect(sentOf(a, "work.offered")).toHaveLength(1);
+    expect(router.queued).toBe(1);
+  });
+
+  it("offers queued work as soon as a slot frees, and settles work when it is done", () => {
+    const { registry, router } = setup();
+    const a = recordingWorker("a", { capacity: 1 });
+    registry.add(a);
+    const settled: WorkOutcome[] = [];
+    const first = router.submit(message("m1"), { onSettled: (o) => settled.push(o) });
+    router.submit(message("m2"));
+    router.onFrame(a, { type: "work.accepted", workId: first.workId });
+    router.onFrame(a, { type: "work.done", workId: first.workId });
+    expect(settled).toEqual([{ kind: "done", workerId: "a" }]);
+    expect(sentOf(a, "work.offered").map((f) => f.work.kind === "message" && f.work.message.id)).toEqual([
+      "m1",
+      "m2",
+    ]);
+    expect(router.queued).toBe(0);
+  });
+
+  it("bounds the queue and drops what does not fit with queue_full", () => {
+    const { registry, router } = setup({ maxQueue: 1 });
+    registry.add(recordingWorker("a", { capacity: 1 }));
+    router.submit(message("m1"));
+    expect(router.submit(message("m2")).status).toBe("queued");
+    expect(router.submit(message("m3"))).toMatchObject({ status: "dropped", error: { code: "queue_full" } });
+  });
+
+  it("drops queued work that waited too long, and tells the submitter", () => {
+    vi.useFakeTimers();
+    const { registry, router } = setup({ queueTimeoutMs: 1_000 });
+    registry.add(recordingWorker("a", { capacity: 1 }));
+    router.submit(message("m1"));
+    const settled: WorkOutcome[] = [];
+    router.submit(message("m2"), { onSettled: (o) => settled.push(o) });
+    vi.advanceTimersByTime(999);
+    expect(settled).toEqual([]);
+    vi.advanceTimersByTime(1);
+    expect(settled).toEqual([{ kind: "dropped", error: expect.objectContaining({ code: "no_worker" }) }]);
+    expect(router.queued).toBe(0);
+  });
+
+  it("offers work handed back by a draining worker to another worker", () => {
+    const { registry, router } = setup();
+    const a = recordingWorker("a", { capacity: 1 });
+    const b = recordingWorker("b", { capacity: 1 });
+    b.lastGivenAt = 1;
+    registry.add(a);
+    registry.add(b);
+    const receipt = router.submit(message("m1"));
+    expect(sentOf(a, "work.offered")).toHaveLength(1);
+    router.onFrame(a, {
+      type: "work.done",
+      workId: receipt.workId,
+      error: { code: "draining", message: "stop" },
+    });
+    expect(sentOf(b, "work.offered").map((f) => f.workId)).toEqual([receipt.workId]);
+    expect(a.reserved.size).toBe(0);
+  });
+
+  it("offers a gone worker's unfinished work again with a higher attempt", () => {
+    const { registry, router } = setup();
+    const a = recordingWorker("a", { capacity: 1 });
+    const b = recordingWorker("b", { capacity: 1 });
+    registry.add(a);
+    const receipt = router.submit(message("m1"));
+    router.onFrame(a, { type: "work.accepted", workId: receipt.workId });
+    registry.remove(a);
+    router.onWorkerGone(a);
+    expect(router.queued).toBe(1);
+    registry.add(b);
+    router.pump();
+    expect(sentOf(b, "work.offered")).toEqual([
+      expect.objectContaining({ workId: receipt.workId, attempt: 2 }),
+    ]);
+  });
+
+  it("gives work back to a worker that returns saying it still runs it", () => {
+    const { registry, router } = setup();
+    const a = recordingWorker("a", { capacity: 1 });
+    registry.add(a);
+    const settled: WorkOutcome[] = [];
+    const receipt = router.submit(message("m1"), { onSettled: (o) => settled.push(o) });
+    registry.remove(a);
+    router.onWorkerGone(a);
+    const again = recordingWorker("a", { capacity: 1 });
+    registry.add(again);
+    router.adopt(again, [receipt.workId]);
+    expect(router.queued).toBe(0);
+    expect(sentOf(again, "work.offered")).toEqual([]);
+    expect(registry.free(again)).toBe(0);
+    router.onFrame(again, { type: "work.done", workId: receipt.workId });
+    expect(settled).toEqual([{ kind: "done", workerId: "a" }]);
+  });
+
+  it("passes a worker's answer to the submitter once", () => {
+    const { registry, router } = setup();
+    const a = recordingWorker("a", { capacity: 1 });
+    registry.add(a);
+    let answers = 0;
+    const receipt = router.submit(message("m1"), { onAnswer: () => answers++ });
+    router.onFrame(a, { type: "answer", workId: receipt.workId, sessionId: "s_1", messageId: "m1" });
+    router.onFrame(a, { type: "answer", sessionId: "s_1", messageId: "m1" });
+    expect(answers).toBe(1);
+  });
+
+  it("withdraws work that still waits", () => {
+    const { registry, router } = setup();
+    registry.add(recordingWorker("a", { capacity: 1 }));
+    router.submit(message("m1"));
+    const settled: WorkOutcome[] = [];
+    const waiting = router.submit(message("m2"), { onSettled: (o) => settled.push(o) });
+    expect(router.withdraw(waiting.workId, { code: "interrupted", message: "x" })).toBe(true);
+    expect(router.queued).toBe(0);
+    expect(settled).toEqual([{ kind: "dropped", error: { code: "interrupted", message: "x" } }]);
+  });
+});

@@ -1,0 +1,81 @@
+import type { ConversationItem } from "@patchbay/protocol";
+import { describe, expect, it } from "vitest";
+import { toModelMessages } from "./model-messages";
+
+const base = { createdAt: 0, held: false, attempt: 1 };
+
+describe("toModelMessages", () => {
+  it("gives each batch of tool calls an assistant message and one tool message per call", () => {
+    const items: ConversationItem[] = [
+      { type: "message", id: "m1", role: "user", text: "where?", status: "completed", createdAt: 0 },
+      {
+        type: "message",
+        id: "m2",
+        role: "assistant",
+        text: "Checking",
+        status: "completed",
+        responseId: "r1",
+        createdAt: 0,
+      },
+      {
+        type: "tool_call",
+        id: "c1",
+        name: "loc",
+        arguments: { a: 1 },
+        status: "completed",
+        responseId: "r1",
+        result: { outcome: "completed", content: { text: "Lisbon", images: [] } },
+        ...base,
+      },
+      {
+        type: "tool_call",
+        id: "c2",
+        name: "loc",
+        arguments: {},
+        status: "withdrawn",
+        responseId: "r1",
+        ...base,
+      },
+      {
+        type: "message",
+        id: "m3",
+        role: "assistant",
+        text: "Lisbon.",
+        status: "completed",
+        responseId: "r1",
+        createdAt: 0,
+      },
+    ];
+    const messages = toModelMessages("Be brief.", items);
+    expect(messages.map((m) => m.role)).toEqual(["system", "user", "assistant", "tool", "tool", "assistant"]);
+    const assistant = messages[2];
+    expect(
+      assistant?.role === "assistant" && assistant.toolCalls?.map((c) => [c.id, c.rawArguments]),
+    ).toEqual([
+      ["c1", '{"a":1}'],
+      ["c2", "{}"],
+    ]);
+    expect(messages[3]).toMatchObject({ role: "tool", toolCallId: "c1", isError: false });
+    expect(messages[4]).toMatchObject({ role: "tool", toolCallId: "c2", isError: true });
+    expect(messages[4]?.role === "tool" && messages[4].content.text).toMatch(/withdrawn/);
+  });
+
+  it("makes an empty assistant message for calls without text, and skips empty assistant text", () => {
+    const items: ConversationItem[] = [
+      { type: "message", id: "m1", role: "user", text: "hi", status: "completed", createdAt: 0 },
+      { type: "tool_call", id: "c1", name: "t", arguments: {}, status: "running", responseId: "r1", ...base },
+      {
+        type: "message",
+        id: "m2",
+        role: "assistant",
+        text: "",
+        status: "interrupted",
+        responseId: "r1",
+        createdAt: 0,
+      },
+    ];
+    const messages = toModelMessages("", items);
+    expect(messages.map((m) => m.role)).toEqual(["user", "assistant", "tool"]);
+    expect(messages[1]).toMatchObject({ content: "" });
+  });
+});
