@@ -1,0 +1,38 @@
+import { describe, expect, it } from "vitest";
+import { Semaphore } from "./semaphore";
+
+describe("Semaphore", () => {
+  it("serves waiters in order and hands a freed slot to the next one", async () => {
+    const slots = new Semaphore(1);
+    const order: string[] = [];
+    const first = await slots.acquire();
+    const b = slots.acquire().then((release) => {
+      order.push("b");
+      return release;
+    });
+    const c = slots.acquire().then((release) => {
+      order.push("c");
+      return release;
+    });
+    expect(slots.waiting).toBe(2);
+    first();
+    first(); // a second call gives nothing back
+    (await b)();
+    (await c)();
+    expect(order).toEqual(["b", "c"]);
+    expect(slots.available).toBe(1);
+  });
+
+  it("drops a waiter whose signal aborts", async () => {
+    const slots = new Semaphore(1);
+    const held = await slots.acquire();
+    const controller = new AbortController();
+    const waiting = slots.acquire(controller.signal);
+    controller.abort(new Error("gone"));
+    await expect(waiting).rejects.toThrow("gone");
+    expect(slots.waiting).toBe(0);
+    held();
+    expect(slots.available).toBe(1);
+    await expect(slots.acquire(AbortSignal.abort(new Error("late")))).rejects.toThrow("late");
+  });
+});
