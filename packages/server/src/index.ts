@@ -14,6 +14,8 @@ export type { ClientSocketLimits } from "./client-socket";
 export { ClientSocketServer, DEFAULT_CLIENT_SOCKET_LIMITS } from "./client-socket";
 export type { CreateServerOptions, PatchbayServer } from "./create-server";
 export { createServer } from "./create-server";
+export type { DispatchModule, DispatchServerOptions } from "./dispatch";
+export { createDispatch, WORKER_SOCKET_PATH } from "./dispatch";
 export type {
   DispatchContext,
   DispatchExtension,
