@@ -1,0 +1,129 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createUserToken } from "@patchbay/server";
+import { afterEach, describe, expect, it } from "vitest";
+import { type CliServer, runCli, startCli } from "./helpers/cli-process";
+import { RawClient } from "./helpers/raw-client";
+
+const roots: string[] = [];
+const children: CliServer[] = [];
+afterEach(async () => {
+  for (const cli of children.splice(0)) {
+    if (cli.child.exitCode === null && cli.child.signalCode === null) cli.child.kill("SIGKILL");
+    await cli.exited;
+  }
+  for (const root of roots.splice(0)) rmSync(root, { recursive: true, force: true });
+});
+
+const AGENT = `name: Support
+instructions: You help with orders.
+model:
+  provider: scripted
+  rules:
+    - match: "where am i"
+      toolCalls:
+        - tool: locate
+      reply: "You are in {result}."
+    - match: hello
+      reply: Hello from the CLI.
+`;
+
+function workspace(agentText = AGENT) {
+  const root = mkdtempSync(join(tmpdir(), "patchbay-cli-"));
+  roots.push(root);
+  mkdirSync(join(root, "config", "agents"), { recursive: true });
+  writeFileSync(join(root, "config", "agents", "support.yaml"), agentText);
+  const secret = "cli-test-secret-value";
+  const env = {
+    PATCHBAY_API_KEY: "pk_cli",
+    PATCHBAY_API_SECRET: secret,
+    PATCHBAY_DATA_DIR: join(root, "data"),
+    PATCHBAY_CONFIG_DIR: join(root, "config"),
+    PATCHBAY_PORT: "0",
+    PATCHBAY_LOG_LEVEL: "warn",
+  };
+  return { root, env, secret };
+}
+
+describe("patchbay serve", () => {
+  it("serves, answers health checks, and shuts down cleanly on SIGTERM", async () => {
+    const { env } = workspace();
+    const cli = await startCli(["serve"], env);
+    children.push(cli);
+    expect(cli.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect((await fetch(`${cli.url}/healthz`)).status).toBe(200);
+    expect((await fetch(`${cli.url}/readyz`)).status).toBe(200);
+    const metrics = await (await fetch(`${cli.url}/metrics`)).text();
+    expect(metrics).toContain("patchbay_sessions_active");
+    expect(metrics).toContain("process_cpu_user_seconds_total");
+    cli.child.kill("SIGTERM");
+    expect(await cli.exited).toEqual({ code: 0, signal: null });
+  });
+
+  it("refuses a bad agent file with the file, the line and what is wrong", async () => {
+    const { env, root } = workspace("model:\n  provider: scripted\nmax_tool_rounds: lots\n");
+    const result = await runCli(["serve"], env);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(
+      `${join(root, "config", "agents", "support.yaml")}:3:18: max_tool_rounds:`,
+    );
+  });
+
+  it("refuses to start without credentials and explains the flags", async () => {
+    const { env } = workspace();
+    const { PATCHBAY_API_SECRET: _secret, ...rest } = env;
+    const result = await runCli(["serve"], rest);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/PATCHBAY_API_SECRET/);
+    const unknown = await runCli(["serve", "--bogus"], env);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/--bogus/);
+  });
+
+  it("ends a turn cut off by a crash as failed after the restart, with the conversation whole", async () => {
+    const { env, secret } = workspace();
+    const first = await startCli(["serve"], env);
+    children.push(first);
+    const token = await createUserToken(secret, "u_1");
+    const locate = { name: "locate", description: "Where", parameters: { type: "object", properties: {} } };
+    const page = await RawClient.open(first.wsUrl, { kind: "user", token });
+    const sessionId = await page.create("support", { tools: [locate] });
+    page.send({ type: "message.send", sessionId, commandId: "c_1", text: "hello" });
+    await page.turnEnd("c_1");
+    page.send({ type: "message.send", sessionId, commandId: "c_2", text: "where am i" });
+    await page.nextOf("tool.call");
+    const lastSeen = page.events(sessionId).at(-1)!.seq;
+    first.child.kill("SIGKILL");
+    expect((await first.exited).signal).toBe("SIGKILL");
+    await page.whenClosed();
+
+    const second = await startCli(["serve"], env);
+    children.push(second);
+    const again = await RawClient.open(second.wsUrl, { kind: "user", token });
+    again.send({ type: "session.resume", requestId: "r", sessionId, afterSeq: lastSeen, tools: [locate] });
+    const failed = await again.turnEnd("c_2");
+    expect(failed).toMatchObject({ type: "response.failed", error: { code: "server_restart" } });
+    again.send({ type: "message.send", sessionId, commandId: "c_3", text: "hello" });
+    const end = await again.turnEnd("c_3");
+    expect(end.type === "response.completed" && end.text).toBe("Hello from the CLI.");
+    const res = await fetch(`${second.url}/v1/sessions/${sessionId}`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    const body = (await res.json()) as {
+      conversation: { type: string; status: string; result?: { error?: { code: string } } }[];
+    };
+    expect(body.conversation.map((item) => `${item.type}:${item.status}`)).toEqual([
+      "message:completed",
+      "message:completed",
+      "message:completed",
+      "tool_call:failed",
+      "message:completed",
+      "message:completed",
+    ]);
+    expect(body.conversation[3]?.result?.error?.code).toBe("server_restart");
+    await again.close();
+    second.child.kill("SIGTERM");
+    expect((await second.exited).code).toBe(0);
+  });
+});
