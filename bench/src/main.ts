@@ -1,0 +1,78 @@
+// `pnpm bench`: runs every scenario against its baseline in the same run and prints one table.
+// Flags: `--quick` (a smoke run with tiny caps, for the test that checks every row is printed),
+// `--only <text>` (scenarios whose id contains the text; for working on one scenario).
+import { cpus, loadavg, platform } from "node:os";
+import { FULL, QUICK } from "./budget";
+import { killAllChildren } from "./children";
+import { hostedToolCallScenario } from "./hosted-tool-call";
+import { mcpScenario } from "./mcp-peer";
+import { warmUp, withDeadline } from "./measure";
+import { startRawWsFloor } from "./raw-ws-floor";
+import { type BenchContext, failedRows, type Scenario } from "./scenario";
+import { type Row, renderTable } from "./table";
+
+const args = process.argv.slice(2);
+const budget = args.includes("--quick") ? QUICK : FULL;
+const onlyIndex = args.indexOf("--only");
+const only = onlyIndex >= 0 ? args[onlyIndex + 1] : undefined;
+
+// The whole run is bounded: whatever hangs, the children die and the process ends.
+const watchdog = setTimeout(() => {
+  console.error(`bench: watchdog: the run passed ${budget.watchdogMs} ms; stopping`);
+  killAllChildren();
+  process.exit(2);
+}, budget.watchdogMs);
+watchdog.unref();
+
+const scenarios: Scenario[] = [hostedToolCallScenario, mcpScenario("stdio"), mcpScenario("http")];
+
+function machine(): string {
+  const cores = cpus();
+  const load = loadavg()
+    .map((l) => l.toFixed(2))
+    .join(" ");
+  return `machine: ${cores.length} cores (${cores[0]?.model.trim() ?? "unknown"}), node ${process.version}, ${platform()}, load average ${load}`;
+}
+
+async function main(): Promise<number> {
+  const started = performance.now();
+  const selected = scenarios.filter((s) => only === undefined || s.id.includes(only));
+  console.error(`bench: ${budget.quick ? "quick" : "full"} run of ${selected.length} scenarios`);
+  const floor = await startRawWsFloor();
+  const context: BenchContext = { budget, floor };
+  const rows: Row[] = [];
+  let failures = 0;
+  try {
+    await warmUp(floor, budget);
+    for (const scenario of selected) {
+      const t0 = performance.now();
+      try {
+        rows.push(...(await withDeadline(scenario.run(context), budget.scenarioMs, scenario.id)));
+      } catch (error) {
+        failures++;
+        console.error(`bench: ${scenario.id} failed:`, error);
+        rows.push(...failedRows(scenario, budget, error));
+      }
+      console.error(`bench: ${scenario.id} done in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    }
+  } finally {
+    await floor.close().catch(() => {});
+  }
+  console.log(machine());
+  console.log(renderTable(rows));
+  console.log(
+    `total ${((performance.now() - started) / 1000).toFixed(1)} s${budget.quick ? " (quick run: figures are not meaningful)" : ""}`,
+  );
+  return failures === 0 ? 0 : 1;
+}
+
+main()
+  .then((code) => {
+    killAllChildren();
+    process.exit(code);
+  })
+  .catch((error) => {
+    console.error(error);
+    killAllChildren();
+    process.exit(1);
+  });

@@ -1,0 +1,105 @@
+// The measuring loops. A subject and its baseline are measured in alternating blocks within the
+// same run (baseline, subject, baseline, subject...) and pooled, because absolute times on a
+// shared 2-core machine drift; a ratio of two interleaved measurements is what stays stable.
+import type { Budget } from "./budget";
+import { type LatencySummary, median, summarize } from "./stats";
+
+/** One way of making the call being measured, already connected and warm-capable. */
+export interface Rig {
+  name: string;
+  call(): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+const now = () => performance.now();
+
+/** Sequential calls until `calls` are done or `ms` passed; latencies in microseconds. */
+export async function latencyBlock(rig: Rig, calls: number, ms: number): Promise<number[]> {
+  const samples: number[] = [];
+  const deadline = now() + ms;
+  for (let i = 0; i < calls; i++) {
+    const start = now();
+    await rig.call();
+    const end = now();
+    samples.push((end - start) * 1_000);
+    if (end >= deadline) break;
+  }
+  return samples;
+}
+
+/** `inFlight` lanes calling back to back until `calls` are done or `ms` passed; calls per second. */
+export async function throughputBlock(
+  rig: Rig,
+  inFlight: number,
+  calls: number,
+  ms: number,
+): Promise<number> {
+  let done = 0;
+  let started = 0;
+  const start = now();
+  const deadline = start + ms;
+  const lane = async () => {
+    while (started < calls && now() < deadline) {
+      started++;
+      await rig.call();
+      done++;
+    }
+  };
+  await Promise.all(Array.from({ length: inFlight }, lane));
+  return done / ((now() - start) / 1_000);
+}
+
+/** Warm-up: some sequential calls, then a burst in flight, both capped. */
+export async function warmUp(rig: Rig, budget: Budget, inFlight = budget.inFlight): Promise<void> {
+  await latencyBlock(rig, budget.warmupCalls, budget.warmupMs);
+  await throughputBlock(rig, inFlight, budget.warmupCalls, budget.warmupMs);
+}
+
+export interface Comparison<T> {
+  subject: T;
+  baseline: T;
+}
+
+/** p50/p99 with 1 in flight for both rigs, interleaved. */
+export async function compareLatency(
+  subject: Rig,
+  baseline: Rig,
+  budget: Budget,
+): Promise<Comparison<LatencySummary>> {
+  const pooled = { subject: [] as number[], baseline: [] as number[] };
+  const calls = Math.ceil(budget.latencyCalls / budget.rounds);
+  const ms = budget.latencyMs / budget.rounds;
+  for (let round = 0; round < budget.rounds; round++) {
+    pooled.baseline.push(...(await latencyBlock(baseline, calls, ms)));
+    pooled.subject.push(...(await latencyBlock(subject, calls, ms)));
+  }
+  return { subject: summarize(pooled.subject), baseline: summarize(pooled.baseline) };
+}
+
+/** Calls per second with `inFlight` in flight for both rigs, interleaved; medians of the blocks. */
+export async function compareThroughput(
+  subject: Rig,
+  baseline: Rig,
+  budget: Budget,
+  inFlight = budget.inFlight,
+): Promise<Comparison<number>> {
+  const rates = { subject: [] as number[], baseline: [] as number[] };
+  const calls = Math.ceil(budget.throughputCalls / budget.rounds);
+  const ms = budget.throughputMs / budget.rounds;
+  for (let round = 0; round < budget.rounds; round++) {
+    rates.baseline.push(await throughputBlock(baseline, inFlight, calls, ms));
+    rates.subject.push(await throughputBlock(subject, inFlight, calls, ms));
+  }
+  return { subject: median(rates.subject), baseline: median(rates.baseline) };
+}
+
+/** Rejects when `promise` takes longer than `ms` (a hung peer must not hang the run). */
+export function withDeadline<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([
+    promise.finally(() => clearTimeout(timer)),
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
+    }),
+  ]);
+}

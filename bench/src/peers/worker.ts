@@ -1,0 +1,25 @@
+// A dispatch worker hosting `lookup_order` for the `support` agent, as the dispatch README shows.
+// argv: <server base url>
+import { Client } from "@patchbay/client";
+import { Dispatch } from "@patchbay/dispatch";
+import { BENCH_API_KEY, BENCH_SECRET } from "../credentials";
+import { BENCH_AGENT, LOOKUP_ORDER, lookupOrderText } from "../lookup-order";
+import { failed, ready } from "./peer-runtime";
+
+const url = process.argv[2];
+if (!url) failed("usage: worker <server url>");
+try {
+  const client = new Client({ baseUrl: url, apiKey: BENCH_API_KEY, secret: BENCH_SECRET });
+  const agent = client.agent(BENCH_AGENT);
+  agent.tools.register({
+    ...LOOKUP_ORDER,
+    run: async ({ order_id }: { order_id: string }) => lookupOrderText(order_id),
+  });
+  const dispatch = new Dispatch({ capacity: 8, url, apiKey: BENCH_API_KEY, secret: BENCH_SECRET });
+  dispatch.host(agent, { toolTimeoutMs: 60_000 });
+  dispatch.once("ready", ({ workerId }) => ready({ workerId }));
+  dispatch.on("error", (error) => console.error("bench worker:", error));
+  await dispatch.run();
+} catch (error) {
+  failed(error);
+}
