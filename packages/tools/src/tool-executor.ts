@@ -11,7 +11,7 @@ import type { ApprovalDecision, ApprovalGate } from "./approval-gate";
 import { assertPositiveInteger, CallNotHeld, ToolError, ToolOutputError, ToolsError } from "./errors";
 import { fillTemplate } from "./fill-template";
 import { hashArguments } from "./hash-arguments";
-import { type IdempotencyStore, InMemoryIdempotencyStore } from "./idempotency-store";
+import { evictOldest, type IdempotencyStore, InMemoryIdempotencyStore } from "./idempotency-store";
 import { type Release, Semaphore } from "./semaphore";
 import type { CompiledTool, ToolCallContext } from "./tool-definition";
 import type { ToolExecutionResult } from "./tool-execution-result";
@@ -120,7 +120,8 @@ interface CallState {
   settled: boolean;
   stopReason: string | undefined;
   controller: AbortController;
-  holdController: AbortController;
+  /** Made on the first hold: signals are costly to create and most calls are never held. */
+  holdController: AbortController | undefined;
   timers: Set<ReturnType<typeof setTimeout>>;
   idleTimer: ReturnType<typeof setTimeout> | undefined;
   releases: Release[];
@@ -293,9 +294,8 @@ export class ToolExecutor extends EventEmitter<ToolExecutorEvents> {
     const count = Math.max((this.#deliveries.get(id) ?? 0) + 1, explicit ?? 0);
     this.#deliveries.delete(id);
     this.#deliveries.set(id, count);
-    if (this.#deliveries.size > MAX_TRACKED_DELIVERIES) {
-      this.#deliveries.delete(this.#deliveries.keys().next().value as string);
-    }
+    if (this.#deliveries.size > MAX_TRACKED_DELIVERIES)
+      evictOldest(this.#deliveries, MAX_TRACKED_DELIVERIES / 10);
     return explicit ?? count;
   }
 
@@ -315,7 +315,7 @@ export class ToolExecutor extends EventEmitter<ToolExecutorEvents> {
       settled: false,
       stopReason: undefined,
       controller: new AbortController(),
-      holdController: new AbortController(),
+      holdController: undefined,
       timers: new Set(),
       idleTimer: undefined,
       releases: [],
@@ -606,8 +606,9 @@ export class ToolExecutor extends EventEmitter<ToolExecutorEvents> {
     if (state.settled || state.controller.signal.aborted) {
       throw new CallNotHeld(state.call.id, state.stopReason ?? "finished");
     }
-    if (!state.held) {
+    if (!state.held || !state.holdController) {
       state.held = true;
+      state.holdController = new AbortController();
       this.emit("held", { callId: state.call.id, name: state.call.name });
     }
     return state.holdController.signal;
@@ -646,7 +647,7 @@ export class ToolExecutor extends EventEmitter<ToolExecutorEvents> {
     state.stopReason = "timed out";
     this.#finish(state, "timed_out", { text, code, message: text });
     const reason = abortError(text, "TimeoutError");
-    state.holdController.abort(reason);
+    state.holdController?.abort(reason);
     state.controller.abort(reason);
   }
 
