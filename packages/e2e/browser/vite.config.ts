@@ -1,0 +1,19 @@
+import { fileURLToPath } from "node:url";
+import { defineConfig } from "vite";
+
+const source = (path: string) => fileURLToPath(new URL(`../../${path}`, import.meta.url));
+
+// The page is built from the client package's browser entry. Like the tests, it reads the
+// @patchbay packages from their sources, so a run never bundles a stale build.
+export default defineConfig({
+  root: fileURLToPath(new URL(".", import.meta.url)),
+  logLevel: "warn",
+  resolve: {
+    alias: {
+      "@patchbay/client": source("client/src/index.browser.ts"),
+      "@patchbay/tools": source("tools/src/index.ts"),
+      "@patchbay/protocol": source("protocol/src/index.ts"),
+    },
+  },
+  build: { emptyOutDir: true, target: "es2022", sourcemap: true },
+});
