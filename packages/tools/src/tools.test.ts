@@ -35,7 +35,13 @@ describe("Tools", () => {
         concurrency: 2,
         run,
       })
-      .register({ name: "ping", description: "Answers pong", run });
+      .register({
+        name: "ping",
+        description: "Answers pong",
+        displayTitle: "Pinging",
+        idleTimeoutMs: 500,
+        run,
+      });
 
     expect(tools.size).toBe(2);
     expect(tools.has("ping")).toBe(true);
@@ -59,7 +65,13 @@ describe("Tools", () => {
       required: ["flight_id", "seats"],
     });
     expect(book?.parameters).not.toHaveProperty("$schema");
-    expect(ping?.parameters).toEqual({ type: "object", properties: {} });
+    expect(ping).toEqual({
+      name: "ping",
+      description: "Answers pong",
+      parameters: { type: "object", properties: {} },
+      displayTitle: "Pinging",
+      idleTimeoutMs: 500,
+    });
   });
 
   it("generates the same schema from a zod 3 object", () => {

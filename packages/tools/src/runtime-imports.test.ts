@@ -1,0 +1,28 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+
+// The package runs in browsers: its runtime code may import only these.
+const ALLOWED = [
+  "@patchbay/protocol",
+  "@cfworker/json-schema",
+  "eventemitter3",
+  "zod/v4/core",
+  "zod-to-json-schema",
+];
+
+describe("runtime imports", () => {
+  it("uses no Node-only module and no undeclared dependency", () => {
+    const dir = new URL(".", import.meta.url).pathname;
+    const specifiers = readdirSync(dir)
+      .filter((file) => file.endsWith(".ts") && !file.endsWith(".test.ts"))
+      .flatMap((file) =>
+        [...readFileSync(join(dir, file), "utf8").matchAll(/^import[^"']*["']([^"']+)["']/gm)].map(
+          (m) => m[1]!,
+        ),
+      )
+      .filter((specifier) => !specifier.startsWith("./"));
+    expect(specifiers.length).toBeGreaterThan(0);
+    expect([...new Set(specifiers)].filter((specifier) => !ALLOWED.includes(specifier))).toEqual([]);
+  });
+});
