@@ -33,6 +33,18 @@ beforeEach(async () => {
         dispatch: { text: "enabled" },
       },
       plain: { model: { provider: "scripted", rules: [{ match: ".", reply: "plain" }] } },
+      payments: {
+        model: {
+          provider: "scripted",
+          rules: [
+            {
+              match: "pay (?<amount>\\d+)",
+              toolCalls: [{ tool: "record_payment", arguments: { amount: "{amount:integer}" } }],
+              reply: "Paid: {results.record_payment}",
+            },
+          ],
+        },
+      },
     },
     dispatch: (context) => {
       dispatch = createDispatch(context, { heartbeatIntervalMs: 100, queueTimeoutMs: 2_000 });
@@ -221,5 +233,53 @@ describe("createDispatch", () => {
     expect(events.find((e) => e.type === "response.completed")).toMatchObject({ text: "plain" });
     expect(events.some((e) => e.type === "response.thinking" && e.reason === "dispatch")).toBe(false);
     expect(w.frames.some((f) => f.type === "work.offered")).toBe(false);
+  });
+
+  it("sends worker.ready before anything else, even a call that waited for the worker to come back", async () => {
+    const spec = {
+      name: "record_payment",
+      description: "Record a payment",
+      parameters: { type: "object" as const, properties: { amount: { type: "integer" } } },
+    };
+    const hello = {
+      workerId: "w_pay",
+      handles: { messages: false, calls: false },
+      hosts: [{ agent: "payments", tools: [spec] }],
+    };
+    const first = await worker(hello);
+    const id = await session("payments");
+    const turn = turnEvents(id, { text: "pay 5" });
+    const call = await first.next("hosted.call");
+    expect(call).toMatchObject({
+      tool: "record_payment",
+      arguments: { amount: 5 },
+      attempt: 1,
+      sessionId: id,
+    });
+    first.drop();
+    for (let i = 0; i < 100 && dispatch.registry.size > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(dispatch.registry.size).toBe(0);
+
+    const second = await TestWorkerSocket.connect(server.url, hello);
+    sockets.push(second);
+    const again = await second.next("hosted.call");
+    expect(second.frames[0]?.type).toBe("worker.ready");
+    expect(again).toMatchObject({ callId: call.callId, attempt: 2 });
+    second.send({
+      type: "hosted.result",
+      callId: call.callId,
+      attempt: 2,
+      result: { outcome: "completed", content: { text: "paid once", images: [] } },
+    });
+    // A late copy from another delivery changes nothing: the first result was used.
+    second.send({
+      type: "hosted.result",
+      callId: call.callId,
+      attempt: 1,
+      result: { outcome: "completed", content: { text: "paid twice", images: [] } },
+    });
+    expect((await turn).find((e) => e.type === "response.completed")).toMatchObject({
+      text: "Paid: paid once",
+    });
   });
 });

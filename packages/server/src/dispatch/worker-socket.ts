@@ -139,6 +139,14 @@ export function acceptWorkerSocket(ws: WebSocket, deps: WorkerSocketDeps): void 
       terminate: () => ws.terminate(),
     };
     const replaced = deps.registry.add(connected);
+    // Ready first: the worker reads nothing else before it, and adopting below may send it work.
+    send({
+      type: "worker.ready",
+      protocol: PROTOCOL_VERSION,
+      workerId: connected.id,
+      heartbeatIntervalMs: deps.heartbeatIntervalMs,
+      maxFrameBytes,
+    });
     // What the worker still runs is its own before anything else is decided, so the replaced
     // socket's leftovers (below) do not hand it to someone else.
     deps.work.adopt(connected, frame.running.work);
@@ -150,13 +158,6 @@ export function acceptWorkerSocket(ws: WebSocket, deps: WorkerSocketDeps): void 
       replaced.terminate();
     }
     deps.metrics?.workers.set(deps.registry.size);
-    send({
-      type: "worker.ready",
-      protocol: PROTOCOL_VERSION,
-      workerId: connected.id,
-      heartbeatIntervalMs: deps.heartbeatIntervalMs,
-      maxFrameBytes,
-    });
     logger.info("worker connected", {
       workerId: connected.id,
       capacity: connected.capacity,
