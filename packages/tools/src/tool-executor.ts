@@ -106,7 +106,7 @@ export interface ToolExecutorOptions {
 export interface ExecuteOptions {
   /** The delivery number as the sender counts it; default: how many times this executor saw the id. */
   attempt?: number;
-  /** Aborting it cancels the call (as `cancel` does). */
+  /** Aborting it cancels the call (as `cancel` does). Not used when the call joins one in progress. */
   signal?: AbortSignal;
 }
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import * as zm from "zod/mini";
 import { z as z3 } from "zod/v3";
 import { compileParameters, isZod3Schema, isZod4Schema } from "./tool-parameters";
 
@@ -121,6 +122,19 @@ describe("zod 4 wording", () => {
     expect(await issues(z.object({ list: z.array(z.string()).min(1) }), { list: [] })).toEqual([
       "list: Array should have at least 1 item",
     ]);
+  });
+
+  it("parses zod/mini schemas, which have no methods", async () => {
+    const schema = zm.object({
+      seats: zm.number().check(zm.maximum(9)),
+      cabin: zm._default(zm.string(), "economy"),
+    });
+    expect(compileParameters(schema).kind).toBe("zod4");
+    expect(await compileParameters(schema).parse({ seats: 2 })).toEqual({
+      ok: true,
+      value: { seats: 2, cabin: "economy" },
+    });
+    expect(await issues(schema, { seats: 10 })).toEqual(["seats: Input should be less than or equal to 9"]);
   });
 
   it("keeps a message the schema's author wrote", async () => {

@@ -1,5 +1,5 @@
 import type { JsonSchemaObject } from "@patchbay/protocol";
-import { toJSONSchema } from "zod/v4/core";
+import { safeParseAsync as coreSafeParseAsync, toJSONSchema } from "zod/v4/core";
 import { zodToJsonSchema } from "zod-to-json-schema";
 import { type ValidationResult, validateArguments } from "./validate-arguments";
 import { type ZodIssueLike, zod3IssueMessage, zod4IssueMessage, zodIssueLines } from "./zod-issues";
@@ -125,15 +125,17 @@ export function compileParameters(parameters: unknown): CompiledParameters {
     }
     const jsonSchema = withoutDialect(generated);
     if (jsonSchema.type !== "object") throw new Error(notObject(jsonSchema));
-    const schema = parameters as Required<Zod4Like>;
-    if (typeof schema.safeParseAsync !== "function") {
-      throw new Error("a zod 4 schema needs safeParseAsync (zod/mini schemas are not supported)");
-    }
     const params = { error: zod4IssueMessage };
+    // The schema's own method keeps the user's copy of zod in charge; zod/mini schemas have
+    // none, and the core function parses them.
+    const own = parameters.safeParseAsync?.bind(parameters);
+    const parse =
+      own ??
+      ((value: unknown, p: typeof params) => coreSafeParseAsync(parameters as never, value, p as never));
     return {
       kind: "zod4",
       jsonSchema: jsonSchema as JsonSchemaObject,
-      parse: async (args) => fromIssues(await schema.safeParseAsync(args, params)),
+      parse: async (args) => fromIssues((await parse(args, params)) as SafeParseResult),
     };
   }
   if (isZod3Schema(parameters)) {
