@@ -28,8 +28,13 @@ import type { SessionManager } from "./session-manager";
 export interface ClientSocketLimits {
   /** Frames larger than this are refused with `frame_too_large` (far larger ones close the socket). */
   maxFrameBytes: number;
-  /** When more than this waits to be sent to a slow reader, the socket is closed (1013). */
+  /**
+   * A socket with more than this waiting to be sent for longer than `slowReaderGraceMs` is
+   * closed (1013). Above this plus twice `maxFrameBytes` it is closed at once.
+   */
   maxBufferedBytes: number;
+  /** How long the send buffer may stay over `maxBufferedBytes` (a burst, one large frame). */
+  slowReaderGraceMs: number;
   /** Burst size of the per-connection rate limit, in frames. */
   rateBurst: number;
   /** Sustained frames per second of the per-connection rate limit. */
@@ -55,6 +60,7 @@ export interface ClientSocketLimits {
 export const DEFAULT_CLIENT_SOCKET_LIMITS: ClientSocketLimits = {
   maxFrameBytes: 5 * 1024 * 1024,
   maxBufferedBytes: 8 * 1024 * 1024,
+  slowReaderGraceMs: 5_000,
   rateBurst: 200,
   ratePerSecond: 100,
   maxRateViolations: 50,
@@ -138,6 +144,7 @@ class ClientConnection {
   private readonly attached = new Map<string, Attachment>();
   private readonly bucket: TokenBucket;
   private violations = 0;
+  private slowTimer: ReturnType<typeof setTimeout> | undefined;
   private alive = true;
   private closed = false;
   private readonly helloTimer: ReturnType<typeof setTimeout>;
@@ -195,6 +202,7 @@ class ClientConnection {
   private cleanup(): void {
     clearTimeout(this.helloTimer);
     clearInterval(this.heartbeat);
+    clearTimeout(this.slowTimer);
     for (const [sessionId] of this.attached) this.detach(sessionId);
     this.closed = true;
     this.onGone();
@@ -435,12 +443,23 @@ class ClientConnection {
 
   private send(frame: ServerToClientFrame): void {
     if (this.closed || this.ws.readyState !== this.ws.OPEN) return;
-    if (this.ws.bufferedAmount > this.limits.maxBufferedBytes) {
-      this.logger.warn("client reads too slowly; closing", { bufferedAmount: this.ws.bufferedAmount });
-      this.close(1013, "send buffer full: the client reads too slowly");
-      return;
-    }
+    const hardCap = this.limits.maxBufferedBytes + 2 * this.limits.maxFrameBytes;
+    if (this.ws.bufferedAmount > hardCap) return this.tooSlow();
     this.ws.send(JSON.stringify(frame));
+    // One large frame or a burst may sit over the bound for a moment; a reader that stays
+    // behind for the whole grace period is not reading.
+    if (this.ws.bufferedAmount > this.limits.maxBufferedBytes && !this.slowTimer) {
+      this.slowTimer = setTimeout(() => {
+        this.slowTimer = undefined;
+        if (this.ws.bufferedAmount > this.limits.maxBufferedBytes) this.tooSlow();
+      }, this.limits.slowReaderGraceMs);
+    }
+  }
+
+  private tooSlow(): void {
+    this.logger.warn("client reads too slowly; closing", { bufferedAmount: this.ws.bufferedAmount });
+    this.options.metrics.framesRejected.inc({ code: "slow_reader" });
+    this.close(1013, "send buffer full: the client reads too slowly");
   }
 }
 

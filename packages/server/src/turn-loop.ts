@@ -157,8 +157,12 @@ export class Turn {
     let item: MessageItem | undefined;
     let usage: Usage | undefined;
     try {
+      let count = 0;
       for await (const event of model.stream({ messages, tools, signal: this.controller.signal })) {
         if (this.interrupted) break;
+        // A model that streams from memory never yields to I/O on its own; without this a fast
+        // reply would starve every socket (and other sessions) until it ends.
+        if (++count % 32 === 0) await new Promise((resolve) => setImmediate(resolve));
         if (event.type === "text-delta") {
           if (!event.delta) continue;
           if (!item) {

@@ -73,7 +73,14 @@ export class RawClient {
     return new Promise<T>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.waiters.splice(this.waiters.indexOf(waiter), 1);
-        reject(new Error(`timed out waiting for a frame; got: ${this.frames.map((f) => f.type).join(", ")}`));
+        reject(
+          new Error(
+            `timed out waiting for a frame; ${this.frames.length} received, the last: ${this.frames
+              .slice(-8)
+              .map((f) => f.type)
+              .join(", ")}`,
+          ),
+        );
       }, timeoutMs);
       const waiter = {
         test,

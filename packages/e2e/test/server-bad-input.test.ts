@@ -1,0 +1,147 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { RawClient } from "./helpers/raw-client";
+import { StalledReader } from "./helpers/stalled-reader";
+import { scriptedAgent, startTestServer, type TestServer } from "./helpers/start-server";
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+const agents = {
+  support: scriptedAgent([
+    { match: "hello", reply: "Hi." },
+    { match: "essay", reply: `${"x".repeat(8_000)} `.repeat(250) },
+  ]),
+};
+
+async function user(s: TestServer, id = "u_1") {
+  return RawClient.open(s.wsUrl, { kind: "user", token: await s.token(id) });
+}
+
+async function stillServes(client: RawClient) {
+  client.send({ type: "ping", nonce: "alive" });
+  return (await client.nextOf("pong")).nonce === "alive";
+}
+
+describe("bad frames", () => {
+  it("answers malformed, unknown, invalid and binary frames with an error naming what was wrong, and keeps serving", async () => {
+    server = await startTestServer({ agents });
+    const client = await user(server);
+    const sessionId = await client.create("support");
+
+    client.send("{not json");
+    expect(await client.nextOf("error")).toMatchObject({ code: "invalid_json" });
+    client.send({ type: "teleport", sessionId });
+    expect(await client.nextOf("error")).toMatchObject({
+      code: "unknown_frame_type",
+      path: "type",
+      sessionId,
+    });
+    client.send({ type: "message.send", sessionId, commandId: "c_1", text: 42 });
+    expect(await client.nextOf("error")).toMatchObject({
+      code: "invalid_frame",
+      path: "text",
+      commandId: "c_1",
+    });
+    client.send({
+      type: "session.create",
+      requestId: "r_1",
+      agent: "support",
+      tools: [{ name: "bad name!" }],
+    });
+    const error = await client.nextOf("error");
+    expect(error).toMatchObject({ code: "invalid_frame", requestId: "r_1" });
+    expect(error.path).toMatch(/^tools\.0\./);
+    client.send({ type: "session.create", requestId: "r_2", agent: "nobody" });
+    expect(await client.nextOf("error")).toMatchObject({
+      code: "not_found",
+      requestId: "r_2",
+      message: "agent nobody does not exist",
+    });
+    client.ws.send(Buffer.from([1, 2, 3]));
+    expect(await client.nextOf("error")).toMatchObject({ code: "invalid_frame", message: /binary/ });
+    client.send([1, 2]);
+    expect(await client.nextOf("error")).toMatchObject({ code: "invalid_frame" });
+    client.send({ type: "approval.decide", sessionId, approvalId: "ap_missing", allowed: true });
+    expect(await client.nextOf("error")).toMatchObject({ code: "not_found", sessionId });
+
+    expect(await stillServes(client)).toBe(true);
+    client.send({ type: "message.send", sessionId, commandId: "c_2", text: "hello" });
+    expect(await client.turnEnd("c_2")).toMatchObject({ type: "response.completed", text: "Hi." });
+    await client.close();
+  });
+
+  it("refuses a frame over 5 MiB with frame_too_large and closes on a far larger one (1009)", async () => {
+    server = await startTestServer({ agents });
+    const client = await user(server);
+    const sessionId = await client.create("support");
+    const over = 5 * 1024 * 1024 + 100;
+    client.send({ type: "message.send", sessionId, commandId: "big", text: "x".repeat(over) });
+    const error = await client.nextOf("error", 10_000);
+    expect(error.code).toBe("frame_too_large");
+    expect(error.message).toMatch(/over the limit of 5242880 bytes/);
+    expect(await stillServes(client)).toBe(true);
+
+    client.send({ type: "message.send", sessionId, commandId: "huge", text: "x".repeat(7 * 1024 * 1024) });
+    expect((await client.whenClosed()).code).toBe(1009);
+  });
+
+  it("answers a flood with rate_limited, then closes the flooding socket while another session works", async () => {
+    server = await startTestServer({
+      agents,
+      clientSocket: { rateBurst: 20, ratePerSecond: 10, maxRateViolations: 30 },
+    });
+    const other = await user(server, "u_2");
+    const otherSession = await other.create("support");
+    const flooder = await user(server, "u_1");
+    for (let i = 0; i < 200; i++) flooder.send({ type: "ping", nonce: String(i) });
+    const limited = await flooder.next((f) => f.type === "error" && f.code === "rate_limited");
+    expect(limited.type === "error" && limited.retryAfterMs).toBeGreaterThan(0);
+    const closed = await flooder.whenClosed();
+    expect(closed).toEqual({ code: 1008, reason: "rate limit exceeded" });
+    expect(flooder.frames.filter((f) => f.type === "pong").length).toBeLessThanOrEqual(21);
+
+    other.send({ type: "message.send", sessionId: otherSession, commandId: "c_1", text: "hello" });
+    expect(await other.turnEnd("c_1")).toMatchObject({ type: "response.completed", text: "Hi." });
+    await other.close();
+  });
+
+  it("closes a socket that stops reading without holding up the session for others", async () => {
+    server = await startTestServer({
+      agents,
+      clientSocket: { maxBufferedBytes: 256 * 1024, slowReaderGraceMs: 300 },
+    });
+    const backend = await RawClient.open(server.wsUrl, {
+      kind: "api_key",
+      apiKey: server.apiKey,
+      secret: server.secret,
+    });
+    const sessionId = await backend.create("support", { userId: "u_1" });
+    const slow = await StalledReader.connect(server.wsUrl);
+    slow.send({ type: "hello", protocol: 1, auth: { kind: "user", token: await server.token("u_1") } });
+    slow.send({ type: "session.resume", requestId: "r", sessionId, afterSeq: 0, tools: [] });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    slow.stopReading();
+    // About 18 MB for the stalled reader: more than loopback's kernel buffers absorb.
+    for (const commandId of ["e_1", "e_2", "e_3"]) {
+      backend.send({ type: "message.send", sessionId, commandId, text: "essay" });
+      expect((await backend.turnEnd(commandId, 15_000)).type).toBe("response.completed");
+    }
+    // Loopback kernel buffers hold megabytes, so the server's own buffer fills only late.
+    let metrics = "";
+    for (let i = 0; i < 50 && !metrics.includes('code="slow_reader"'); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      metrics = await (await fetch(`${server.url}/metrics`)).text();
+    }
+    expect(metrics).toMatch(/patchbay_frames_rejected_total\{code="slow_reader"\} 1/);
+    // The server gave up on the stalled reader: once it reads again, it finds the end.
+    await slow.drainUntilClosed();
+    // The reader that kept up was never cut off.
+    expect(backend.closeInfo).toBeUndefined();
+    backend.send({ type: "message.send", sessionId, commandId: "c_2", text: "hello" });
+    expect(await backend.turnEnd("c_2")).toMatchObject({ type: "response.completed", text: "Hi." });
+    await backend.close();
+  });
+});
