@@ -177,7 +177,8 @@ export class ClientCore extends EventEmitter<ClientEvents> {
     this.#createSocket = options.createSocket ?? createSocket;
     const http: ConstructorParameters<typeof HttpApi>[0] = {
       baseUrl: options.baseUrl,
-      headers: () => this.#httpHeaders(),
+      headers: (context) => this.#httpHeaders(context.refresh),
+      canRefreshAuth: () => this.#canRefreshToken(),
       timeoutMs: this.#requestTimeoutMs,
     };
     if (options.fetch) http.fetch = options.fetch;
@@ -283,6 +284,7 @@ export class ClientCore extends EventEmitter<ClientEvents> {
   connect(): Promise<void> {
     const connection = this.#ensureConnection();
     if (connection.state === "open") return Promise.resolve();
+    if (connection.state === "closed") return Promise.reject(new DisconnectedError("the client was closed"));
     return new Promise((resolve, reject) => {
       const cleanup = () => {
         connection.off("welcome", onWelcome);
@@ -466,6 +468,7 @@ export class ClientCore extends EventEmitter<ClientEvents> {
     for (const [id, request] of [...this.#requests]) {
       if (request.session) {
         // A reconnect resume of a known session: the next welcome sends a fresh one.
+        clearTimeout(request.timer);
         this.#requests.delete(id);
       } else if (request.sent && !request.repeatable) {
         // The server may or may not have created it; only the caller can decide to try again.
@@ -588,9 +591,16 @@ export class ClientCore extends EventEmitter<ClientEvents> {
     return auth;
   }
 
-  async #httpHeaders(): Promise<Record<string, string>> {
+  #canRefreshToken(): boolean {
+    return (
+      this.#options.tokenProvider !== undefined &&
+      (this.#user !== undefined || this.#options.apiKey === undefined)
+    );
+  }
+
+  async #httpHeaders(refresh: boolean): Promise<Record<string, string>> {
     if (this.#user !== undefined || this.#options.apiKey === undefined) {
-      return { authorization: `Bearer ${await this.#userToken(false)}` };
+      return { authorization: `Bearer ${await this.#userToken(refresh)}` };
     }
     const headers: Record<string, string> = { "x-api-key": this.#options.apiKey };
     if (this.#options.secret !== undefined) headers.authorization = `Bearer ${this.#options.secret}`;

@@ -38,6 +38,8 @@ export type HelloAuth =
   | { kind: "user"; token: string }
   | { kind: "api_key"; apiKey: string; secret?: string };
 
+const MAX_INCOMING_FRAME_BYTES = 64 * 1024 * 1024;
+
 /** The server's `welcome` frame. */
 export type WelcomeFrame = Extract<ServerToClientFrame, { type: "welcome" }>;
 
@@ -221,10 +223,9 @@ export class Connection extends EventEmitter<ConnectionEvents> {
       this.emit("error", new ProtocolViolationError("the server sent a binary frame"));
       return;
     }
-    const decoded = decodeFrame(data, {
-      channel: "server-to-client",
-      maxBytes: this.#welcome?.maxFrameBytes ?? 5 * 1024 * 1024,
-    });
+    // The server's frame limit bounds what it accepts, not what it sends: a conversation item
+    // with a 5 MiB image is more than 5 MiB of JSON. The socket already holds the frame anyway.
+    const decoded = decodeFrame(data, { channel: "server-to-client", maxBytes: MAX_INCOMING_FRAME_BYTES });
     if (!decoded.ok) {
       // Newer servers may send frame types this client does not know: ignoring them is the rule.
       if (decoded.error.code === "unknown_frame_type") return;

@@ -87,6 +87,35 @@ describe("HttpApi", () => {
     await expect(api().getSession("s_1")).rejects.toBeInstanceOf(ServerError);
   });
 
+  it("retries once with fresh credentials after a 401 when they can be refreshed", async () => {
+    const refreshes: boolean[] = [];
+    const refreshing = new HttpApi({
+      baseUrl: server.baseUrl,
+      headers: async ({ refresh }) => {
+        refreshes.push(refresh);
+        return { authorization: refresh ? "Bearer fresh" : "Bearer stale" };
+      },
+      canRefreshAuth: () => true,
+    });
+    server.onHttp = (req, res) => {
+      seen.push({ method: req.method!, url: req.url!, headers: req.headers, body: "" });
+      const ok = req.headers.authorization === "Bearer fresh";
+      res.writeHead(ok ? 200 : 401, { "content-type": "application/json" });
+      res.end(
+        JSON.stringify(ok ? { sessions: [] } : { error: { code: "unauthorized", message: "expired" } }),
+      );
+    };
+    await expect(refreshing.listSessions("support")).resolves.toEqual([]);
+    expect(refreshes).toEqual([false, true]);
+    // Still refused with the fresh token: the error reaches the caller, no third try.
+    server.onHttp = (_req, res) => {
+      res.writeHead(401, { "content-type": "application/json" });
+      res.end(JSON.stringify({ error: { code: "unauthorized", message: "revoked" } }));
+    };
+    await expect(refreshing.listSessions("support")).rejects.toBeInstanceOf(AuthError);
+    expect(refreshes).toEqual([false, true, false, true]);
+  });
+
   it("reads retry-after on 429 as milliseconds", async () => {
     answer(429, { error: { code: "rate_limited", message: "slow down" } }, { "retry-after": "3" });
     const error = await api()

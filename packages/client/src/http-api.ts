@@ -1,5 +1,12 @@
 import type { ConversationItem, JsonObject, SessionEvent, SessionInfo } from "@patchbay/protocol";
-import { ClientError, errorFromWire, ProtocolViolationError, RateLimitedError, TimeoutError } from "./errors";
+import {
+  AuthError,
+  ClientError,
+  errorFromWire,
+  ProtocolViolationError,
+  RateLimitedError,
+  TimeoutError,
+} from "./errors";
 
 /**
  * A session and its conversation, as `GET /v1/sessions/:id` returns them.
@@ -38,7 +45,10 @@ export interface EventPage {
  */
 export interface HttpApiOptions {
   baseUrl: string;
-  headers: () => Promise<Record<string, string>>;
+  /** The auth headers; `refresh` is true when the server refused the last ones. */
+  headers: (context: { refresh: boolean }) => Promise<Record<string, string>>;
+  /** Whether refused credentials are worth one retry with fresh ones (a token provider is set). */
+  canRefreshAuth?: () => boolean;
   timeoutMs?: number;
   fetch?: typeof fetch;
 }
@@ -94,10 +104,20 @@ export class HttpApi {
   }
 
   async #request<T>(method: string, path: string, body?: unknown): Promise<T> {
+    try {
+      return await this.#attempt<T>(method, path, body, false);
+    } catch (error) {
+      // An expired token is refused once; a fresh one from the provider gets a second try.
+      if (!(error instanceof AuthError) || !(this.#options.canRefreshAuth?.() ?? false)) throw error;
+      return this.#attempt<T>(method, path, body, true);
+    }
+  }
+
+  async #attempt<T>(method: string, path: string, body: unknown, refresh: boolean): Promise<T> {
     const doFetch = this.#options.fetch ?? globalThis.fetch;
     const headers: Record<string, string> = {
       accept: "application/json",
-      ...(await this.#options.headers()),
+      ...(await this.#options.headers({ refresh })),
     };
     if (body !== undefined) headers["content-type"] = "application/json";
     const timeoutMs = this.#options.timeoutMs ?? 15_000;

@@ -147,7 +147,6 @@ export class Session extends EventEmitter<SessionEvents> {
   #items: readonly ConversationItem[] = [];
   readonly #itemIndex = new Map<string, number>();
   readonly #approvals = new Map<string, ApprovalRequest>();
-  readonly #resolvedApprovals = new Set<string>();
   #lastSeq = 0;
   /** The server's last sequence number when it (re)attached us; events up to it are a replay. */
   #replayUntil = 0;
@@ -474,10 +473,8 @@ export class Session extends EventEmitter<SessionEvents> {
         this.emit("held", { callId: event.callId });
         break;
       case "approval.requested":
-        if (!this.#resolvedApprovals.has(event.approval.id)) {
-          this.#approvals.set(event.approval.id, event.approval);
-          this.emit("approval", event.approval);
-        }
+        this.#approvals.set(event.approval.id, event.approval);
+        this.emit("approval", event.approval);
         break;
       case "approval.resolved":
         this.#resolveApproval(event);
@@ -540,7 +537,6 @@ export class Session extends EventEmitter<SessionEvents> {
 
   #resolveApproval(event: EventOf<"approval.resolved">): void {
     this.#approvals.delete(event.approvalId);
-    this.#resolvedApprovals.add(event.approvalId);
     const decision = this.#decisions.get(event.approvalId);
     if (decision) {
       clearTimeout(decision.timer as ReturnType<typeof setTimeout>);
