@@ -14,14 +14,18 @@ export default defineConfig({
   resolve: { alias },
   test: {
     // One project per workspace package; each finds the *.test.ts files beside its code.
-    projects: [...packages, "e2e"].map((name) => ({
-      extends: true,
-      test: {
-        name,
-        root: `./packages/${name}`,
-        include: ["src/**/*.test.ts", "test/**/*.test.ts"],
-      },
-    })),
+    projects: [
+      ...[...packages, "e2e"].map((name) => ({
+        extends: true,
+        test: {
+          name,
+          root: `./packages/${name}`,
+          include: ["src/**/*.test.ts", "test/**/*.test.ts"],
+        },
+      })),
+      // The benchmark harness's smoke test (a --quick run; no timing is asserted).
+      { extends: true, test: { name: "bench", root: "./bench", include: ["src/**/*.test.ts"] } },
+    ],
     testTimeout: 20_000,
     hookTimeout: 60_000,
   },

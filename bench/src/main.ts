@@ -4,11 +4,10 @@
 import { cpus, loadavg, platform } from "node:os";
 import { FULL, QUICK } from "./budget";
 import { killAllChildren } from "./children";
-import { hostedToolCallScenario } from "./hosted-tool-call";
-import { mcpScenario } from "./mcp-peer";
 import { warmUp, withDeadline } from "./measure";
 import { startRawWsFloor } from "./raw-ws-floor";
-import { type BenchContext, failedRows, type Scenario } from "./scenario";
+import { type BenchContext, failedRows } from "./scenario";
+import { scenarios } from "./scenarios";
 import { type Row, renderTable } from "./table";
 
 const args = process.argv.slice(2);
@@ -23,8 +22,6 @@ const watchdog = setTimeout(() => {
   process.exit(2);
 }, budget.watchdogMs);
 watchdog.unref();
-
-const scenarios: Scenario[] = [hostedToolCallScenario, mcpScenario("stdio"), mcpScenario("http")];
 
 function machine(): string {
   const cores = cpus();

@@ -1,0 +1,32 @@
+// The harness's smoke test: a `--quick` run (tiny caps, every scenario, real child processes)
+// must print the machine line and one row for every measure of every scenario, each measured.
+// No figure is asserted: timings on a shared machine are not a test's business. Like every test
+// here it runs the packages from source (tsconfig.source.json maps @patchbay/* to src), so it
+// never reads a stale build, nor a dist that a concurrent build is rewriting.
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { expect, it } from "vitest";
+import { QUICK } from "./budget";
+import { scenarios } from "./scenarios";
+
+it("prints every row of every scenario in a quick run", () => {
+  const run = spawnSync(process.execPath, ["--import", "tsx", "src/main.ts", "--quick"], {
+    cwd: fileURLToPath(new URL("..", import.meta.url)),
+    encoding: "utf8",
+    env: { ...process.env, TSX_TSCONFIG_PATH: "tsconfig.source.json" },
+    timeout: 90_000,
+  });
+  expect(run.status, run.stderr).toBe(0);
+  const lines = run.stdout.split("\n");
+  expect(lines[0]).toMatch(/^machine: \d+ cores .*node v\d+/);
+  for (const scenario of scenarios) {
+    for (const measure of scenario.measures(QUICK)) {
+      const row = lines.find((line) => {
+        const cells = line.split("|").map((cell) => cell.trim());
+        return cells[1] === scenario.id && cells[2] === measure;
+      });
+      expect(row, `${scenario.id}: ${measure}`).toBeDefined();
+      expect(row).not.toContain("not measured");
+    }
+  }
+}, 100_000);

@@ -1,0 +1,20 @@
+// Every scenario, in the order the table prints them.
+import { executorScenario } from "./executor";
+import { hostedToolCallScenario } from "./hosted-tool-call";
+import { mcpScenario } from "./mcp-peer";
+import { pageToolCallScenario } from "./page-tool-call";
+import { scaleMemoryScenario } from "./scale-memory";
+import { scaleWorkersScenario } from "./scale-workers";
+import type { Scenario } from "./scenario";
+import { wholeTurnScenario } from "./whole-turn";
+
+export const scenarios: Scenario[] = [
+  hostedToolCallScenario,
+  pageToolCallScenario,
+  mcpScenario("stdio"),
+  mcpScenario("http"),
+  wholeTurnScenario,
+  scaleMemoryScenario,
+  scaleWorkersScenario,
+  executorScenario,
+];
