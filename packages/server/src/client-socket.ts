@@ -444,7 +444,10 @@ class ClientConnection {
   private send(frame: ServerToClientFrame): void {
     if (this.closed || this.ws.readyState !== this.ws.OPEN) return;
     const hardCap = this.limits.maxBufferedBytes + 2 * this.limits.maxFrameBytes;
-    if (this.ws.bufferedAmount > hardCap) return this.tooSlow();
+    if (this.ws.bufferedAmount > hardCap) {
+      this.tooSlow();
+      return;
+    }
     this.ws.send(JSON.stringify(frame));
     // One large frame or a burst may sit over the bound for a moment; a reader that stays
     // behind for the whole grace period is not reading.

@@ -202,7 +202,15 @@ export class SessionManager {
         }
         const conversation = await this.options.store.conversation(sessionId);
         const logger = this.options.logger.child({ sessionId });
-        const runtime = new SessionRuntime(record, agent, conversation, this.options.store, logger);
+        const pageTools = await this.options.store.pageTools(sessionId);
+        const runtime = new SessionRuntime(
+          record,
+          agent,
+          conversation,
+          this.options.store,
+          logger,
+          pageTools,
+        );
         const live = new LiveSession(runtime, this.options.deps(agent));
         this.live.set(sessionId, live);
         this.options.metrics.sessions.set(this.live.size);

@@ -57,8 +57,10 @@ export class SessionRuntime extends EventEmitter<SessionRuntimeEvents> {
     conversation: ConversationItem[],
     private readonly store: Store,
     readonly logger: Logger,
+    pageTools: ToolSpec[] = [],
   ) {
     super();
+    this.lastPageTools = pageTools;
     this.id = record.id;
     this.agent = agent;
     this.record = record;
@@ -145,7 +147,17 @@ export class SessionRuntime extends EventEmitter<SessionRuntimeEvents> {
   setPageTools(connectionId: string, tools: ToolSpec[]): void {
     if (tools.length === 0) this.pageTools.delete(connectionId);
     else this.pageTools.set(connectionId, tools);
-    if (this.pageTools.size > 0) this.lastPageTools = this.unionOfAttached();
+    if (this.pageTools.size > 0) {
+      const union = this.unionOfAttached();
+      if (JSON.stringify(union) !== JSON.stringify(this.lastPageTools)) {
+        this.lastPageTools = union;
+        // Kept with the session so a later turn (another process, after a restart) still offers
+        // them, and a call made while no page is attached fails at once instead of as unknown.
+        this.commit({ pageTools: union }).catch((error) =>
+          this.logger.error("could not store page tools", { sessionId: this.id, error }),
+        );
+      }
+    }
     this.emit("page-tools");
   }
 

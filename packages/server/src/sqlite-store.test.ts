@@ -93,6 +93,17 @@ describe("SqliteStore", () => {
     expect((await reopened.getToolResult("c_1"))?.content.text).toBe("a");
   });
 
+  it("keeps a session's page tools across a reopen", async () => {
+    const dir = tempDir();
+    const store = open(dir);
+    await store.createSession(session("s_1"));
+    expect(await store.pageTools("s_1")).toEqual([]);
+    const tools = [{ name: "locate", description: "Where", parameters: { type: "object" as const } }];
+    await store.commit("s_1", { pageTools: tools });
+    await store.close();
+    expect(await open(dir).pageTools("s_1")).toEqual(tools);
+  });
+
   it("keeps the first result of a call and refuses the second", async () => {
     const store = open(tempDir());
     await store.createSession(session("s_1"));

@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import type { ConversationItem, SessionEvent, ToolResult } from "@patchbay/protocol";
+import type { ConversationItem, SessionEvent, ToolResult, ToolSpec } from "@patchbay/protocol";
 import Database from "better-sqlite3";
 import type {
   ApprovalRecord,
@@ -13,12 +13,14 @@ import type {
 } from "./store";
 
 const SCHEMA_VERSION = 1;
+const SESSION_COLUMNS = "id, agent, user_id, metadata, created_at, last_seq";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS sessions (
   id TEXT PRIMARY KEY, agent TEXT NOT NULL, user_id TEXT NOT NULL, metadata TEXT NOT NULL,
-  created_at INTEGER NOT NULL, last_seq INTEGER NOT NULL DEFAULT 0
+  created_at INTEGER NOT NULL, last_seq INTEGER NOT NULL DEFAULT 0,
+  page_tools TEXT NOT NULL DEFAULT '[]'
 );
 CREATE INDEX IF NOT EXISTS sessions_by_agent_user ON sessions (agent, user_id, created_at);
 CREATE TABLE IF NOT EXISTS items (
@@ -182,6 +184,11 @@ export class SqliteStore implements Store {
     return rows.map((row) => JSON.parse(row.body) as ConversationItem);
   }
 
+  async pageTools(sessionId: string): Promise<ToolSpec[]> {
+    const row = this.stmts.getPageTools.get(sessionId) as { page_tools: string } | undefined;
+    return row ? (JSON.parse(row.page_tools) as ToolSpec[]) : [];
+  }
+
   async hasCommand(sessionId: string, commandId: string): Promise<boolean> {
     return this.stmts.getCommand.get(sessionId, commandId) !== undefined;
   }
@@ -244,6 +251,7 @@ export class SqliteStore implements Store {
     for (const item of change.items ?? []) {
       s.upsertItem.run(sessionId, item.id, sessionId, JSON.stringify(item));
     }
+    if (change.pageTools) s.setPageTools.run(JSON.stringify(change.pageTools), sessionId);
     if (change.turn) {
       const t = change.turn;
       s.upsertTurn.run(
@@ -289,13 +297,17 @@ function prepare(db: Database.Database) {
     insertSession: db.prepare(
       "INSERT INTO sessions (id, agent, user_id, metadata, created_at, last_seq) VALUES (?, ?, ?, ?, ?, ?)",
     ),
-    getSession: db.prepare("SELECT * FROM sessions WHERE id = ?"),
-    listByAgent: db.prepare("SELECT * FROM sessions WHERE agent = ? ORDER BY created_at DESC, id LIMIT ?"),
+    getSession: db.prepare(`SELECT ${SESSION_COLUMNS} FROM sessions WHERE id = ?`),
+    listByAgent: db.prepare(
+      `SELECT ${SESSION_COLUMNS} FROM sessions WHERE agent = ? ORDER BY created_at DESC, id LIMIT ?`,
+    ),
     listByAgentUser: db.prepare(
-      "SELECT * FROM sessions WHERE agent = ? AND user_id = ? ORDER BY created_at DESC, id LIMIT ?",
+      `SELECT ${SESSION_COLUMNS} FROM sessions WHERE agent = ? AND user_id = ? ORDER BY created_at DESC, id LIMIT ?`,
     ),
     deleteSession: db.prepare("DELETE FROM sessions WHERE id = ?"),
     setLastSeq: db.prepare("UPDATE sessions SET last_seq = ? WHERE id = ?"),
+    setPageTools: db.prepare("UPDATE sessions SET page_tools = ? WHERE id = ?"),
+    getPageTools: db.prepare("SELECT page_tools FROM sessions WHERE id = ?"),
     insertEvent: db.prepare("INSERT INTO events (session_id, seq, type, body) VALUES (?, ?, ?, ?)"),
     readEvents: db.prepare("SELECT body FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?"),
     upsertItem: db.prepare(

@@ -6,6 +6,7 @@ import type {
   SessionEvent,
   ToolLocation,
   ToolResult,
+  ToolSpec,
 } from "@patchbay/protocol";
 
 /**
@@ -114,6 +115,8 @@ export interface SessionChange {
   /** Call ids whose pending record is removed (the call finished). */
   settledCalls?: string[];
   approvals?: ApprovalRecord[];
+  /** The session's page tools as last declared (offered to the model while no page is attached). */
+  pageTools?: ToolSpec[];
 }
 
 /**
@@ -152,6 +155,8 @@ export interface Store {
   /** Events with `seq > afterSeq`, in order, at most `limit`. */
   readEvents(sessionId: string, afterSeq: number, limit?: number): Promise<SessionEvent[]>;
   conversation(sessionId: string): Promise<ConversationItem[]>;
+  /** The page tools last declared for the session (`[]` when none). */
+  pageTools(sessionId: string): Promise<ToolSpec[]>;
   hasCommand(sessionId: string, commandId: string): Promise<boolean>;
   /** Turns in a status, across sessions (recovery looks for `running` and `queued`). */
   turnsWithStatus(status: TurnRecord["status"]): Promise<TurnRecord[]>;
