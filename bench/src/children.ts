@@ -40,6 +40,15 @@ export interface Peer<Ready> {
 let nextRequest = 1;
 
 /**
+ * `BENCH_CPU_PROF=<dir>` profiles every peer (`node --cpu-prof`) into that directory; run the
+ * bench itself with `node --cpu-prof --cpu-prof-dir=<dir>` to profile this process too.
+ */
+function profiling(): string[] {
+  const dir = process.env.BENCH_CPU_PROF;
+  return dir ? ["--cpu-prof", `--cpu-prof-dir=${dir}`] : [];
+}
+
+/**
  * Forks `src/peers/<name>.ts` under tsx and waits for its `{ type: "ready" }` message.
  * Extra `args` reach the child as argv; `execArgv` lets a scenario add `--expose-gc` and the like.
  */
@@ -50,7 +59,7 @@ export async function spawnPeer<Ready = Record<string, unknown>>(
   hookExit();
   const file = fileURLToPath(new URL(`./peers/${name}.ts`, import.meta.url));
   const child = fork(file, options.args ?? [], {
-    execArgv: ["--import", "tsx", ...(options.execArgv ?? [])],
+    execArgv: ["--import", "tsx", ...profiling(), ...(options.execArgv ?? [])],
     env: { ...process.env, ...options.env },
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });
@@ -102,7 +111,16 @@ export async function spawnPeer<Ready = Record<string, unknown>>(
       });
     },
     async kill() {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      if (process.env.BENCH_CPU_PROF) {
+        // A profiled peer must exit on its own to write its profile; give it a moment.
+        child.kill("SIGTERM");
+        const timer = setTimeout(() => child.kill("SIGKILL"), 3_000);
+        await exited;
+        clearTimeout(timer);
+        return;
+      }
+      child.kill("SIGKILL");
       await exited;
     },
   };

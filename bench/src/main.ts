@@ -33,7 +33,9 @@ function machine(): string {
 
 async function main(): Promise<number> {
   const started = performance.now();
-  const selected = scenarios.filter((s) => only === undefined || s.id.includes(only));
+  // An exact id selects that scenario alone; otherwise every id containing the text.
+  const exact = scenarios.filter((s) => s.id === only);
+  const selected = exact.length ? exact : scenarios.filter((s) => only === undefined || s.id.includes(only));
   console.error(`bench: ${budget.quick ? "quick" : "full"} run of ${selected.length} scenarios`);
   const floor = await startRawWsFloor();
   const context: BenchContext = { budget, floor };

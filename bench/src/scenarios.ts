@@ -6,10 +6,12 @@ import { pageToolCallScenario } from "./page-tool-call";
 import { scaleMemoryScenario } from "./scale-memory";
 import { scaleWorkersScenario } from "./scale-workers";
 import type { Scenario } from "./scenario";
+import { turnLoopScenario } from "./turn-loop";
 import { wholeTurnScenario } from "./whole-turn";
 
 export const scenarios: Scenario[] = [
   hostedToolCallScenario,
+  turnLoopScenario,
   pageToolCallScenario,
   mcpScenario("stdio"),
   mcpScenario("http"),

@@ -26,3 +26,5 @@ export function onRequest(handler: (message: Record<string, unknown>) => Promise
 }
 
 process.on("disconnect", () => process.exit(0));
+// A clean exit on SIGTERM lets `--cpu-prof` write the peer's profile (see BENCH_CPU_PROF).
+process.on("SIGTERM", () => process.exit(0));
