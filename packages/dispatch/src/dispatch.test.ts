@@ -1,4 +1,5 @@
 import type { InboundMessage } from "@patchbay/protocol";
+import { Tools } from "@patchbay/tools";
 import { afterEach, describe, expect, it } from "vitest";
 import { Dispatch, type DispatchOptions } from "./dispatch";
 import { DispatchError } from "./dispatch-error";
@@ -122,6 +123,7 @@ describe("Dispatch options", () => {
     void d.run();
     await expect(d.run()).rejects.toMatchObject({ code: "already_running" });
     expect(codeOf(() => d.onCall(() => undefined))).toBe("already_running");
+    expect(codeOf(() => d.host({ name: "support", tools: new Tools() }))).toBe("already_running");
     await d.stop({ timeoutMs: 0 });
     await expect(d.run()).rejects.toMatchObject({ code: "stopped" });
   });

@@ -133,8 +133,11 @@ describe("hosted tools across worker processes", () => {
       id: callId,
       status: "completed",
     });
-    const finished = survivor.events.filter((e) => e.event === "hosted.finished" && e.callId === callId);
-    expect(finished).toHaveLength(1);
+    // The result reached the model through the server; the survivor's own line may lag behind it.
+    await survivor.waitFor("hosted.finished", (e) => e.callId === callId);
+    expect(survivor.events.filter((e) => e.event === "hosted.finished" && e.callId === callId)).toHaveLength(
+      1,
+    );
   });
 
   it("gives a call to the same worker when it restarts, within the call's timeout", async () => {

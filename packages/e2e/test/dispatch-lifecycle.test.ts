@@ -47,8 +47,9 @@ describe("dispatch worker lifecycle (real processes)", () => {
     // w_drain connected first: with equal room, it gets the first message.
     const first = await inbound("long job", 1_500);
     expect(first.body.status).toBe("offered");
-    await draining.waitFor("work.started");
-    expect(rows()[0]).toMatchObject({ worker: "w_drain", text: "long job" });
+    // The handler's first act is the row: once it is there, the message runs on w_drain.
+    const started = await eventually(rows, (r) => r.length === 1);
+    expect(started[0]).toMatchObject({ worker: "w_drain", text: "long job" });
 
     const exited = draining.kill("SIGTERM");
     await draining.waitFor("draining");
@@ -74,7 +75,8 @@ describe("dispatch worker lifecycle (real processes)", () => {
     harness = await startDispatchHarness(agents);
     const first = await harness.worker({ id: "w_phoenix", capacity: 1, messages: true });
     const receipt = await inbound("interrupted job", 5_000);
-    await first.waitFor("work.started");
+    // Kill it only once its handler has written its row (the event line may come first).
+    await eventually(rows, (r) => r.some((row) => row.work_id === receipt.body.workId && row.attempt === 1));
     await first.kill("SIGKILL");
     await eventually(
       () => harness!.dispatch.registry.size,
