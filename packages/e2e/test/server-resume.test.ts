@@ -148,6 +148,25 @@ describe("resume", () => {
   });
 });
 
+describe("delete", () => {
+  it("tells an attached socket its session was deleted, and refuses it from then on", async () => {
+    server = await startTestServer({ agents: agents() });
+    const client = await RawClient.open(server.wsUrl, { kind: "user", token: await server.token("u_1") });
+    const sessionId = await client.create("support");
+    const res = await fetch(`${server.url}/v1/sessions/${sessionId}`, {
+      method: "DELETE",
+      headers: server.backendHeaders(),
+    });
+    expect(res.status).toBe(204);
+    expect(await client.nextOf("error")).toMatchObject({ code: "not_found", sessionId, message: /deleted/ });
+    client.send({ type: "message.send", sessionId, commandId: "c_1", text: "hello" });
+    expect(await client.nextOf("error")).toMatchObject({ code: "not_found", commandId: "c_1" });
+    client.send({ type: "session.resume", requestId: "r", sessionId, afterSeq: 0, tools: [] });
+    expect(await client.nextOf("error")).toMatchObject({ code: "not_found", requestId: "r" });
+    await client.close();
+  });
+});
+
 describe("restart", () => {
   it("keeps sessions and conversations across a graceful restart; a turn that ran is handed back, not lost", async () => {
     server = await startTestServer({ agents: agents() });

@@ -42,7 +42,14 @@ export const AgentFileSchema = z.strictObject({
     .default({ text: "disabled", incoming_call: "disabled" }),
 });
 
-/** An agent file as written (before defaults). */
+/**
+ * An agent file as written (before defaults), for agents given in code.
+ *
+ * @example
+ * ```ts
+ * const support: AgentFileInput = { instructions: "Be brief.", model: { provider: "scripted" }, max_tool_rounds: 4 };
+ * ```
+ */
 export type AgentFileInput = z.input<typeof AgentFileSchema>;
 
 /**

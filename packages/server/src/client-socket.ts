@@ -371,7 +371,15 @@ class ClientConnection {
         this.send(event);
       }
     });
+    const onClosed = (reason: string) => {
+      if (reason !== "deleted") return;
+      this.attached.delete(sessionId);
+      release();
+      this.send({ type: "error", code: "not_found", message: `session ${sessionId} was deleted`, sessionId });
+    };
+    live.runtime.on("closed", onClosed);
     const detach = () => {
+      live.runtime.off("closed", onClosed);
       unsubscribe();
       live.runtime.setPageTools(this.id, []);
       release();

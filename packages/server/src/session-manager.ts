@@ -137,7 +137,7 @@ export class SessionManager {
     const live = this.live.get(sessionId);
     if (live) {
       await live.close(1_000);
-      live.runtime.close();
+      live.runtime.close("deleted");
       this.live.delete(sessionId);
       this.holds.delete(sessionId);
       this.options.metrics.sessions.set(this.live.size);
@@ -182,7 +182,7 @@ export class SessionManager {
   async close(graceMs: number): Promise<void> {
     this.closed = true;
     await Promise.all([...this.live.values()].map((live) => live.close(graceMs)));
-    for (const live of this.live.values()) live.runtime.close();
+    for (const live of this.live.values()) live.runtime.close("shutdown");
     this.live.clear();
     this.options.metrics.sessions.set(0);
   }
@@ -231,7 +231,7 @@ export class SessionManager {
     }
     this.live.delete(sessionId);
     this.options.metrics.sessions.set(this.live.size);
-    void live.runtime.settled().then(() => live.runtime.close());
+    void live.runtime.settled().then(() => live.runtime.close("unloaded"));
   }
 
   private assertOpen(): void {

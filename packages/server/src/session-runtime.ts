@@ -1,6 +1,7 @@
 import type { ConversationItem, SessionEvent, SessionInfo, ToolSpec } from "@patchbay/protocol";
 import { EventEmitter } from "eventemitter3";
 import type { AgentConfig } from "./agent-config";
+import { ServerError } from "./errors";
 import type { Logger } from "./logger";
 import type { SessionChange, SessionRecord, Store } from "./store";
 
@@ -27,6 +28,8 @@ export interface SessionRuntimeEvents {
   event: (event: SessionEvent) => void;
   /** The set of page tools or the sockets holding them changed. */
   "page-tools": () => void;
+  /** The runtime stopped: the session was deleted, unloaded, or the server is closing. */
+  closed: (reason: "deleted" | "unloaded" | "shutdown") => void;
 }
 
 /**
@@ -101,7 +104,7 @@ export class SessionRuntime extends EventEmitter<SessionRuntimeEvents> {
    */
   commit(change: SessionChange): Promise<SessionEvent[] | null> {
     const run = async () => {
-      if (this.closed) throw new Error(`session ${this.id} is closed`);
+      if (this.closed) throw new ServerError("not_found", `session ${this.id} is closed or was deleted`);
       const result = await this.store.commit(this.id, change);
       if (result.duplicate) return null;
       for (const item of change.items ?? []) this.applyItem(item);
@@ -184,11 +187,14 @@ export class SessionRuntime extends EventEmitter<SessionRuntimeEvents> {
     return [...byName.values()];
   }
 
-  /** Stops accepting commits (the session was deleted or the server is closing). */
-  close(): void {
+  /** Stops accepting commits (the session was deleted or unloaded, or the server is closing). */
+  close(reason: "deleted" | "unloaded" | "shutdown" = "unloaded"): void {
+    if (this.closed) return;
     this.closed = true;
+    this.emit("closed", reason);
     this.subscribers.clear();
     this.pageTools.clear();
+    this.removeAllListeners();
   }
 
   get isClosed(): boolean {

@@ -111,7 +111,8 @@ export class Turn {
     const { runtime } = this.options;
     const maxRounds = runtime.agent.maxToolRounds;
     let text = "";
-    for (let round = 0; ; round++) {
+    // Round `maxRounds` is the last model reply; tool calls it still makes are withdrawn.
+    for (let round = 0; round <= maxRounds; round++) {
       if (this.interrupted) return this.complete("interrupted", text);
       const runner = this.runner();
       const result = await this.modelRound();
@@ -127,6 +128,7 @@ export class Turn {
       }
       await runner.run(result.calls);
     }
+    return this.complete("max_rounds", text);
   }
 
   private runner(): ToolCallRunner {
