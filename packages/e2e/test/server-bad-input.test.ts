@@ -25,6 +25,34 @@ async function stillServes(client: RawClient) {
   return (await client.nextOf("pong")).nonce === "alive";
 }
 
+describe("silent peers", () => {
+  it("closes a socket that never says hello, and drops one that stops answering heartbeats", async () => {
+    server = await startTestServer({
+      agents,
+      clientSocket: { helloTimeoutMs: 100, heartbeatIntervalMs: 60 },
+    });
+    const mute = await RawClient.connect(server.wsUrl);
+    expect(await mute.whenClosed()).toEqual({ code: 1008, reason: "no hello within the time allowed" });
+
+    const deaf = await RawClient.open(
+      server.wsUrl,
+      { kind: "user", token: await server.token("u_1") },
+      { autoPong: false },
+    );
+    const lively = await user(server, "u_2");
+    const started = Date.now();
+    const closed = await deaf.whenClosed();
+    // Terminated without a closing handshake after two missed pings.
+    expect(closed.code).toBe(1006);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    // A peer that answers pings (ws does by default) stays.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(lively.closeInfo).toBeUndefined();
+    expect(await stillServes(lively)).toBe(true);
+    await lively.close();
+  });
+});
+
 describe("bad frames", () => {
   it("answers malformed, unknown, invalid and binary frames with an error naming what was wrong, and keeps serving", async () => {
     server = await startTestServer({ agents });

@@ -270,6 +270,23 @@ describe("the model's own failures and limits", () => {
     ]);
   });
 
+  it("drops a message of a dispatch: text agent with no_worker when no dispatch module routes it", async () => {
+    server = await startTestServer({
+      agents: { desk: scriptedAgent([{ match: "hello", reply: "Hi." }], { dispatch: { text: "enabled" } }) },
+    });
+    const client = await RawClient.open(server.wsUrl, { kind: "user", token: await server.token("u_1") });
+    const sessionId = await client.create("desk");
+    client.send({ type: "message.send", sessionId, commandId: "c_1", text: "hello" });
+    const thinking = await client.nextOf("response.thinking");
+    expect(thinking.reason).toBe("dispatch");
+    expect(await client.turnEnd("c_1")).toMatchObject({
+      type: "response.failed",
+      error: { code: "no_worker" },
+    });
+    expect(client.events(sessionId).some((e) => e.type === "text.delta")).toBe(false);
+    await client.close();
+  });
+
   it("runs a message once however often its command id is sent", async () => {
     server = await startTestServer({ agents: { a: scriptedAgent([{ match: "hello", reply: "Hi." }]) } });
     const client = await RawClient.open(server.wsUrl, { kind: "user", token: await server.token("u_1") });

@@ -48,4 +48,51 @@ describe("turn loop over a real socket", () => {
     expect(seqs).toEqual(seqs.map((_, i) => i + 1));
     await client.close();
   });
+
+  it("runs the calls of one reply at once, up to the session's concurrency limit", async () => {
+    const rule = {
+      match: "both",
+      toolCalls: [
+        { tool: "get_location", arguments: { reason: "a" } },
+        { tool: "get_location", arguments: { reason: "b" } },
+      ],
+      reply: "Got {result}",
+    };
+    server = await startTestServer({
+      agents: {
+        wide: scriptedAgent([rule]),
+        narrow: scriptedAgent([rule], { max_concurrent_tool_calls: 1 }),
+      },
+    });
+    const client = await RawClient.open(server.wsUrl, { kind: "user", token: await server.token("u_1") });
+    const answer = (sessionId: string, callId: string, text: string) =>
+      client.send({
+        type: "tool.result",
+        sessionId,
+        callId,
+        attempt: 1,
+        result: { outcome: "completed", content: { text, images: [] } },
+      });
+
+    const wide = await client.create("wide", { tools: [locationTool] });
+    client.send({ type: "message.send", sessionId: wide, commandId: "w", text: "both" });
+    const first = await client.nextOf("tool.call");
+    const second = await client.nextOf("tool.call");
+    expect(new Set([first.call.arguments.reason, second.call.arguments.reason])).toEqual(new Set(["a", "b"]));
+    answer(wide, first.call.id, "1");
+    answer(wide, second.call.id, "2");
+    await client.turnEnd("w");
+
+    const narrow = await client.create("narrow", { tools: [locationTool] });
+    client.send({ type: "message.send", sessionId: narrow, commandId: "n", text: "both" });
+    const only = await client.nextOf("tool.call");
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(client.events(narrow).filter((e) => e.type === "tool.call").length).toBe(1);
+    answer(narrow, only.call.id, "1");
+    const next = await client.nextOf("tool.call");
+    expect(next.call.id).not.toBe(only.call.id);
+    answer(narrow, next.call.id, "2");
+    expect((await client.turnEnd("n")).type).toBe("response.completed");
+    await client.close();
+  });
 });

@@ -34,9 +34,9 @@ export class RawClient {
     });
   }
 
-  /** Opens a socket (no hello yet). */
-  static async connect(wsUrl: string): Promise<RawClient> {
-    const ws = new WebSocket(wsUrl);
+  /** Opens a socket (no hello yet). `autoPong: false` makes a peer that ignores heartbeats. */
+  static async connect(wsUrl: string, options: { autoPong?: boolean } = {}): Promise<RawClient> {
+    const ws = new WebSocket(wsUrl, options);
     const client = new RawClient(ws);
     await new Promise<void>((resolve, reject) => {
       ws.once("open", () => resolve());
@@ -49,8 +49,9 @@ export class RawClient {
   static async open(
     wsUrl: string,
     auth: { kind: "user"; token: string } | { kind: "api_key"; apiKey: string; secret?: string },
+    options: { autoPong?: boolean } = {},
   ): Promise<RawClient> {
-    const client = await RawClient.connect(wsUrl);
+    const client = await RawClient.connect(wsUrl, options);
     client.send({ type: "hello", protocol: PROTOCOL_VERSION, auth });
     const reply = await client.next((f) => f.type === "welcome" || f.type === "error");
     if (reply.type !== "welcome") throw new Error(`hello refused: ${JSON.stringify(reply)}`);
