@@ -97,6 +97,7 @@ export class Turn {
         turn: this.record("running"),
         events: [{ type: "response.started", responseId: this.responseId, ...this.command() }],
       });
+      if (this.interrupted) return await this.complete("interrupted", "");
       if (runtime.agent.dispatch.text) {
         const routed = await this.routeToWorker();
         if (routed !== "answer") return routed;
