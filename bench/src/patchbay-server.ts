@@ -28,7 +28,8 @@ export interface BenchServer {
  * passes within a second. The limit is a guard against abuse, not part of a tool call's cost.
  */
 export async function startBenchServer(): Promise<BenchServer> {
-  const dataDir = mkdtempSync(join(tmpdir(), "patchbay-bench-"));
+  // BENCH_DATA_ROOT=/dev/shm puts SQLite on tmpfs, to tell the disk's share of a figure from the CPU's.
+  const dataDir = mkdtempSync(join(process.env.BENCH_DATA_ROOT ?? tmpdir(), "patchbay-bench-"));
   let dispatch: DispatchModule | undefined;
   const server = await createServer({
     port: 0,
