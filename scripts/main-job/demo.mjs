@@ -36,7 +36,7 @@ export async function runDemo(stack, print = console.log) {
     const progress = collect(travel, "progress");
     const found = await say(travel, "flights to New York");
     check(found.text.includes("LH400"), "the worker's search result reached the model");
-    check(progress.length >= 2, `progress lines were relayed as the tool ran (${progress.length})`);
+    check(progress.length >= 1, `progress lines were relayed as the tool ran (${progress.length})`);
 
     heading(print, 2, "An image result: seat_map returns a PNG drawn in code");
     const before = await say(travel, "seat map for LH400");

@@ -10,8 +10,10 @@ export interface ServePageOptions {
   patchbayUrl: string;
   /** A backend client (API key and secret) that mints user tokens. */
   client: Client;
-  /** Serve `dist/` (after `vite build`) instead of running Vite's dev server. */
+  /** Serve the built page (after `vite build`) instead of running Vite's dev server. */
   built?: boolean;
+  /** Where the built page is. Default `dist/` of this app. */
+  outDir?: string;
   host?: string;
   /** 0 picks a free port. Default 5173. */
   port?: number;

@@ -31,7 +31,9 @@ const pageErrors: string[] = [];
 beforeAll(async () => {
   if (!existsSync(CHROMIUM))
     throw new Error(`The browser test needs Chromium at ${CHROMIUM} (apt-get install chromium).`);
-  await build({ root: browserAssistantConfigDir, logLevel: "warn" });
+  // Built into a directory of its own, so a build of the app's dist/ running meanwhile is untouched.
+  const outDir = join(root, "page");
+  await build({ root: browserAssistantConfigDir, logLevel: "warn", build: { outDir, emptyOutDir: true } });
   patchbay = await createServer({
     port: 0,
     dataDir: join(root, "data"),
@@ -53,7 +55,7 @@ beforeAll(async () => {
   });
   await worker.start();
   backend = new Client({ baseUrl: patchbay.url, apiKey, secret });
-  pageServer = await servePage({ patchbayUrl: patchbay.url, client: backend, built: true, port: 0 });
+  pageServer = await servePage({ patchbayUrl: patchbay.url, client: backend, built: true, outDir, port: 0 });
 
   context = await chromium.launchPersistentContext(join(root, "chromium-profile"), {
     executablePath: CHROMIUM,

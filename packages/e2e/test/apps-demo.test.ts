@@ -35,7 +35,6 @@ describe("npm run demo", () => {
     expect(code).toBe(0);
     for (const line of [
       'tool  search_flights({"to":"New York"}) on the worker',
-      "...   Asking Lufthansa for flights to JFK",
       "image image/png",
       'ask   "Book 2 seat(s) on flight LH400?"',
       "ask   answered: allowed",
@@ -47,6 +46,7 @@ describe("npm run demo", () => {
     ]) {
       expect(output).toContain(line);
     }
+    expect(output).toMatch(/\.\.\. {3}Asking \w+ for flights to JFK/);
     expect(output).not.toContain("FAILED");
   }, 90_000);
 });
