@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@patchbay/client";
 import type { Dispatch } from "@patchbay/dispatch";
-import { createDispatch, createServer, type PatchbayServer, silentLogger } from "@patchbay/server";
+import { createServer, type PatchbayServer, silentLogger } from "@patchbay/server";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { chat } from "../../../apps/support-desk/src/chat-script";
 import { type Orders, openOrders } from "../../../apps/support-desk/src/orders";
@@ -26,7 +26,7 @@ beforeEach(async () => {
     apiKey: "pk_desk",
     secret: "sk_desk",
     logger: silentLogger,
-    dispatch: createDispatch,
+    // No `dispatch` option: an embedded server takes workers by default.
   });
   client = new Client({ baseUrl: server.url, apiKey: "pk_desk", secret: "sk_desk" });
   orders = openOrders(join(dir, "orders.sqlite"));

@@ -272,6 +272,7 @@ describe("the model's own failures and limits", () => {
 
   it("drops a message of a dispatch: text agent with no_worker when no dispatch module routes it", async () => {
     server = await startTestServer({
+      dispatch: false,
       agents: { desk: scriptedAgent([{ match: "hello", reply: "Hi." }], { dispatch: { text: "enabled" } }) },
     });
     const client = await RawClient.open(server.wsUrl, { kind: "user", token: await server.token("u_1") });

@@ -1,7 +1,6 @@
 #!/usr/bin/env node
 import { parseArgs } from "node:util";
 import { createServer } from "./create-server";
-import { createDispatch } from "./dispatch";
 import { ServerError } from "./errors";
 import { createLogger, LOG_LEVELS, type LogLevel } from "./logger";
 import { createUserToken } from "./user-token";
@@ -84,8 +83,6 @@ async function main(argv: string[]): Promise<number> {
     ),
     logger,
     processMetrics: true,
-    // Workers connect on /v1/worker to take messages and calls and to host tools.
-    dispatch: createDispatch,
     ...(apiKey ? { apiKey } : {}),
     ...(secret ? { secret } : {}),
   });

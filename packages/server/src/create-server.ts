@@ -5,6 +5,7 @@ import { allowAll, InMemoryIdempotencyStore, ToolExecutor, type Tools } from "@p
 import { type AgentConfig, type AgentFileInput, defineAgent, loadAgentConfigs } from "./agent-config";
 import { Authenticator } from "./auth";
 import { type ClientSocketLimits, ClientSocketServer } from "./client-socket";
+import { createDispatch } from "./dispatch";
 import type { DispatchContext, DispatchExtension } from "./dispatch-seams";
 import { ServerError } from "./errors";
 import { createHttpApi, type HttpApiLimits } from "./http-api";
@@ -55,8 +56,13 @@ export interface CreateServerOptions {
   progressIntervalMs?: number;
   /** How long a shutdown waits for running turns. Default 10 s. */
   shutdownGraceMs?: number;
-  /** Installs the dispatch module (workers, routing of messages and hosted tools). */
-  dispatch?: (context: DispatchContext) => DispatchExtension;
+  /**
+   * The dispatch module (workers on `/v1/worker`, routing of messages and hosted tools, the
+   * inbound endpoints). Default {@link createDispatch} with its defaults, so an embedded server
+   * takes workers the way `patchbay serve` does; pass your own to tune it, or `false` for a
+   * server without workers (`/v1/worker` then answers 404).
+   */
+  dispatch?: ((context: DispatchContext) => DispatchExtension) | false;
   /** Adds Node's process metrics to `/metrics`. Default false (one server per process sets it). */
   processMetrics?: boolean;
 }
@@ -155,7 +161,10 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
     ...(extension?.messageRouter ? { messageRouter: extension.messageRouter } : {}),
   });
   const sessions = new SessionManager({ store, agents, deps, logger, metrics });
-  extension = options.dispatch?.({ authenticator, store, sessions, agents, logger, metrics });
+  const installDispatch = options.dispatch === undefined ? createDispatch : options.dispatch;
+  extension = installDispatch
+    ? installDispatch({ authenticator, store, sessions, agents, logger, metrics })
+    : undefined;
 
   let accepting = false;
   const clients = new ClientSocketServer({

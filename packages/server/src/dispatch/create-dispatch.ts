@@ -56,12 +56,15 @@ export interface DispatchModule extends DispatchExtension {
  * of messages and incoming calls to the worker with the most free capacity (reserved at offer),
  * a bounded queue when all are full, hosted tool calls delivered exactly once across workers,
  * `dispatch: { text: enabled }` message routing, and the inbound message and call endpoints.
- * Pass it to `createServer`.
+ * `createServer` installs it by default; call it yourself to tune it.
  *
  * @example
  * ```ts
  * import { createDispatch, createServer } from "@patchbay/server";
- * const server = await createServer({ dataDir, configDir, apiKey, secret, dispatch: createDispatch });
+ * const server = await createServer({
+ *   dataDir, configDir, apiKey, secret,
+ *   dispatch: (context) => createDispatch(context, { maxQueue: 100 }),
+ * });
  * ```
  */
 export function createDispatch(

@@ -1,0 +1,59 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import WebSocket from "ws";
+import { type CreateServerOptions, createServer, type PatchbayServer } from "./create-server";
+import { TestWorkerSocket } from "./dispatch/test-worker-socket";
+import { silentLogger } from "./logger";
+
+const cleanups: Array<() => Promise<void> | void> = [];
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function start(options: Partial<CreateServerOptions> = {}): Promise<PatchbayServer> {
+  const dataDir = mkdtempSync(join(tmpdir(), "patchbay-create-server-"));
+  const server = await createServer({
+    port: 0,
+    host: "127.0.0.1",
+    dataDir,
+    apiKey: "pk_test",
+    secret: "sk_test",
+    logger: silentLogger,
+    agents: { support: { model: { provider: "scripted", rules: [] } } },
+    ...options,
+  });
+  cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+  cleanups.push(() => server.close());
+  return server;
+}
+
+describe("createServer", () => {
+  it("takes workers on /v1/worker without being given the dispatch module", async () => {
+    const server = await start();
+    const worker = await TestWorkerSocket.connect(server.url);
+    cleanups.push(() => worker.drop());
+    expect((await worker.next("worker.ready")).type).toBe("worker.ready");
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    expect(metrics).toMatch(/patchbay_workers_connected 1/);
+    // The inbound routes come with it.
+    const inbound = await fetch(`${server.url}/v1/agents/support/inbound/calls`, { method: "GET" });
+    expect(inbound.status).toBe(405);
+  });
+
+  it("answers 404 on /v1/worker and the inbound routes with `dispatch: false`", async () => {
+    const server = await start({ dispatch: false });
+    const ws = new WebSocket(`${server.url.replace(/^http/, "ws")}/v1/worker`);
+    const status = await new Promise<number | undefined>((resolve) => {
+      ws.once("unexpected-response", (_req, res) => resolve(res.statusCode));
+      ws.once("open", () => resolve(undefined));
+      ws.once("error", () => resolve(undefined));
+    });
+    ws.terminate();
+    expect(status).toBe(404);
+    const inbound = await fetch(`${server.url}/v1/agents/support/inbound/calls`, { method: "GET" });
+    expect(inbound.status).toBe(404);
+  });
+});
