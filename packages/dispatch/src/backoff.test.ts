@@ -1,32 +1,19 @@
 import { describe, expect, it } from "vitest";
-import { backoffDelay } from "./backoff";
+import { DEFAULT_BACKOFF, workerBackoffDelay } from "./backoff";
 
-describe("backoffDelay", () => {
-  it("doubles the ceiling each attempt until the cap", () => {
-    const top = () => 0.999_999;
-    const policy = { initialDelayMs: 100, maxDelayMs: 1_000 };
-    expect([0, 1, 2, 3, 4, 5].map((n) => backoffDelay(n, policy, top))).toEqual([
-      99, 199, 399, 799, 999, 999,
-    ]);
+const top = () => 0.999_999;
+
+describe("workerBackoffDelay", () => {
+  it("grows from the worker's initial delay up to its own cap of 30 s, not the page client's 15 s", () => {
+    expect([0, 1, 2].map((n) => workerBackoffDelay(n, {}, top))).toEqual([249, 499, 999]);
+    const capped = workerBackoffDelay(20, {}, top);
+    expect(capped).toBe(DEFAULT_BACKOFF.maxDelayMs - 1);
+    expect(capped).toBeGreaterThan(15_000);
   });
 
-  it("picks anywhere from zero (full jitter)", () => {
-    expect(backoffDelay(6, { initialDelayMs: 100, maxDelayMs: 1_000 }, () => 0)).toBe(0);
-    expect(backoffDelay(6, { initialDelayMs: 100, maxDelayMs: 1_000 }, () => 0.5)).toBe(500);
-  });
-
-  it("stays finite and capped for huge attempt numbers", () => {
-    expect(backoffDelay(10_000, { initialDelayMs: 250, maxDelayMs: 30_000 }, () => 0.5)).toBe(15_000);
-  });
-
-  it("spreads real random delays over the whole window", () => {
-    const delays = Array.from({ length: 200 }, () =>
-      backoffDelay(10, { initialDelayMs: 100, maxDelayMs: 1_000 }),
-    );
-    expect(Math.min(...delays)).toBeGreaterThanOrEqual(0);
-    expect(Math.max(...delays)).toBeLessThan(1_000);
-    // 200 uniform picks all landing in one half of the window would mean no jitter at all.
-    expect(delays.some((d) => d < 500)).toBe(true);
-    expect(delays.some((d) => d >= 500)).toBe(true);
+  it("takes each field of a partial policy, keeping the default for the other", () => {
+    expect(workerBackoffDelay(20, { initialDelayMs: 10 }, top)).toBe(29_999);
+    expect(workerBackoffDelay(0, { maxDelayMs: 100 }, top)).toBe(99);
+    expect(workerBackoffDelay(3, { initialDelayMs: 100, maxDelayMs: 5_000 }, () => 0.5)).toBe(400);
   });
 });

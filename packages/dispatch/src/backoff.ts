@@ -1,3 +1,5 @@
+import { backoffDelay } from "@patchbay/client";
+
 /**
  * How a worker waits between reconnect attempts.
  *
@@ -13,28 +15,35 @@ export interface BackoffPolicy {
   maxDelayMs?: number;
 }
 
-/** The backoff a worker uses when none is given. */
-export const DEFAULT_BACKOFF: Required<BackoffPolicy> = { initialDelayMs: 250, maxDelayMs: 30_000 };
-
 /**
- * The delay before reconnect attempt `attempt` (0 for the first retry): capped exponential
- * backoff with full jitter, a uniform pick in `[0, min(max, initial * 2^attempt))`. Full jitter
- * spreads a fleet of workers that lost the server at the same moment, so a restarted server is
- * not hit by all of them at once.
+ * The backoff a worker uses when none is given. Its cap is longer than a page client's (15 s):
+ * a fleet of workers coming back to a restarted server can wait, a user in front of a page less.
  *
  * @example
  * ```ts
- * backoffDelay(3, { initialDelayMs: 100, maxDelayMs: 5_000 }); // somewhere in [0, 800)
+ * new Dispatch({ capacity: 4, backoff: { ...DEFAULT_BACKOFF, maxDelayMs: 60_000 } });
  * ```
  */
-export function backoffDelay(
+export const DEFAULT_BACKOFF: Required<BackoffPolicy> = { initialDelayMs: 250, maxDelayMs: 30_000 };
+
+/**
+ * The delay before a worker's reconnect attempt `attempt` (0 for the first retry): the client's
+ * capped exponential backoff with full jitter (`backoffDelay` in `@patchbay/client`, one
+ * implementation for every peer that reconnects), with the worker's defaults filled in.
+ *
+ * @example
+ * ```ts
+ * workerBackoffDelay(3, { initialDelayMs: 100 }); // somewhere in [0, 800)
+ * ```
+ */
+export function workerBackoffDelay(
   attempt: number,
   policy: BackoffPolicy = {},
   random: () => number = Math.random,
 ): number {
-  const initial = policy.initialDelayMs ?? DEFAULT_BACKOFF.initialDelayMs;
-  const max = policy.maxDelayMs ?? DEFAULT_BACKOFF.maxDelayMs;
-  // 2^attempt overflows to Infinity long after the cap applies; clamp the exponent so it never does.
-  const ceiling = Math.min(max, initial * 2 ** Math.min(Math.max(attempt, 0), 30));
-  return Math.floor(random() * ceiling);
+  return backoffDelay(attempt, {
+    initialDelayMs: policy.initialDelayMs ?? DEFAULT_BACKOFF.initialDelayMs,
+    maxDelayMs: policy.maxDelayMs ?? DEFAULT_BACKOFF.maxDelayMs,
+    random,
+  });
 }

@@ -1,5 +1,5 @@
 export type { BackoffPolicy } from "./backoff";
-export { backoffDelay, DEFAULT_BACKOFF } from "./backoff";
+export { DEFAULT_BACKOFF } from "./backoff";
 export type { ChannelSessionOptions, SessionFactory, SessionSource } from "./channel-sessions";
 export type {
   CallHandler,

@@ -6,7 +6,7 @@ import {
 } from "@patchbay/protocol";
 import { EventEmitter } from "eventemitter3";
 import WebSocket from "ws";
-import { type BackoffPolicy, backoffDelay } from "./backoff";
+import { type BackoffPolicy, workerBackoffDelay } from "./backoff";
 import { DispatchError } from "./dispatch-error";
 
 /**
@@ -300,7 +300,7 @@ export class WorkerConnection extends EventEmitter<WorkerConnectionEvents> {
 
   #scheduleReconnect(): void {
     const attempt = this.#attempt++;
-    const delayMs = backoffDelay(attempt, this.#options.backoff, this.#options.random);
+    const delayMs = workerBackoffDelay(attempt, this.#options.backoff, this.#options.random);
     this.#setState("reconnecting");
     this.emit("reconnecting", { attempt: attempt + 1, delayMs });
     this.#retryTimer = setTimeout(() => {

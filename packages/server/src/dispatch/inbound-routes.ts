@@ -1,10 +1,11 @@
 import { randomUUID } from "node:crypto";
-import type { IncomingMessage, ServerResponse } from "node:http";
-import { formatZodIssues, IdSchema, issuePath, JsonObjectSchema, type WireError } from "@patchbay/protocol";
+import type { ServerResponse } from "node:http";
+import { IdSchema, JsonObjectSchema, type WireError } from "@patchbay/protocol";
 import { z } from "zod";
 import type { Authenticator } from "../auth";
-import { AuthError, ServerError, toWireError } from "../errors";
+import { ServerError } from "../errors";
 import type { HttpRouteExtension } from "../http-api";
+import { parseBody, readJsonBody, sendError, sendJson } from "../http-json";
 import { type Logger, silentLogger } from "../logger";
 import type { WorkRouter } from "./work-router";
 
@@ -84,7 +85,7 @@ export function inboundRoutes(options: InboundRoutesOptions): HttpRouteExtension
     try {
       if (request.method !== "POST") {
         response.setHeader("allow", "POST");
-        send(response, 405, {
+        sendJson(response, 405, {
           error: {
             code: "method_not_allowed",
             message: `${request.method} is not allowed on ${url.pathname}`,
@@ -101,14 +102,14 @@ export function inboundRoutes(options: InboundRoutesOptions): HttpRouteExtension
       }
       const agent = decodeURIComponent(match[1]!);
       if (!options.agentExists(agent)) throw new ServerError("not_found", `agent ${agent} does not exist`);
-      const body = await readJson(request, maxBodyBytes);
+      const body = await readJsonBody(request, maxBodyBytes);
       const now = Date.now();
       if (match[2] === "messages") {
         const media = MEDIA_FIELDS.find(
           (field) => typeof body === "object" && body !== null && field in body,
         );
         if (media !== undefined) {
-          send(response, 422, {
+          sendJson(response, 422, {
             error: {
               code: "unsupported_content",
               message: "messages with images or video cannot be routed to a dispatch worker; send text only",
@@ -117,7 +118,7 @@ export function inboundRoutes(options: InboundRoutesOptions): HttpRouteExtension
           });
           return true;
         }
-        const input = parse(InboundMessageBody, body);
+        const input = parseBody(InboundMessageBody, body);
         const messageId = `m_${randomUUID()}`;
         const receipt = options.work.submit({
           kind: "message",
@@ -134,7 +135,7 @@ export function inboundRoutes(options: InboundRoutesOptions): HttpRouteExtension
         });
         reply(response, receipt, { messageId });
       } else {
-        const input = parse(InboundCallBody, body);
+        const input = parseBody(InboundCallBody, body);
         const callId = `pc_${randomUUID()}`;
         const receipt = options.work.submit({
           kind: "call",
@@ -151,10 +152,9 @@ export function inboundRoutes(options: InboundRoutesOptions): HttpRouteExtension
       }
       return true;
     } catch (error) {
-      if (!(error instanceof ServerError))
-        logger.error("inbound request failed", { path: url.pathname, error });
-      if (error instanceof AuthError) response.setHeader("www-authenticate", 'Bearer realm="patchbay"');
-      send(response, error instanceof ServerError ? error.status : 500, { error: toWireError(error) });
+      sendError(response, error, (unexpected) =>
+        logger.error("inbound request failed", { path: url.pathname, error: unexpected }),
+      );
       return true;
     }
   };
@@ -167,51 +167,8 @@ function reply(
 ): void {
   if (receipt.status === "dropped") {
     // Every drop is about capacity to serve (none connected, all busy, shutting down): 503.
-    send(response, 503, { error: receipt.error satisfies WireError });
+    sendJson(response, 503, { error: receipt.error satisfies WireError });
     return;
   }
-  send(response, 202, { workId: receipt.workId, ...ids, status: receipt.status });
-}
-
-function parse<T>(schema: z.ZodType<T>, value: unknown): T {
-  const result = schema.safeParse(value);
-  if (result.success) return result.data;
-  const first = result.error.issues[0];
-  throw new ServerError("invalid_request", `invalid body: ${formatZodIssues(result.error).join("; ")}`, {
-    ...(first ? { path: issuePath(first.path) } : {}),
-  });
-}
-
-async function readJson(request: IncomingMessage, maxBytes: number): Promise<unknown> {
-  const declared = Number(request.headers["content-length"] ?? 0);
-  if (declared > maxBytes) {
-    request.resume();
-    throw new ServerError("too_large", `request body is ${declared} bytes, over the limit of ${maxBytes}`);
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request) {
-    size += (chunk as Buffer).byteLength;
-    if (size > maxBytes) {
-      request.resume();
-      throw new ServerError("too_large", `request body is over the limit of ${maxBytes} bytes`);
-    }
-    chunks.push(chunk as Buffer);
-  }
-  if (size === 0) return {};
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString("utf8"));
-  } catch (error) {
-    throw new ServerError("invalid_json", `request body is not valid JSON: ${(error as Error).message}`);
-  }
-}
-
-function send(response: ServerResponse, status: number, body: unknown): void {
-  if (response.headersSent) return;
-  const text = JSON.stringify(body);
-  response.writeHead(status, {
-    "content-type": "application/json; charset=utf-8",
-    "content-length": Buffer.byteLength(text),
-  });
-  response.end(text);
+  sendJson(response, 202, { workId: receipt.workId, ...ids, status: receipt.status });
 }
