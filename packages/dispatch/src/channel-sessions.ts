@@ -1,4 +1,5 @@
 import type { InboundMessage, JsonObject } from "@patchbay/protocol";
+import { RecentMap } from "@patchbay/tools";
 import { DispatchError } from "./dispatch-error";
 
 /**
@@ -40,8 +41,9 @@ export type SessionFactory<S> = (message: InboundMessage) => SessionSource<S> | 
 /**
  * The session answering each channel, opened from a factory the first time a channel writes and
  * reused after. Concurrent messages of one channel share one `sessions.create`; a failed create
- * is forgotten so the next message tries again. The oldest channels are forgotten past `limit`,
- * so a worker that sees many one-off channels keeps bounded memory.
+ * is forgotten so the next message tries again. Past `limit` channels, the least recently used
+ * tenth is forgotten (in one go, see `RecentMap`), so a worker that sees many one-off channels
+ * keeps bounded memory.
  *
  * @example
  * ```ts
@@ -50,11 +52,10 @@ export type SessionFactory<S> = (message: InboundMessage) => SessionSource<S> | 
  * ```
  */
 export class ChannelSessions {
-  readonly #limit: number;
-  readonly #sessions = new Map<string, Promise<unknown>>();
+  readonly #sessions: RecentMap<Promise<unknown>>;
 
   constructor(limit: number) {
-    this.#limit = limit;
+    this.#sessions = new RecentMap(limit);
   }
 
   /** How many channels have a session. */
@@ -78,9 +79,7 @@ export class ChannelSessions {
     const key = JSON.stringify([message.agent, channel.type, channel.id]);
     const known = this.#sessions.get(key);
     if (known) {
-      // Map order is insertion order: re-inserting marks the channel as recently used.
-      this.#sessions.delete(key);
-      this.#sessions.set(key, known);
+      this.#sessions.touch(key);
       return known as Promise<S>;
     }
     const created = (async () => {
@@ -94,11 +93,6 @@ export class ChannelSessions {
     created.catch(() => {
       if (this.#sessions.get(key) === created) this.#sessions.delete(key);
     });
-    while (this.#sessions.size > this.#limit) {
-      const oldest = this.#sessions.keys().next().value;
-      if (oldest === undefined) break;
-      this.#sessions.delete(oldest);
-    }
     return created;
   }
 }

@@ -7,6 +7,7 @@ import {
   type WireError,
   type WorkerToServerFrame,
 } from "@patchbay/protocol";
+import { RecentMap } from "@patchbay/tools";
 import { EventEmitter } from "eventemitter3";
 import type { BackoffPolicy } from "./backoff";
 import { ChannelSessions, type SessionFactory } from "./channel-sessions";
@@ -212,7 +213,7 @@ export class Dispatch extends EventEmitter<DispatchEvents> {
   readonly #active = new Map<string, ActiveWork>();
   readonly #messageWork = new Map<string, string>();
   /** Recently finished work, so an offer that arrives again is answered, not run twice. */
-  readonly #done = new Map<string, WorkerToServerFrame>();
+  readonly #done = new RecentMap<WorkerToServerFrame>(DONE_MEMORY);
   #connection: WorkerConnection | undefined;
   #phase: "idle" | "running" | "draining" | "stopped" = "idle";
   #stopping: Promise<StopResult> | undefined;
@@ -600,7 +601,6 @@ export class Dispatch extends EventEmitter<DispatchEvents> {
       this.#active.delete(workId);
       if (messageId !== undefined) this.#messageWork.delete(messageId);
       this.#done.set(workId, done);
-      if (this.#done.size > DONE_MEMORY) this.#done.delete(this.#done.keys().next().value as string);
       send(done, true);
       this.#sendLoad();
       this.emit("work.finished", { workId, kind: work.kind, ...(error ? { error } : {}) });

@@ -5,7 +5,7 @@ import type {
   JsonObject,
   ToolApprovalSpec,
 } from "@patchbay/protocol";
-import { fillTemplate, hashArguments } from "@patchbay/tools";
+import { fillTemplate, hashArguments, RecentMap } from "@patchbay/tools";
 import { nanoid } from "nanoid";
 import { NotFoundError, ServerError } from "./errors";
 import type { SessionRuntime } from "./session-runtime";
@@ -49,7 +49,7 @@ const RECENT_LIMIT = 256;
  */
 export class ApprovalFlow {
   private readonly open = new Map<string, OpenApproval>();
-  private readonly recent = new Map<string, ApprovalOutcome>();
+  private readonly recent = new RecentMap<ApprovalOutcome>(RECENT_LIMIT);
 
   constructor(
     private readonly runtime: SessionRuntime,
@@ -91,7 +91,12 @@ export class ApprovalFlow {
       await this.runtime.commit({
         approvals: [{ sessionId: this.runtime.id, request }],
         items: question.items,
-        events: [{ type: "approval.requested", approval: request }],
+        // The call's item changes to `awaiting_approval` in the same commit; pages render the
+        // step from conversation updates, so they must hear of it with the request.
+        events: [
+          ...(question.items ?? []).map((item) => ({ type: "conversation.updated" as const, item })),
+          { type: "approval.requested", approval: request },
+        ],
       });
       return await decided;
     } finally {
@@ -150,9 +155,5 @@ export class ApprovalFlow {
 
   private remember(approvalId: string, outcome: ApprovalOutcome): void {
     this.recent.set(approvalId, outcome);
-    if (this.recent.size > RECENT_LIMIT) {
-      const oldest = this.recent.keys().next().value;
-      if (oldest !== undefined) this.recent.delete(oldest);
-    }
   }
 }

@@ -1,4 +1,5 @@
 import { assertPositiveInteger } from "./errors";
+import { RecentMap } from "./recent-map";
 import type { ToolExecutionResult } from "./tool-execution-result";
 
 /**
@@ -20,19 +21,6 @@ export interface IdempotencyStore {
 }
 
 /**
- * Deletes the `count` oldest keys of a Map in one pass. Evicting in batches matters: V8 leaves a
- * deleted Map slot in place until the table is rebuilt, so taking `keys().next()` after every
- * insert walks an ever longer run of deleted slots.
- */
-export function evictOldest(map: Map<string, unknown>, count: number): void {
-  let left = Math.max(1, Math.floor(count));
-  for (const key of map.keys()) {
-    map.delete(key);
-    if (--left === 0) break;
-  }
-}
-
-/**
  * The default {@link IdempotencyStore}: in memory, least recently used entries evicted beyond
  * `maxEntries` (1000; a tenth of them at a time), entries forgotten after `ttlMs` (10 minutes).
  *
@@ -46,7 +34,7 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
   readonly maxEntries: number;
   readonly ttlMs: number;
   readonly #now: () => number;
-  readonly #entries = new Map<string, { result: ToolExecutionResult; expiresAt: number }>();
+  readonly #entries: RecentMap<{ result: ToolExecutionResult; expiresAt: number }>;
 
   constructor(options: { maxEntries?: number; ttlMs?: number; now?: () => number } = {}) {
     assertPositiveInteger("maxEntries", options.maxEntries);
@@ -54,22 +42,22 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
     this.maxEntries = options.maxEntries ?? 1000;
     this.ttlMs = options.ttlMs ?? 10 * 60_000;
     this.#now = options.now ?? Date.now;
+    this.#entries = new RecentMap(this.maxEntries);
   }
 
   get(key: string): ToolExecutionResult | undefined {
     const entry = this.#entries.get(key);
     if (!entry) return undefined;
-    this.#entries.delete(key);
-    if (entry.expiresAt <= this.#now()) return undefined;
-    // Re-inserting moves the key to the young end of the Map's insertion order.
-    this.#entries.set(key, entry);
+    if (entry.expiresAt <= this.#now()) {
+      this.#entries.delete(key);
+      return undefined;
+    }
+    this.#entries.touch(key);
     return entry.result;
   }
 
   set(key: string, result: ToolExecutionResult): void {
-    this.#entries.delete(key);
     this.#entries.set(key, { result, expiresAt: this.#now() + this.ttlMs });
-    if (this.#entries.size > this.maxEntries) evictOldest(this.#entries, Math.ceil(this.maxEntries / 10));
   }
 
   /** How many results are kept (expired ones included until they are read or evicted). */

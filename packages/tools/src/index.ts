@@ -23,6 +23,7 @@ export { InMemoryIdempotencyStore } from "./idempotency-store";
 export { sniffImageType, toImageContent } from "./image-content";
 export type { ToolInputMapping } from "./project-tool-input";
 export { projectToolInput } from "./project-tool-input";
+export { RecentMap } from "./recent-map";
 export type { ToolApproval, ToolCallContext, ToolDefinition } from "./tool-definition";
 export { toolSpecOf } from "./tool-definition";
 export type { ToolExecutionResult } from "./tool-execution-result";

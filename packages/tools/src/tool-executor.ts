@@ -11,7 +11,8 @@ import type { ApprovalDecision, ApprovalGate } from "./approval-gate";
 import { assertPositiveInteger, CallNotHeld, ToolError, ToolOutputError, ToolsError } from "./errors";
 import { fillTemplate } from "./fill-template";
 import { hashArguments } from "./hash-arguments";
-import { evictOldest, type IdempotencyStore, InMemoryIdempotencyStore } from "./idempotency-store";
+import { type IdempotencyStore, InMemoryIdempotencyStore } from "./idempotency-store";
+import { RecentMap } from "./recent-map";
 import { type Release, Semaphore } from "./semaphore";
 import type { CompiledTool, ToolCallContext } from "./tool-definition";
 import type { ToolExecutionResult } from "./tool-execution-result";
@@ -212,7 +213,7 @@ export class ToolExecutor extends EventEmitter<ToolExecutorEvents> {
   readonly #session: Semaphore;
   readonly #perTool = new WeakMap<CompiledTool, Semaphore>();
   readonly #active = new Map<string, CallState>();
-  readonly #deliveries = new Map<string, number>();
+  readonly #deliveries = new RecentMap<number>(MAX_TRACKED_DELIVERIES);
 
   constructor(options: ToolExecutorOptions) {
     super();
@@ -292,10 +293,7 @@ export class ToolExecutor extends EventEmitter<ToolExecutorEvents> {
 
   #countDelivery(id: string, explicit: number | undefined): number {
     const count = Math.max((this.#deliveries.get(id) ?? 0) + 1, explicit ?? 0);
-    this.#deliveries.delete(id);
     this.#deliveries.set(id, count);
-    if (this.#deliveries.size > MAX_TRACKED_DELIVERIES)
-      evictOldest(this.#deliveries, MAX_TRACKED_DELIVERIES / 10);
     return explicit ?? count;
   }
 

@@ -1,4 +1,5 @@
 import type { ToolResult, ToolSpec, WorkerToServerFrame } from "@patchbay/protocol";
+import { RecentMap } from "@patchbay/tools";
 import type { HostedToolHandlers, HostedToolRequest, HostedToolRouter } from "../dispatch-seams";
 import { type Logger, silentLogger } from "../logger";
 import type { DispatchMetrics } from "./dispatch-metrics";
@@ -53,7 +54,7 @@ export class WorkerToolRouter implements HostedToolRouter {
   readonly #metrics: DispatchMetrics | undefined;
   readonly #logger: Logger;
   readonly #pending = new Map<string, PendingCall>();
-  readonly #settled = new Set<string>();
+  readonly #settled = new RecentMap<true>(SETTLED_MEMORY);
   #closed = false;
 
   constructor(options: WorkerToolRouterOptions) {
@@ -263,9 +264,7 @@ export class WorkerToolRouter implements HostedToolRouter {
     this.#pending.delete(callId);
     clearTimeout(call.timer);
     call.worker?.calls.delete(callId);
-    this.#settled.add(callId);
-    if (this.#settled.size > SETTLED_MEMORY)
-      this.#settled.delete(this.#settled.values().next().value as string);
+    this.#settled.set(callId, true);
     call.resolve(result);
   }
 }
