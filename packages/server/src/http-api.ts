@@ -1,15 +1,10 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import {
-  formatZodIssues,
-  IdSchema,
-  ImageContentSchema,
-  issuePath,
-  JsonObjectSchema,
-} from "@patchbay/protocol";
+import { IdSchema, ImageContentSchema, JsonObjectSchema } from "@patchbay/protocol";
 import { RecentMap } from "@patchbay/tools";
 import { z } from "zod";
 import type { Authenticator, Principal } from "./auth";
-import { AuthError, ServerError, toWireError } from "./errors";
+import { ServerError } from "./errors";
+import { parseBody, readJsonBody, sendError, sendJson } from "./http-json";
 import type { Logger } from "./logger";
 import type { ServerMetrics } from "./metrics";
 import { TokenBucket } from "./rate-limit";
@@ -133,7 +128,7 @@ export function createHttpApi(
       method: "POST",
       pattern: /^\/v1\/agents\/([^/]+)\/sessions$/,
       handler: async ({ principal, params, body }) => {
-        const input = parse(CreateSessionBody, await body());
+        const input = parseBody(CreateSessionBody, await body());
         const info = await sessions.create(principal, params[0]!, {
           ...(input.userId === undefined ? {} : { userId: input.userId }),
           ...(input.metadata === undefined ? {} : { metadata: input.metadata }),
@@ -170,7 +165,7 @@ export function createHttpApi(
       method: "POST",
       pattern: /^\/v1\/sessions\/([^/]+)\/messages$/,
       handler: async ({ principal, params, body }) => {
-        const input = parse(SendMessageBody, await body());
+        const input = parseBody(SendMessageBody, await body());
         const { live, release } = await sessions.acquire(principal, params[0]!);
         try {
           const { duplicate } = await live.sendMessage({
@@ -189,7 +184,7 @@ export function createHttpApi(
       method: "POST",
       pattern: /^\/v1\/sessions\/([^/]+)\/interrupt$/,
       handler: async ({ principal, params, body }) => {
-        const input = parse(InterruptBody, await body());
+        const input = parseBody(InterruptBody, await body());
         const { live, release } = await sessions.acquire(principal, params[0]!);
         try {
           const { duplicate } = await live.interrupt(input.commandId);
@@ -225,11 +220,11 @@ export function createHttpApi(
   return async (req, res) => {
     const url = new URL(req.url ?? "/", "http://localhost");
     try {
-      if (url.pathname === "/healthz") return send(res, 200, { status: "ok" });
+      if (url.pathname === "/healthz") return sendJson(res, 200, { status: "ok" });
       if (url.pathname === "/readyz") {
         return options.isReady()
-          ? send(res, 200, { status: "ready" })
-          : send(res, 503, { status: "unavailable" });
+          ? sendJson(res, 200, { status: "ready" })
+          : sendJson(res, 503, { status: "unavailable" });
       }
       if (url.pathname === "/metrics" && req.method === "GET") {
         const text = await options.metrics.render();
@@ -245,7 +240,7 @@ export function createHttpApi(
       const route = matching.find((candidate) => candidate.method === req.method);
       if (!route) {
         res.setHeader("allow", matching.map((candidate) => candidate.method).join(", "));
-        return send(res, 405, {
+        return sendJson(res, 405, {
           error: { code: "method_not_allowed", message: `${req.method} is not allowed on ${url.pathname}` },
         });
       }
@@ -256,18 +251,16 @@ export function createHttpApi(
         principal,
         params,
         url,
-        body: () => readJson(req, limits.maxBodyBytes),
+        body: () => readJsonBody(req, limits.maxBodyBytes),
       });
-      return send(res, reply.status, reply.body);
+      return sendJson(res, reply.status, reply.body);
     } catch (error) {
       if (error instanceof RateLimited) {
         res.setHeader("retry-after", String(Math.max(1, Math.ceil(error.retryAfterMs / 1000))));
       }
-      if (!(error instanceof ServerError))
-        options.logger.error("http request failed", { path: url.pathname, error });
-      if (error instanceof AuthError) res.setHeader("www-authenticate", 'Bearer realm="patchbay"');
-      const status = error instanceof ServerError ? error.status : 500;
-      return send(res, status, { error: toWireError(error) });
+      sendError(res, error, (unexpected) =>
+        options.logger.error("http request failed", { path: url.pathname, error: unexpected }),
+      );
     }
   };
 }
@@ -276,15 +269,6 @@ class RateLimited extends ServerError {
   constructor(readonly retryAfterMs: number) {
     super("rate_limited", `too many requests; retry in ${retryAfterMs} ms`);
   }
-}
-
-function parse<T>(schema: z.ZodType<T>, value: unknown): T {
-  const result = schema.safeParse(value);
-  if (result.success) return result.data;
-  const first = result.error.issues[0];
-  throw new ServerError("invalid_request", `invalid body: ${formatZodIssues(result.error).join("; ")}`, {
-    ...(first ? { path: issuePath(first.path) } : {}),
-  });
 }
 
 function optionalInt(url: URL, name: string, min: number, max: number): number | undefined {
@@ -297,43 +281,4 @@ function optionalInt(url: URL, name: string, min: number, max: number): number |
     });
   }
   return value;
-}
-
-async function readJson(req: IncomingMessage, maxBytes: number): Promise<unknown> {
-  const declared = Number(req.headers["content-length"] ?? 0);
-  if (declared > maxBytes) {
-    req.resume();
-    throw new ServerError("too_large", `request body is ${declared} bytes, over the limit of ${maxBytes}`);
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).byteLength;
-    if (size > maxBytes) {
-      req.resume();
-      throw new ServerError("too_large", `request body is over the limit of ${maxBytes} bytes`);
-    }
-    chunks.push(chunk as Buffer);
-  }
-  if (size === 0) return {};
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString("utf8"));
-  } catch (error) {
-    throw new ServerError("invalid_json", `request body is not valid JSON: ${(error as Error).message}`);
-  }
-}
-
-function send(res: ServerResponse, status: number, body?: unknown): void {
-  if (res.headersSent) return;
-  if (body === undefined) {
-    res.writeHead(status);
-    res.end();
-    return;
-  }
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    "content-type": "application/json; charset=utf-8",
-    "content-length": Buffer.byteLength(text),
-  });
-  res.end(text);
 }
