@@ -2,6 +2,7 @@ import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import type {
   ConversationItem,
+  ImageContent,
   InboundMessage,
   JsonObject,
   SessionInfo,
@@ -107,13 +108,18 @@ export interface HostedToolRouter {
  *
  * @example
  * ```ts
- * const request: MessageRouteRequest = { session, message, signal };
+ * const request: MessageRouteRequest = { session, message, images: [], signal };
  * ```
  */
 export interface MessageRouteRequest {
   session: SessionInfo;
   /** The message as a worker receives it: `sessionId` set, `id` is the user message item's id. */
   message: InboundMessage;
+  /**
+   * The images the user message carries. A worker receives text only, so a router refuses a
+   * message with any (`unsupported_content`) rather than pass it on without them.
+   */
+  images: readonly ImageContent[];
   /** Aborted when the turn is interrupted (a newer message, an explicit interrupt, shutdown). */
   signal: AbortSignal;
 }

@@ -243,6 +243,7 @@ export class Turn {
         createdAt: userItem.createdAt,
         metadata: runtime.info.metadata,
       },
+      images: userItem.images ?? [],
       signal: this.controller.signal,
     });
     if (this.interrupted) return this.complete("interrupted", "");

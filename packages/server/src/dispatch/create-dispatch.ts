@@ -83,15 +83,7 @@ export function createDispatch(
   });
   const tools = new WorkerToolRouter({ registry, metrics, logger });
   const maxFrameBytes = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
-  const messages = new DispatchMessageRouter(work, {
-    mediaCount: async (sessionId, messageId) => {
-      // The live session holds its conversation in memory; the store is the fallback.
-      const live = context.sessions.loaded().find((session) => session.id === sessionId);
-      const items = live ? live.runtime.conversation() : await context.store.conversation(sessionId);
-      const item = items.find((candidate) => candidate.id === messageId);
-      return item?.type === "message" ? (item.images?.length ?? 0) : 0;
-    },
-  });
+  const messages = new DispatchMessageRouter(work);
   const sockets = new WebSocketServer({ noServer: true, maxPayload: maxFrameBytes });
   const deps = {
     checkApiKey: (apiKey: string, secret: string | undefined) =>

@@ -1,31 +1,8 @@
-import type { ImageContent } from "@patchbay/protocol";
 import type { MessageRouteOutcome, MessageRouteRequest, MessageRouter } from "../dispatch-seams";
 import type { WorkRouter } from "./work-router";
 
 /**
- * A message route request that may say the message carried images or video. Routing refuses
- * those: a worker receives text only.
- *
- * @example
- * ```ts
- * router.route({ ...request, images: [{ type: "image", url: "https://example.com/a.png" }] });
- * ```
- */
-export type MessageRouteRequestWithMedia = MessageRouteRequest & { images?: readonly ImageContent[] };
-
-/**
- * How many images (or videos) the user message `messageId` of a session carries. The route
- * request has the message's text only, so the router looks the item up.
- *
- * @example
- * ```ts
- * const count: MediaCounter = (sessionId, id) => conversationOf(sessionId).find((i) => i.id === id)?.images?.length ?? 0;
- * ```
- */
-export type MediaCounter = (sessionId: string, messageId: string) => number | Promise<number>;
-
-/**
- * Sends each message of a session whose agent has `dispatch: { text: enabled }` to a worker
+ * Sends each user message of a session whose agent has `dispatch: { text: enabled }` to a worker
  * first, through the {@link WorkRouter} (capacity, queue and all). It settles as `answer` as soon
  * as the worker calls `answer`, as `handled` when the worker finishes without it, and as
  * `dropped` with the reason when no worker took the message or its handler failed.
@@ -33,24 +10,20 @@ export type MediaCounter = (sessionId: string, messageId: string) => number | Pr
  * @example
  * ```ts
  * const router = new DispatchMessageRouter(work);
- * const outcome = await router.route({ session, message, signal });
+ * const outcome = await router.route({ session, message, images: [], signal });
  * ```
  */
 export class DispatchMessageRouter implements MessageRouter {
   readonly #work: WorkRouter;
-  readonly #mediaCount: MediaCounter | undefined;
 
-  constructor(work: WorkRouter, options: { mediaCount?: MediaCounter } = {}) {
+  constructor(work: WorkRouter) {
     this.#work = work;
-    this.#mediaCount = options.mediaCount;
   }
 
-  async route(request: MessageRouteRequestWithMedia): Promise<MessageRouteOutcome> {
-    const { message } = request;
-    const media =
-      request.images?.length ??
-      (message.sessionId === null ? 0 : ((await this.#mediaCount?.(message.sessionId, message.id)) ?? 0));
-    if (media > 0) {
+  async route(request: MessageRouteRequest): Promise<MessageRouteOutcome> {
+    // A worker receives text only: passing the message on without its images would answer a
+    // different question than the user asked.
+    if (request.images.length > 0) {
       return {
         kind: "dropped",
         error: {

@@ -1,6 +1,5 @@
 export type { DispatchModule, DispatchServerOptions } from "./create-dispatch";
 export { createDispatch, WORKER_SOCKET_PATH } from "./create-dispatch";
-export type { MediaCounter, MessageRouteRequestWithMedia } from "./dispatch-message-router";
 export { DispatchMessageRouter } from "./dispatch-message-router";
 export { DispatchMetrics } from "./dispatch-metrics";
 export type { InboundRoutesOptions } from "./inbound-routes";
