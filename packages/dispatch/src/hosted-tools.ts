@@ -50,7 +50,7 @@ interface Hosted {
 interface SessionExecutor {
   executor: ToolExecutor;
   calls: number;
-  /** The conversation as the latest call of this session brought it. */
+  /** The conversation's most recent items, as the latest call of this session brought them. */
   conversation: readonly ConversationItem[];
 }
 

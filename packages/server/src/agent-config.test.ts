@@ -51,6 +51,7 @@ describe("agent config", () => {
       maxToolRounds: 8,
       pageToolTimeoutMs: 30_000,
       hostedToolTimeoutMs: 120_000,
+      hostedCallConversationItems: 50,
       approvalTimeoutMs: 300_000,
       maxConcurrentToolCalls: 16,
       dispatch: { text: true, incomingCall: true },

@@ -30,6 +30,12 @@ export const AgentFileSchema = z.strictObject({
   page_tool_timeout_ms: z.number().int().positive().default(30_000),
   /** How long the server waits for a tool a worker hosts before telling the model it failed. */
   hosted_tool_timeout_ms: z.number().int().positive().default(120_000),
+  /**
+   * How many of the conversation's most recent items a `hosted.call` carries to the worker (the
+   * tool's `ctx.conversation` there). Bounded because the frame goes out with every call: a
+   * long session would otherwise send its whole history each time. 0 sends none.
+   */
+  hosted_call_conversation_items: z.number().int().min(0).default(50),
   /** How long an approval waits for the user, unless the tool sets `approval.expiresInMs`. */
   approval_timeout_ms: z.number().int().positive().default(300_000),
   /** How many tool calls of one session run at once. */
@@ -72,6 +78,8 @@ export interface AgentConfig {
   maxToolRounds: number;
   pageToolTimeoutMs: number;
   hostedToolTimeoutMs: number;
+  /** How many of the most recent conversation items a `hosted.call` carries (default 50). */
+  hostedCallConversationItems: number;
   approvalTimeoutMs: number;
   maxConcurrentToolCalls: number;
   dispatch: { text: boolean; incomingCall: boolean };
@@ -251,6 +259,7 @@ function toAgentConfig(id: string, data: z.output<typeof AgentFileSchema>, file?
     maxToolRounds: data.max_tool_rounds,
     pageToolTimeoutMs: data.page_tool_timeout_ms,
     hostedToolTimeoutMs: data.hosted_tool_timeout_ms,
+    hostedCallConversationItems: data.hosted_call_conversation_items,
     approvalTimeoutMs: data.approval_timeout_ms,
     maxConcurrentToolCalls: data.max_concurrent_tool_calls,
     dispatch: {

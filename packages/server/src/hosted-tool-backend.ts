@@ -43,7 +43,9 @@ export class HostedToolBackend implements ToolBackend {
           tool: call.spec.name,
           arguments: call.arguments,
           user: call.user,
-          conversation: this.runtime.conversation(),
+          // The most recent items only: the frame goes out with every call, and a worker's tool
+          // needs the context of the turn, not the session's whole history.
+          conversation: this.runtime.recentConversation(this.runtime.agent.hostedCallConversationItems),
           defaultTimeoutMs: call.spec.timeoutMs ?? this.runtime.agent.hostedToolTimeoutMs,
           interruptible: state.interruptible,
         },

@@ -67,7 +67,7 @@ export class SessionRuntime extends EventEmitter<SessionRuntimeEvents> {
     this.id = record.id;
     this.agent = agent;
     this.record = record;
-    this.items = [...conversation];
+    this.items = conversation.map((item) => Object.freeze(item));
     this.items.forEach((item, i) => {
       this.itemIndex.set(item.id, i);
     });
@@ -86,9 +86,26 @@ export class SessionRuntime extends EventEmitter<SessionRuntimeEvents> {
     return this.record.lastSeq;
   }
 
-  /** The conversation as it stands (a copy). */
+  /**
+   * The conversation as it stands: a new array (the caller may change it) of the session's items.
+   * The items themselves are shared, not copied: a committed item is never changed in place (a
+   * change commits a new item with the same id, which replaces it), and each is frozen, so
+   * handing them out is safe and costs one array copy instead of a deep clone of every item.
+   */
   conversation(): ConversationItem[] {
-    return this.items.map((item) => structuredClone(item));
+    return this.items.slice();
+  }
+
+  /**
+   * The last `count` items of the conversation (all of them when there are fewer), oldest first.
+   *
+   * @example
+   * ```ts
+   * const recent = runtime.recentConversation(runtime.agent.hostedCallConversationItems);
+   * ```
+   */
+  recentConversation(count: number): ConversationItem[] {
+    return count <= 0 ? [] : this.items.slice(-count);
   }
 
   /** One conversation item by id. */
@@ -202,6 +219,9 @@ export class SessionRuntime extends EventEmitter<SessionRuntimeEvents> {
   }
 
   private applyItem(item: ConversationItem): void {
+    // Frozen (shallowly: its fields are replaced, never edited) so that sharing it through
+    // conversation() cannot let a reader change the session's copy by accident.
+    Object.freeze(item);
     const index = this.itemIndex.get(item.id);
     if (index === undefined) {
       this.itemIndex.set(item.id, this.items.length);

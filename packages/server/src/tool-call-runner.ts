@@ -217,7 +217,11 @@ export class ToolCallRunner {
         say: (text) =>
           void this.options.runtime.append({ type: "tool.say", callId: call.id, text }).catch(() => {}),
         hold: () => void this.update(call.id, { held: true }, [{ type: "tool.held", callId: call.id }]),
-        attempt: (attempt) => void this.update(call.id, { attempt }),
+        // A router reports every delivery, the first one included; the item starts at attempt 1,
+        // so only a redelivery is a change worth a transaction.
+        attempt: (attempt) => {
+          if (attempt !== slot.item.attempt) void this.update(call.id, { attempt });
+        },
       };
       const result = await backend.run(
         {

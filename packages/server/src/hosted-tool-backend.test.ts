@@ -1,0 +1,89 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { MessageItem, ToolSpec } from "@patchbay/protocol";
+import { afterEach, describe, expect, it } from "vitest";
+import { type AgentFileInput, defineAgent } from "./agent-config";
+import type { HostedToolHandlers, HostedToolRequest, HostedToolRouter } from "./dispatch-seams";
+import { HostedToolBackend } from "./hosted-tool-backend";
+import { silentLogger } from "./logger";
+import { SessionRuntime } from "./session-runtime";
+import { SqliteStore } from "./sqlite-store";
+
+const opened: { dir: string; store: SqliteStore }[] = [];
+afterEach(async () => {
+  for (const { dir, store } of opened.splice(0)) {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+const spec: ToolSpec = {
+  name: "lookup_order",
+  description: "Finds an order",
+  parameters: { type: "object", properties: { order_id: { type: "string" } } },
+};
+const handlers: HostedToolHandlers = { progress() {}, say() {}, hold() {}, attempt() {} };
+
+/** A session of `count` messages whose hosted calls go to a router that records each request. */
+async function backendWith(count: number, agent: Partial<AgentFileInput> = {}) {
+  const dir = mkdtempSync(join(tmpdir(), "patchbay-hosted-"));
+  const store = new SqliteStore({ dataDir: dir });
+  opened.push({ dir, store });
+  const record = { id: "s_1", agent: "support", userId: "u_1", metadata: {}, createdAt: 0, lastSeq: 0 };
+  await store.createSession(record);
+  const conversation = Array.from(
+    { length: count },
+    (_, i): MessageItem => ({
+      type: "message",
+      id: `m_${i}`,
+      role: i % 2 ? "assistant" : "user",
+      text: `${i}`,
+      status: "completed",
+      createdAt: i,
+    }),
+  );
+  const config = defineAgent("support", { model: { provider: "scripted" }, ...agent });
+  const runtime = new SessionRuntime(record, config, conversation, store, silentLogger);
+  const requests: HostedToolRequest[] = [];
+  const router: HostedToolRouter = {
+    hasTool: () => true,
+    specs: () => [spec],
+    call: async (request) => {
+      requests.push(request);
+      return { outcome: "completed", content: { text: "shipped", images: [] } };
+    },
+    cancel() {},
+  };
+  return { backend: new HostedToolBackend(runtime, router), requests };
+}
+
+function call(callId: string) {
+  return { callId, responseId: "r_1", spec, arguments: { order_id: "A1" }, user: { id: "u_1" } };
+}
+
+describe("HostedToolBackend", () => {
+  it("sends the 50 most recent conversation items with a call by default, oldest first", async () => {
+    const { backend, requests } = await backendWith(120);
+    await backend.run(call("call_1"), handlers);
+    const ids = requests[0]!.conversation.map((item) => item.id);
+    expect(ids).toHaveLength(50);
+    expect(ids[0]).toBe("m_70");
+    expect(ids.at(-1)).toBe("m_119");
+  });
+
+  it("sends the whole conversation when it is shorter than the bound", async () => {
+    const { backend, requests } = await backendWith(3);
+    await backend.run(call("call_1"), handlers);
+    expect(requests[0]!.conversation.map((item) => item.id)).toEqual(["m_0", "m_1", "m_2"]);
+  });
+
+  it("follows the agent's hosted_call_conversation_items, and 0 sends none", async () => {
+    const few = await backendWith(10, { hosted_call_conversation_items: 2 });
+    await few.backend.run(call("call_1"), handlers);
+    expect(few.requests[0]!.conversation.map((item) => item.id)).toEqual(["m_8", "m_9"]);
+    const none = await backendWith(10, { hosted_call_conversation_items: 0 });
+    await none.backend.run(call("call_2"), handlers);
+    expect(none.requests[0]!.conversation).toEqual([]);
+  });
+});
