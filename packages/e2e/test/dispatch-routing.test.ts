@@ -1,4 +1,4 @@
-import { Client, ResponseFailedError } from "@patchbay/client";
+import { Client, createUserToken, ResponseFailedError } from "@patchbay/client";
 import type { AgentFileInput } from "@patchbay/server";
 import { afterEach, describe, expect, it } from "vitest";
 import {
@@ -35,6 +35,14 @@ function backend(): Client {
     secret: SECRET,
     requestTimeoutMs: 5_000,
   });
+  clients.push(client);
+  return client;
+}
+
+/** A client acting as user `userId` with a user token: its messages go to a worker first. */
+async function user(userId = "u_1"): Promise<Client> {
+  const client = new Client({ baseUrl: harness!.server.url, requestTimeoutMs: 5_000 });
+  client.setUser({ id: userId }, await createUserToken(SECRET, userId, { expiresIn: "10m" }));
   clients.push(client);
   return client;
 }
@@ -118,7 +126,7 @@ describe("dispatch routing (real server, worker processes, client)", () => {
     });
     expect(call.status).toBe(503);
 
-    const session = await backend().agent("support").sessions.create({ userId: "u_1" });
+    const session = await (await user()).agent("support").sessions.create();
     const error = await session.responses.create("hello?").then(
       () => undefined,
       (e: unknown) => e,
@@ -127,10 +135,10 @@ describe("dispatch routing (real server, worker processes, client)", () => {
     expect((error as ResponseFailedError).wireCode).toBe("no_worker");
   });
 
-  it("sends a session's message to a worker first; `answer` lets the model reply", async () => {
+  it("sends a user's message to a worker first; `answer` lets the model reply", async () => {
     harness = await startDispatchHarness(agents);
-    await harness.worker({ id: "w_1", capacity: 2, messages: true });
-    const session = await backend().agent("support").sessions.create({ userId: "u_1" });
+    await harness.worker({ id: "w_1", capacity: 1, messages: true });
+    const session = await (await user()).agent("support").sessions.create();
     const thinking: string[] = [];
     session.on("event", (event) => {
       if (event.type === "response.thinking") thinking.push(event.reason);
@@ -141,10 +149,23 @@ describe("dispatch routing (real server, worker processes, client)", () => {
     expect(workRows().map((r) => [r.worker, r.text])).toEqual([["w_1", "Where is my order?"]]);
   });
 
+  it("sends a message the backend sends with the API key straight to the model", async () => {
+    harness = await startDispatchHarness(agents);
+    await harness.worker({ id: "w_1", capacity: 1, messages: true });
+    const session = await backend().agent("support").sessions.create({ userId: "u_1" });
+    const thinking: string[] = [];
+    session.on("event", (event) => {
+      if (event.type === "response.thinking") thinking.push(event.reason);
+    });
+    expect((await session.responses.create("From the backend")).text).toBe("Model says: From the backend");
+    expect(thinking).toEqual([]);
+    expect(workRows()).toEqual([]);
+  });
+
   it("refuses messages with images for routing, on a session and over HTTP", async () => {
     harness = await startDispatchHarness(agents);
     await harness.worker({ id: "w_1", capacity: 2, messages: true });
-    const session = await backend().agent("support").sessions.create({ userId: "u_1" });
+    const session = await (await user()).agent("support").sessions.create();
     const error = await session.responses
       .create("What is on this photo?", { images: [{ type: "image", url: "https://example.com/a.png" }] })
       .then(
@@ -163,10 +184,11 @@ describe("dispatch routing (real server, worker processes, client)", () => {
     expect((await session.responses.create("plain text")).text).toBe("Model says: plain text");
   });
 
-  it("opens one session per channel with sessionFor and reuses it", async () => {
+  it("opens one session per channel with sessionFor and reuses it, on a worker of capacity 1", async () => {
     harness = await startDispatchHarness(agents);
-    // The channel handler holds a slot while its session's message needs another.
-    await harness.worker({ id: "w_1", capacity: 3, messages: true });
+    // The channel handler holds the only slot while it waits for its session's reply: the reply's
+    // message, sent with the API key, goes straight to the model, so nothing waits for a slot.
+    await harness.worker({ id: "w_1", capacity: 1, messages: true });
     const channel = { type: "sms", id: "+15550123" };
     for (const text of ["first", "second"]) {
       const res = await harness.post("/v1/agents/support/inbound/messages", {

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Client } from "@patchbay/client";
+import { Client, createUserToken } from "@patchbay/client";
 import type { Dispatch } from "@patchbay/dispatch";
 import { createServer, type PatchbayServer, silentLogger } from "@patchbay/server";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -51,8 +51,12 @@ afterEach(async () => {
 
 describe("apps/support-desk", () => {
   it("answers order questions through the worker's lookup_order over its SQLite table", async () => {
+    // The customer chats with a user token: only a user's message goes to the worker first (the
+    // backend's, sent with the API key, would go straight to the model).
+    const customer = new Client({ baseUrl: server.url });
+    customer.setUser({ id: "u_ada" }, await createUserToken("sk_desk", "u_ada", { expiresIn: "10m" }));
     const replies = await chat(
-      client,
+      customer,
       "u_ada",
       ["Where is order A1001?", "What about order Z9999?"],
       () => undefined,
@@ -61,6 +65,7 @@ describe("apps/support-desk", () => {
       "Order A1001 is shipped: it left the warehouse and arrives Thursday",
       "Sorry, I could not look that up: There is no order Z9999. Ask the customer to check the number.",
     ]);
+    customer.close();
     // The worker saw each message first (dispatch.text), then ran the lookups.
     expect(log.filter((line) => line.startsWith("message from u_ada"))).toHaveLength(2);
     expect(log.filter((line) => line.startsWith("lookup_order"))).toHaveLength(2);

@@ -284,6 +284,7 @@ class ClientConnection {
         await live.sendMessage({
           commandId: frame.commandId,
           text: frame.text,
+          sender: this.principal?.kind ?? "user",
           ...(frame.images === undefined ? {} : { images: frame.images }),
         });
         return;

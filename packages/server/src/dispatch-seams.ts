@@ -103,7 +103,8 @@ export interface HostedToolRouter {
 }
 
 /**
- * A user message of a session whose agent has `dispatch: { text: enabled }`, handed to the
+ * A user message (sent with a user token; the backend's and workers' messages go straight to the
+ * model) of a session whose agent has `dispatch: { text: enabled }`, handed to the
  * {@link MessageRouter} before the model runs.
  *
  * @example
@@ -143,7 +144,7 @@ export type MessageRouteOutcome =
   | { kind: "dropped"; error: WireError };
 
 /**
- * The seam the dispatch module implements to send a session's messages to a worker first
+ * The seam the dispatch module implements to send a session's user messages to a worker first
  * (`dispatch: { text: enabled }` in the agent file). While `route` runs, the client sees
  * `response.thinking { reason: "dispatch" }`. Without a router installed, such a message is
  * dropped with `no_worker`, the same as when no worker is connected.

@@ -171,6 +171,7 @@ export function createHttpApi(
           const { duplicate } = await live.sendMessage({
             commandId: input.commandId,
             text: input.text,
+            sender: principal.kind,
             ...(input.images === undefined ? {} : { images: input.images }),
           });
           return { status: 202, body: { commandId: input.commandId, duplicate } };

@@ -46,12 +46,21 @@ export interface SendMessageInput {
   commandId: string;
   text: string;
   images?: ImageContent[];
+  /**
+   * Who sent it: `user` (a user-token socket or HTTP call; the default) or `backend` (the API
+   * key: your backend or a dispatch worker, which is the server side speaking). With
+   * `dispatch: { text: enabled }` only a user's message goes to a worker first; a backend's goes
+   * straight to the model. Otherwise a worker's own `session.responses.create` would wait for a
+   * second worker slot while its handler holds the first.
+   */
+  sender?: "user" | "backend";
 }
 
 interface QueuedTurn {
   responseId: string;
   commandId: string;
   item: MessageItem;
+  sender: "user" | "backend";
 }
 
 /**
@@ -125,7 +134,7 @@ export class LiveSession {
       events: [{ type: "message.created", commandId: input.commandId, item }],
     });
     if (events === null) return { duplicate: true };
-    this.queue.push({ responseId, commandId: input.commandId, item });
+    this.queue.push({ responseId, commandId: input.commandId, item, sender: input.sender ?? "user" });
     this.current?.interrupt();
     this.pump();
     return { duplicate: false, responseId };
@@ -187,6 +196,7 @@ export class LiveSession {
         responseId: next.responseId,
         commandId: next.commandId,
         userItem: next.item,
+        routeToWorker: next.sender === "user",
         user: this.user(),
         progressIntervalMs: this.deps.progressIntervalMs,
         logger: this.deps.logger.child({ sessionId: this.id, responseId: next.responseId }),

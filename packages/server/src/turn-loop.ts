@@ -31,6 +31,12 @@ export interface TurnOptions {
   commandId?: string;
   /** The user message this turn answers. */
   userItem: MessageItem;
+  /**
+   * Whether the message goes to a dispatch worker first when the agent has
+   * `dispatch: { text: enabled }`: true for a user's message, false for one the backend or a
+   * worker sent with the API key. Default true.
+   */
+  routeToWorker?: boolean;
   user: User;
   progressIntervalMs: number;
   logger: Logger;
@@ -98,7 +104,7 @@ export class Turn {
         events: [{ type: "response.started", responseId: this.responseId, ...this.command() }],
       });
       if (this.interrupted) return await this.complete("interrupted", "");
-      if (runtime.agent.dispatch.text) {
+      if (runtime.agent.dispatch.text && this.options.routeToWorker !== false) {
         const routed = await this.routeToWorker();
         if (routed !== "answer") return routed;
       }

@@ -5,6 +5,7 @@ import type { SessionEvent } from "@patchbay/protocol";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createServer, type PatchbayServer } from "../create-server";
 import { silentLogger } from "../logger";
+import { createUserToken } from "../user-token";
 import { createDispatch, type DispatchModule } from "./create-dispatch";
 import { TestWorkerSocket } from "./test-worker-socket";
 
@@ -76,8 +77,27 @@ async function session(agent: string): Promise<string> {
   return ((await res.json()) as { id: string }).id;
 }
 
-async function turnEvents(sessionId: string, body: Record<string, unknown>): Promise<SessionEvent[]> {
-  const res = await post(`/v1/sessions/${sessionId}/messages`, { commandId: `c_${Math.random()}`, ...body });
+/**
+ * Sends a message to session `sessionId` (of user u_1) and waits for its turn to end. By default
+ * the user sends it (a user token): only a user's message goes to a worker first.
+ */
+async function turnEvents(
+  sessionId: string,
+  body: Record<string, unknown>,
+  sender: "user" | "backend" = "user",
+): Promise<SessionEvent[]> {
+  const headers =
+    sender === "backend"
+      ? backend
+      : {
+          authorization: `Bearer ${await createUserToken("sk_test", "u_1", { expiresIn: "5m" })}`,
+          "content-type": "application/json",
+        };
+  const res = await post(
+    `/v1/sessions/${sessionId}/messages`,
+    { commandId: `c_${Math.random()}`, ...body },
+    headers,
+  );
   expect(res.status).toBe(202);
   const deadline = Date.now() + 5_000;
   for (;;) {
@@ -196,6 +216,18 @@ describe("createDispatch", () => {
     const events = await turn;
     expect(events.find((e) => e.type === "response.thinking")).toMatchObject({ reason: "dispatch" });
     expect(events.find((e) => e.type === "response.completed")).toMatchObject({ text: "The model replied." });
+  });
+
+  it("sends a message the backend sends with the API key straight to the model, not to a worker", async () => {
+    const w = await worker();
+    const id = await session("support");
+    const events = await turnEvents(id, { text: "Hello from the backend" }, "backend");
+    expect(events.find((e) => e.type === "response.completed")).toMatchObject({
+      reason: "stop",
+      text: "The model replied.",
+    });
+    expect(events.some((e) => e.type === "response.thinking" && e.reason === "dispatch")).toBe(false);
+    expect(w.frames.some((f) => f.type === "work.offered")).toBe(false);
   });
 
   it("ends the turn as answered by the worker when it finishes without `answer`", async () => {
