@@ -80,14 +80,23 @@ export type ToolCallStatus = z.infer<typeof ToolCallStatusSchema>;
  * @example
  * ```ts
  * const item: ToolCallItem = {
- *   type: "tool_call", id: "call_1", name: "get_location", arguments: { reason: "weather" },
+ *   type: "tool_call", id: "call_V1StGXR8Z5jdHi6B", providerCallId: "call_0", name: "get_location", arguments: { reason: "weather" },
  *   location: "page", status: "running", held: false, attempt: 1, createdAt: 0,
  * };
  * ```
  */
 export const ToolCallItemSchema = z.object({
   type: z.literal("tool_call"),
+  /**
+   * The call's id, minted by the server and unique across sessions: the idempotency key
+   * everywhere (`tool.call`, `hosted.call`, a tool's `ctx.id`).
+   */
   id: IdSchema,
+  /**
+   * The id the model provider gave the call, which only it needs back (tool results echo it).
+   * Not unique: a provider may repeat it across sessions or turns, or leave it out (`call_<n>`).
+   */
+  providerCallId: z.string().min(1).optional(),
   name: z.string().min(1),
   arguments: JsonObjectSchema,
   location: ToolLocationSchema.optional(),

@@ -33,7 +33,10 @@ import type { Store } from "./store";
  * ```
  */
 export interface HostedToolRequest {
-  /** The model's call id; stays the same on every delivery, so it is the idempotency key. */
+  /**
+   * The call's id: minted by the server, unique across sessions, and the same on every delivery,
+   * so it is the idempotency key (the model's own id is the item's `providerCallId`).
+   */
   callId: string;
   agent: string;
   sessionId: string;

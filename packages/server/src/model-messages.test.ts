@@ -5,6 +5,26 @@ import { toModelMessages } from "./model-messages";
 const base = { createdAt: 0, held: false, attempt: 1 };
 
 describe("toModelMessages", () => {
+  it("gives the model the ids it gave its calls, not the server's", () => {
+    const items: ConversationItem[] = [
+      { type: "message", id: "m1", role: "user", text: "pay", status: "completed", createdAt: 0 },
+      {
+        type: "tool_call",
+        id: "call_server_minted",
+        providerCallId: "call_0",
+        name: "pay",
+        arguments: {},
+        status: "completed",
+        responseId: "r1",
+        result: { outcome: "completed", content: { text: "paid", images: [] } },
+        ...base,
+      },
+    ];
+    const [, assistant, tool] = toModelMessages("", items);
+    expect(assistant).toMatchObject({ role: "assistant", toolCalls: [{ id: "call_0" }] });
+    expect(tool).toMatchObject({ role: "tool", toolCallId: "call_0" });
+  });
+
   it("gives each batch of tool calls an assistant message and one tool message per call", () => {
     const items: ConversationItem[] = [
       { type: "message", id: "m1", role: "user", text: "where?", status: "completed", createdAt: 0 },

@@ -71,8 +71,9 @@ function pushBatch(
   assistant: MessageItem | undefined,
   batch: ToolCallItem[],
 ): void {
+  // The model knows its calls by the ids it gave them; the server's own ids never reach it.
   const toolCalls: NormalizedToolCall[] = batch.map((call, index) => ({
-    id: call.id,
+    id: providerId(call),
     index,
     name: call.name,
     arguments: call.arguments,
@@ -83,7 +84,7 @@ function pushBatch(
     if (call.result) {
       messages.push({
         role: "tool",
-        toolCallId: call.id,
+        toolCallId: providerId(call),
         toolName: call.name,
         content: call.result.content,
         isError: call.result.outcome !== "completed",
@@ -91,11 +92,16 @@ function pushBatch(
     } else {
       messages.push({
         role: "tool",
-        toolCallId: call.id,
+        toolCallId: providerId(call),
         toolName: call.name,
         content: { text: UNFINISHED[call.status] ?? `The call ended as ${call.status}.`, images: [] },
         isError: true,
       });
     }
   }
+}
+
+/** The id the model gave a call (items stored before the server minted its own have only `id`). */
+function providerId(call: ToolCallItem): string {
+  return call.providerCallId ?? call.id;
 }

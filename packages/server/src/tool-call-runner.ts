@@ -7,6 +7,7 @@ import type {
   User,
 } from "@patchbay/protocol";
 import { validateArguments } from "@patchbay/tools";
+import { nanoid } from "nanoid";
 import type { ApprovalFlow } from "./approval-flow";
 import type { HostedToolHandlers } from "./dispatch-seams";
 import type { Logger } from "./logger";
@@ -83,15 +84,21 @@ export class ToolCallRunner {
     options.signal.addEventListener("abort", () => this.interrupt(), { once: true });
   }
 
-  /** Adds the calls to the conversation, runs them all, and resolves when every one has ended. */
-  async run(calls: NormalizedToolCall[]): Promise<ToolCallItem[]> {
+  /**
+   * Adds the calls to the conversation, runs them all, and resolves when every one has ended.
+   * Each call gets its own server id here (see {@link serverCallId}); the model's id is kept as
+   * the item's `providerCallId`.
+   */
+  async run(modelCalls: NormalizedToolCall[]): Promise<ToolCallItem[]> {
     const now = Date.now();
+    const calls = modelCalls.map(withServerId);
     const items = calls.map((call): ToolCallItem => {
       const backend = this.backendFor(call.name);
       const spec = backend?.specs().find((s) => s.name === call.name);
       const item: ToolCallItem = {
         type: "tool_call",
         id: call.id,
+        providerCallId: call.providerCallId,
         name: call.name,
         arguments: call.arguments,
         status: "pending",
@@ -118,13 +125,14 @@ export class ToolCallRunner {
    * Withdraws calls that are given but not started (the model's reply was cut short), so the
    * conversation shows them and the model learns they did not run.
    */
-  async withdraw(calls: NormalizedToolCall[]): Promise<void> {
-    if (calls.length === 0) return;
+  async withdraw(modelCalls: NormalizedToolCall[]): Promise<void> {
+    if (modelCalls.length === 0) return;
     const now = Date.now();
-    const items = calls.map(
+    const items = modelCalls.map(withServerId).map(
       (call): ToolCallItem => ({
         type: "tool_call",
         id: call.id,
+        providerCallId: call.providerCallId,
         name: call.name,
         arguments: call.arguments,
         status: "withdrawn",
@@ -323,6 +331,20 @@ export class ToolCallRunner {
     this.active -= 1;
     this.waiters.shift()?.();
   }
+}
+
+/**
+ * A new call id, unique across sessions and turns. The model's own id cannot serve: the scripted
+ * model derives it from the message, so two sessions that say the same thing get the same ids,
+ * and OpenAI-compatible servers that leave ids out get `call_<index>` on every turn. Yet the call
+ * id is the idempotency key of executors, workers and the apps' tables, so it must never repeat.
+ */
+function serverCallId(): string {
+  return `call_${nanoid(21)}`;
+}
+
+function withServerId(call: NormalizedToolCall): NormalizedToolCall & { providerCallId: string } {
+  return { ...call, id: serverCallId(), providerCallId: call.id };
 }
 
 function isOpen(status: ToolCallStatus): boolean {
