@@ -47,6 +47,27 @@ function workspace(agentText = AGENT) {
 }
 
 describe("patchbay serve", () => {
+  it("lets pages of the --cors-origins list call the API, and refuses a list that is not origins", async () => {
+    const { env } = workspace();
+    const page = "http://localhost:5173";
+    const cli = await startCli(["serve", "--cors-origins", `${page},https://app.example.com`], env);
+    children.push(cli);
+    const preflight = await fetch(`${cli.url}/v1/sessions/s_1`, {
+      method: "OPTIONS",
+      headers: { origin: page, "access-control-request-method": "GET" },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get("access-control-allow-origin")).toBe(page);
+    const other = await fetch(`${cli.url}/healthz`, { headers: { origin: "https://evil.example" } });
+    expect(other.headers.get("access-control-allow-origin")).toBeNull();
+    cli.child.kill("SIGTERM");
+    expect((await cli.exited).code).toBe(0);
+
+    const bad = await runCli(["serve"], { ...env, PATCHBAY_CORS_ORIGINS: "https://app.example.com/path" });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/CORS origin/);
+  });
+
   it("serves, answers health checks, and shuts down cleanly on SIGTERM", async () => {
     const { env } = workspace();
     const cli = await startCli(["serve"], env);

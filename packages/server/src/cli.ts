@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { parseArgs } from "node:util";
+import { parseCorsOrigins } from "./cors";
 import { createServer } from "./create-server";
 import { ServerError } from "./errors";
 import { createLogger, LOG_LEVELS, type LogLevel } from "./logger";
@@ -21,6 +22,8 @@ Options (each also read from the environment variable shown):
   --api-key <key>       PATCHBAY_API_KEY       the API key backends and workers send
   --api-secret <secret> PATCHBAY_API_SECRET    the secret (prefer the environment: flags show in ps)
   --shutdown-grace-ms <n> PATCHBAY_SHUTDOWN_GRACE_MS  how long SIGTERM waits for running turns (default 10000)
+  --cors-origins <list> PATCHBAY_CORS_ORIGINS  origins whose pages may call the server, comma-separated, or *
+                                               (default none: same-origin pages only)
   --expires-in <time>   (token) lifetime, e.g. 15m or 3600 (seconds); default 1h
 `;
 
@@ -39,6 +42,7 @@ async function main(argv: string[]): Promise<number> {
       "api-key": { type: "string" },
       "api-secret": { type: "string" },
       "shutdown-grace-ms": { type: "string" },
+      "cors-origins": { type: "string" },
       "expires-in": { type: "string" },
       help: { type: "boolean", short: "h" },
       version: { type: "boolean", short: "v" },
@@ -70,6 +74,7 @@ async function main(argv: string[]): Promise<number> {
   const logger = createLogger({ level });
   const apiKey = values["api-key"] ?? env.PATCHBAY_API_KEY;
   const secret = values["api-secret"] ?? env.PATCHBAY_API_SECRET;
+  const corsOrigins = values["cors-origins"] ?? env.PATCHBAY_CORS_ORIGINS;
   const server = await createServer({
     port: integer("--port", values.port ?? env.PATCHBAY_PORT ?? "8787", 0, 65_535),
     host: values.host ?? env.PATCHBAY_HOST ?? "127.0.0.1",
@@ -83,6 +88,7 @@ async function main(argv: string[]): Promise<number> {
     ),
     logger,
     processMetrics: true,
+    ...(corsOrigins ? { cors: parseCorsOrigins(corsOrigins) } : {}),
     ...(apiKey ? { apiKey } : {}),
     ...(secret ? { secret } : {}),
   });

@@ -5,6 +5,7 @@ import { allowAll, InMemoryIdempotencyStore, ToolExecutor, type Tools } from "@p
 import { type AgentConfig, type AgentFileInput, defineAgent, loadAgentConfigs } from "./agent-config";
 import { Authenticator } from "./auth";
 import { type ClientSocketLimits, ClientSocketServer } from "./client-socket";
+import { type CorsOptions, CorsPolicy, parseCorsOrigins } from "./cors";
 import { createDispatch } from "./dispatch";
 import type { DispatchContext, DispatchExtension } from "./dispatch-seams";
 import { ServerError } from "./errors";
@@ -65,6 +66,13 @@ export interface CreateServerOptions {
   dispatch?: ((context: DispatchContext) => DispatchExtension) | false;
   /** Adds Node's process metrics to `/metrics`. Default false (one server per process sets it). */
   processMetrics?: boolean;
+  /**
+   * Lets pages served from other origins call the HTTP API and open sockets (a Vite dev server,
+   * the browser sample). Default `PATCHBAY_CORS_ORIGINS` (comma-separated, `*` for any), else
+   * off: same-origin pages only. When set, a WebSocket upgrade whose `Origin` is not listed is
+   * refused (403); callers without an `Origin` (backends, workers) are not affected.
+   */
+  cors?: CorsOptions;
 }
 
 /**
@@ -146,6 +154,9 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
   const metrics = new ServerMetrics({ defaultMetrics: options.processMetrics ?? false });
   const authenticator = new Authenticator({ apiKey, secret });
   const progressIntervalMs = options.progressIntervalMs ?? 250;
+  const corsOptions =
+    options.cors ?? (env.PATCHBAY_CORS_ORIGINS ? parseCorsOrigins(env.PATCHBAY_CORS_ORIGINS) : undefined);
+  const cors = corsOptions ? new CorsPolicy(corsOptions) : undefined;
   const idempotency = new InMemoryIdempotencyStore();
 
   await recoverInterruptedTurns(store, logger);
@@ -182,12 +193,18 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
     isReady: () => accepting && (extension?.isReady?.() ?? true),
     ...(options.http ? { limits: options.http } : {}),
     ...(extension?.http ? { extensions: [extension.http] } : {}),
+    ...(cors ? { cors } : {}),
   });
   const http: Server = createHttpServer((req, res) => void handle(req, res));
   http.on("upgrade", (req, socket, head) => {
     const path = new URL(req.url ?? "/", "http://localhost").pathname;
     if (!accepting) {
       socket.end("HTTP/1.1 503 Service Unavailable\r\nconnection: close\r\n\r\n");
+      return;
+    }
+    // Browsers do not apply CORS to WebSockets; the Origin check is the server's to make.
+    if (cors && !cors.allowsUpgrade(req)) {
+      socket.end("HTTP/1.1 403 Forbidden\r\nconnection: close\r\n\r\n");
       return;
     }
     if (path === "/v1/client") return clients.handleUpgrade(req, socket, head);

@@ -3,6 +3,7 @@ import { IdSchema, ImageContentSchema, JsonObjectSchema } from "@patchbay/protoc
 import { RecentMap } from "@patchbay/tools";
 import { z } from "zod";
 import type { Authenticator, Principal } from "./auth";
+import type { CorsPolicy } from "./cors";
 import { ServerError } from "./errors";
 import { parseBody, readJsonBody, sendError, sendJson } from "./http-json";
 import type { Logger } from "./logger";
@@ -85,6 +86,8 @@ export interface HttpApiOptions {
   isReady: () => boolean;
   limits?: Partial<HttpApiLimits>;
   extensions?: HttpRouteExtension[];
+  /** Lets pages of other origins call the API (preflights, `access-control-*`). Off when absent. */
+  cors?: CorsPolicy;
 }
 
 type Handler = (ctx: {
@@ -221,6 +224,7 @@ export function createHttpApi(
   return async (req, res) => {
     const url = new URL(req.url ?? "/", "http://localhost");
     try {
+      if (options.cors?.handle(req, res)) return;
       if (url.pathname === "/healthz") return sendJson(res, 200, { status: "ok" });
       if (url.pathname === "/readyz") {
         return options.isReady()

@@ -12,6 +12,8 @@ export type { HelloAuth, Principal, ServerCredentials } from "./auth";
 export { Authenticator, assertCanAccess, sessionOwner } from "./auth";
 export type { ClientSocketLimits } from "./client-socket";
 export { ClientSocketServer, DEFAULT_CLIENT_SOCKET_LIMITS } from "./client-socket";
+export type { CorsOptions } from "./cors";
+export { CORS_ALLOWED_HEADERS, CORS_ALLOWED_METHODS, CorsPolicy, parseCorsOrigins } from "./cors";
 export type { CreateServerOptions, PatchbayServer } from "./create-server";
 export { createServer } from "./create-server";
 export type { DispatchModule, DispatchServerOptions } from "./dispatch";
