@@ -23,6 +23,19 @@ describe("Semaphore", () => {
     expect(slots.available).toBe(1);
   });
 
+  it("tryAcquire takes a free slot at once, and never one that a waiter is queued for", async () => {
+    const slots = new Semaphore(1);
+    const first = slots.tryAcquire();
+    expect(first).toBeTypeOf("function");
+    expect(slots.tryAcquire()).toBeUndefined();
+    const waiting = slots.acquire();
+    first!(); // the slot passes straight to the waiter
+    expect(slots.tryAcquire()).toBeUndefined();
+    (await waiting)();
+    expect(slots.available).toBe(1);
+    expect(slots.tryAcquire()).toBeTypeOf("function");
+  });
+
   it("drops a waiter whose signal aborts", async () => {
     const slots = new Semaphore(1);
     const held = await slots.acquire();

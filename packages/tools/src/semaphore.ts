@@ -36,6 +36,23 @@ export class Semaphore {
     return this.#queue.length;
   }
 
+  /**
+   * Takes a slot if one is free and nobody waits, without a promise; undefined otherwise (then
+   * `acquire` waits in line).
+   *
+   * @example
+   * ```ts
+   * const release = slots.tryAcquire() ?? (await slots.acquire(signal));
+   * ```
+   */
+  tryAcquire(): Release | undefined {
+    if (this.#available > 0 && this.#queue.length === 0) {
+      this.#available--;
+      return this.#release();
+    }
+    return undefined;
+  }
+
   acquire(signal?: AbortSignal): Promise<Release> {
     if (signal?.aborted) return Promise.reject(signal.reason);
     if (this.#available > 0 && this.#queue.length === 0) {

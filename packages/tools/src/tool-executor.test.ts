@@ -105,6 +105,51 @@ describe("ToolExecutor: results", () => {
     expect(events[1]?.payload).toBe(result);
   });
 
+  it("gives ctx.signal as the signal run receives, and ctx's methods work taken off ctx", async () => {
+    let same: boolean | undefined;
+    const { executor, events } = setup([
+      {
+        name: "t",
+        description: "d",
+        run: async (_args, signal, ctx) => {
+          const first = ctx.signal;
+          same = first === signal && ctx.signal === first;
+          const { update, say, disallowInterruptions } = ctx;
+          update("working");
+          say("One moment.");
+          const held = await disallowInterruptions();
+          return `held: ${!held.aborted}`;
+        },
+      },
+    ]);
+    const result = await executor.execute(call("c", "t"));
+    expect(same).toBe(true);
+    expect(result).toMatchObject({ outcome: "completed", held: true, content: { text: "held: true" } });
+    expect(events.map((e) => e.type)).toEqual(["started", "say", "held", "finished"]);
+  });
+
+  it("gives the signal to a run that reaches it through rest parameters, and aborts it on cancel", async () => {
+    let signal: AbortSignal | undefined;
+    const running = deferred();
+    const inner = (_args: unknown, s: AbortSignal) => {
+      signal = s;
+      running.resolve();
+      return never();
+    };
+    const { executor } = setup([
+      // One declared parameter (length 1), the rest forwarded: it still reads the signal.
+      { name: "t", description: "d", run: (args: unknown, ...rest: [AbortSignal]) => inner(args, ...rest) },
+    ]);
+    const pending = executor.execute(call("c", "t"));
+    await running.promise;
+    expect(signal).toBeInstanceOf(AbortSignal);
+    expect(signal!.aborted).toBe(false);
+    expect(executor.cancel("c")).toBe(true);
+    expect((await pending).outcome).toBe("cancelled");
+    expect(signal!.aborted).toBe(true);
+    expect((signal!.reason as DOMException).name).toBe("AbortError");
+  });
+
   it.each([
     ["a string as is", "Booked.", "Booked."],
     ["undefined as empty", undefined, ""],

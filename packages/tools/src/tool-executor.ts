@@ -111,26 +111,59 @@ export interface ExecuteOptions {
   signal?: AbortSignal;
 }
 
-interface CallState {
-  call: NormalizedToolCall;
-  tool: CompiledTool | undefined;
-  attempt: number;
-  startedAt: number;
-  interruptible: boolean;
-  held: boolean;
-  settled: boolean;
-  stopReason: string | undefined;
-  controller: AbortController;
+/**
+ * One call in progress. A class with every field set in the constructor, and nothing made that
+ * most calls never use (signals, timers other than the timeout, slot lists, listeners): the
+ * executor's cost per call is mostly allocation, a third of it garbage collection.
+ */
+class CallState {
+  readonly call: NormalizedToolCall;
+  readonly tool: CompiledTool | undefined;
+  readonly attempt: number;
+  readonly startedAt: number;
+  /** The call's key in the idempotency store. */
+  readonly storeKey: string;
+  readonly interruptible: boolean;
+  held = false;
+  settled = false;
+  stopReason: string | undefined = undefined;
+  /** Made when something needs the call's signal (see `ToolExecutor.#signalOf`). */
+  controller: AbortController | undefined = undefined;
+  /** Set when the call is stopped, so a signal made afterwards is born aborted with the reason. */
+  aborted = false;
+  abortReason: unknown = undefined;
   /** Made on the first hold: signals are costly to create and most calls are never held. */
-  holdController: AbortController | undefined;
-  timers: Set<ReturnType<typeof setTimeout>>;
-  idleTimer: ReturnType<typeof setTimeout> | undefined;
-  releases: Release[];
-  pendingProgress: string | undefined;
-  progressScheduled: boolean;
-  promise: Promise<ToolExecutionResult>;
-  resolve: (result: ToolExecutionResult) => void;
-  cleanup: (() => void)[];
+  holdController: AbortController | undefined = undefined;
+  timeoutMs = 0;
+  timeoutTimer: ReturnType<typeof setTimeout> | undefined = undefined;
+  idleMs = 0;
+  idleTimer: ReturnType<typeof setTimeout> | undefined = undefined;
+  /** The slots the call holds, given back when it ends. */
+  releases: Release[] | undefined = undefined;
+  pendingProgress: string | undefined = undefined;
+  progressScheduled = false;
+  /** Stops listening to the `signal` execute was given. */
+  detach: (() => void) | undefined = undefined;
+  readonly promise: Promise<ToolExecutionResult>;
+  resolve!: (result: ToolExecutionResult) => void;
+
+  constructor(
+    call: NormalizedToolCall,
+    tool: CompiledTool | undefined,
+    attempt: number,
+    startedAt: number,
+    storeKey: string,
+  ) {
+    this.call = call;
+    this.tool = tool;
+    this.attempt = attempt;
+    this.startedAt = startedAt;
+    this.storeKey = storeKey;
+    this.interruptible = tool?.definition.interruptible === true;
+    this.promise = new Promise<ToolExecutionResult>((resolve) => {
+      this.resolve = resolve;
+    });
+  }
 }
 
 interface Ending {
@@ -142,6 +175,26 @@ interface Ending {
 }
 
 const MAX_TRACKED_DELIVERIES = 10_000;
+
+const signalReaders = new WeakMap<(...args: never[]) => unknown, boolean>();
+
+/**
+ * Whether a tool's `run` can see its second argument, the signal. Most tools declare only their
+ * arguments, and an AbortController is a quarter of the executor's own cost per call, so those
+ * get none (`ctx.signal` still makes one when read). Only a function that declares exactly one
+ * parameter and whose source has no rest parameter, spread or `arguments` is skipped; bound and
+ * native functions hide their source and always get one. Decided once per function.
+ */
+function takesSignal(run: (...args: never[]) => unknown): boolean {
+  if (run.length !== 1) return true;
+  let takes = signalReaders.get(run);
+  if (takes === undefined) {
+    const source = Function.prototype.toString.call(run);
+    takes = source.includes("...") || source.includes("arguments") || source.includes("[native code]");
+    signalReaders.set(run, takes);
+  }
+  return takes;
+}
 
 function toCall(input: ToolCallInput): NormalizedToolCall {
   if (typeof input !== "object" || input === null) {
@@ -248,20 +301,20 @@ export class ToolExecutor extends EventEmitter<ToolExecutorEvents> {
    * model did (only for a call without an id or a name). A call whose id is in progress joins
    * it; a call whose id already finished gets the stored result without running again.
    */
-  execute(input: ToolCallInput, options: ExecuteOptions = {}): Promise<ToolExecutionResult> {
+  execute(input: ToolCallInput, options?: ExecuteOptions): Promise<ToolExecutionResult> {
     let call: NormalizedToolCall;
     try {
       call = toCall(input);
-      assertPositiveInteger("attempt", options.attempt);
+      assertPositiveInteger("attempt", options?.attempt);
     } catch (error) {
       return Promise.reject(error);
     }
-    const attempt = this.#countDelivery(call.id, options.attempt);
+    const attempt = this.#countDelivery(call.id, options?.attempt);
     const active = this.#active.get(call.id);
     if (active) return active.promise.then((result) => ({ ...result, attempt }));
     const state = this.#createState(call, attempt);
     this.#active.set(call.id, state);
-    void this.#begin(state, options.signal);
+    void this.#begin(state, options?.signal);
     return state.promise;
   }
 
@@ -298,31 +351,30 @@ export class ToolExecutor extends EventEmitter<ToolExecutorEvents> {
   }
 
   #createState(call: NormalizedToolCall, attempt: number): CallState {
-    let resolve!: (result: ToolExecutionResult) => void;
-    const promise = new Promise<ToolExecutionResult>((r) => {
-      resolve = r;
-    });
     const tool = compiledToolOf(this.#tools, call.name);
-    return {
-      call,
-      tool,
-      attempt,
-      startedAt: this.#now(),
-      interruptible: tool?.definition.interruptible === true,
-      held: false,
-      settled: false,
-      stopReason: undefined,
-      controller: new AbortController(),
-      holdController: undefined,
-      timers: new Set(),
-      idleTimer: undefined,
-      releases: [],
-      pendingProgress: undefined,
-      progressScheduled: false,
-      promise,
-      resolve,
-      cleanup: [],
-    };
+    return new CallState(call, tool, attempt, this.#now(), this.#storeKey(call.id));
+  }
+
+  /**
+   * The call's signal, made on first use: an AbortController costs about a tenth of a call, and
+   * most calls end without anything listening to it. A signal made after the call was stopped
+   * is born aborted, with the same reason.
+   */
+  #signalOf(state: CallState): AbortSignal {
+    let controller = state.controller;
+    if (controller === undefined) {
+      controller = new AbortController();
+      state.controller = controller;
+      if (state.aborted) controller.abort(state.abortReason);
+    }
+    return controller.signal;
+  }
+
+  #abort(state: CallState, reason: unknown): void {
+    if (state.aborted) return;
+    state.aborted = true;
+    state.abortReason = reason;
+    state.controller?.abort(reason);
   }
 
   #storeKey(callId: string): string {
@@ -332,7 +384,7 @@ export class ToolExecutor extends EventEmitter<ToolExecutorEvents> {
   async #begin(state: CallState, signal: AbortSignal | undefined): Promise<void> {
     let stored: ToolExecutionResult | undefined;
     try {
-      stored = await this.#store.get(this.#storeKey(state.call.id));
+      stored = await this.#store.get(state.storeKey);
     } catch (error) {
       // Running without knowing whether the call already ran could repeat a side effect.
       this.#finish(state, "failed", {
@@ -355,7 +407,7 @@ export class ToolExecutor extends EventEmitter<ToolExecutorEvents> {
       }
       const onAbort = () => this.#stop(state, "cancelled");
       signal.addEventListener("abort", onAbort, { once: true });
-      state.cleanup.push(() => signal.removeEventListener("abort", onAbort));
+      state.detach = () => signal.removeEventListener("abort", onAbort);
     }
     try {
       await this.#pipeline(state);
@@ -402,41 +454,32 @@ export class ToolExecutor extends EventEmitter<ToolExecutorEvents> {
     if (state.settled) return;
 
     const definition = tool.definition;
-    const timeoutMs = definition.timeoutMs ?? this.#defaultTimeoutMs;
-    this.#setTimer(state, timeoutMs, () =>
-      this.#timeOut(state, `${call.name} timed out after ${timeoutMs} ms.`, "timed_out"),
-    );
+    state.timeoutMs = definition.timeoutMs ?? this.#defaultTimeoutMs;
+    state.timeoutTimer = setTimeout(ToolExecutor.#fireTimeout, state.timeoutMs, this, state);
     // Narrowest caps first, so a call waiting on its tool's cap holds no session slot meanwhile.
-    const signal = state.controller.signal;
-    const gates: (() => Promise<Release>)[] = [];
-    if (this.#limiter) gates.push(() => this.#limiter!.acquire(call.name, signal));
-    if (tool.shared) gates.push(() => tool.shared!.acquire(signal));
-    if (definition.concurrency !== undefined) gates.push(() => this.#toolSlots(tool).acquire(signal));
-    gates.push(() => this.#session.acquire(signal));
-    for (const gate of gates) {
-      let release: Release;
-      try {
-        release = await gate();
-      } catch {
-        return; // the wait was aborted by whoever ended the call
-      }
-      state.releases.push(release);
-      if (state.settled) {
-        this.#releaseAll(state);
-        return;
-      }
+    // A free slot is taken without waiting (no promise, no signal); only a wait needs the signal.
+    if (this.#limiter) {
+      if (!(await this.#waitForSlot(state, this.#limiter.acquire(call.name, this.#signalOf(state))))) return;
     }
+    if (tool.shared && !(await this.#takeSlot(state, tool.shared))) return;
+    if (definition.concurrency !== undefined && !(await this.#takeSlot(state, this.#toolSlots(tool)))) return;
+    const session = this.#takeSlot(state, this.#session);
+    if (session !== true && !(await session)) return;
 
     if (definition.idleTimeoutMs !== undefined) this.#armIdle(state, definition.idleTimeoutMs);
-    this.emit("started", {
-      callId: call.id,
-      name: call.name,
-      attempt: state.attempt,
-      arguments: call.arguments,
-    });
+    if (this.listenerCount("started") > 0) {
+      this.emit("started", {
+        callId: call.id,
+        name: call.name,
+        attempt: state.attempt,
+        arguments: call.arguments,
+      });
+    }
+    const run = definition.run;
+    const signal = takesSignal(run) ? this.#signalOf(state) : (undefined as unknown as AbortSignal);
     let value: unknown;
     try {
-      value = await definition.run(parsed.value, signal, this.#context(state));
+      value = await run(parsed.value, signal, new ToolExecutor.#Context(this, state));
     } catch (error) {
       if (!state.settled) this.#finish(state, "failed", failureOf(call.name, error));
       return;
@@ -482,14 +525,15 @@ export class ToolExecutor extends EventEmitter<ToolExecutorEvents> {
     }
 
     const questionController = new AbortController();
-    const onCallEnd = () => questionController.abort(state.controller.signal.reason);
-    state.controller.signal.addEventListener("abort", onCallEnd, { once: true });
+    const callSignal = this.#signalOf(state);
+    const onCallEnd = () => questionController.abort(callSignal.reason);
+    callSignal.addEventListener("abort", onCallEnd, { once: true });
     let expiryTimer: ReturnType<typeof setTimeout> | undefined;
     const expiry = new Promise<"expired">((resolve) => {
       expiryTimer = setTimeout(() => resolve("expired"), expiresInMs);
     });
     const ended = new Promise<"ended">((resolve) => {
-      state.controller.signal.addEventListener("abort", () => resolve("ended"), { once: true });
+      callSignal.addEventListener("abort", () => resolve("ended"), { once: true });
     });
     let answer: ApprovalDecision | "ended";
     try {
@@ -509,7 +553,7 @@ export class ToolExecutor extends EventEmitter<ToolExecutorEvents> {
       return false;
     } finally {
       clearTimeout(expiryTimer);
-      state.controller.signal.removeEventListener("abort", onCallEnd);
+      callSignal.removeEventListener("abort", onCallEnd);
     }
     if (state.settled || answer === "ended") return false;
     const decision = decisionOf(answer);
@@ -561,23 +605,63 @@ export class ToolExecutor extends EventEmitter<ToolExecutorEvents> {
     return slots;
   }
 
-  #context(state: CallState): ToolCallContext {
-    const conversation = this.#conversation;
-    return {
-      id: state.call.id,
-      name: state.call.name,
-      sessionId: this.sessionId,
-      user: this.#user,
-      attempt: state.attempt,
-      signal: state.controller.signal,
-      get conversation() {
-        return conversation();
-      },
-      update: (text) => this.#update(state, text),
-      say: (text) => this.#say(state, text),
-      disallowInterruptions: () => this.#hold(state),
-    };
-  }
+  /**
+   * A call's {@link ToolCallContext}: one object per call. Its signal is made when read, and its
+   * methods are bound when first read (so `const { update } = ctx` still works), because most
+   * tools use none of them. Declared in the class body so it may call the executor's private
+   * methods.
+   */
+  static readonly #Context = class CallContext implements ToolCallContext {
+    readonly id: string;
+    readonly name: string;
+    readonly sessionId: string;
+    readonly user: User;
+    readonly attempt: number;
+    readonly #executor: ToolExecutor;
+    readonly #state: CallState;
+    #boundUpdate: ((text: string) => void) | undefined;
+    #boundSay: ((text: string) => void) | undefined;
+    #boundHold: (() => Promise<AbortSignal>) | undefined;
+
+    constructor(executor: ToolExecutor, state: CallState) {
+      this.id = state.call.id;
+      this.name = state.call.name;
+      this.sessionId = executor.sessionId;
+      this.user = executor.#user;
+      this.attempt = state.attempt;
+      this.#executor = executor;
+      this.#state = state;
+    }
+
+    get signal(): AbortSignal {
+      return this.#executor.#signalOf(this.#state);
+    }
+
+    get conversation(): readonly ConversationItem[] {
+      return this.#executor.#conversation();
+    }
+
+    get update(): (text: string) => void {
+      const executor = this.#executor;
+      const state = this.#state;
+      this.#boundUpdate ??= (text) => executor.#update(state, text);
+      return this.#boundUpdate;
+    }
+
+    get say(): (text: string) => void {
+      const executor = this.#executor;
+      const state = this.#state;
+      this.#boundSay ??= (text) => executor.#say(state, text);
+      return this.#boundSay;
+    }
+
+    get disallowInterruptions(): () => Promise<AbortSignal> {
+      const executor = this.#executor;
+      const state = this.#state;
+      this.#boundHold ??= () => executor.#hold(state);
+      return this.#boundHold;
+    }
+  };
 
   #update(state: CallState, text: string): void {
     if (state.settled) return;
@@ -601,7 +685,7 @@ export class ToolExecutor extends EventEmitter<ToolExecutorEvents> {
   }
 
   async #hold(state: CallState): Promise<AbortSignal> {
-    if (state.settled || state.controller.signal.aborted) {
+    if (state.settled || state.aborted) {
       throw new CallNotHeld(state.call.id, state.stopReason ?? "finished");
     }
     if (!state.held || !state.holdController) {
@@ -618,26 +702,48 @@ export class ToolExecutor extends EventEmitter<ToolExecutorEvents> {
   }
 
   #armIdle(state: CallState, idleMs: number): void {
-    if (state.idleTimer !== undefined) {
-      clearTimeout(state.idleTimer);
-      state.timers.delete(state.idleTimer);
-    }
-    state.idleTimer = this.#setTimer(state, idleMs, () =>
-      this.#timeOut(
-        state,
-        `${state.call.name} made no progress for ${idleMs} ms and was stopped.`,
-        "idle_timeout",
-      ),
+    if (state.idleTimer !== undefined) clearTimeout(state.idleTimer);
+    state.idleMs = idleMs;
+    state.idleTimer = setTimeout(ToolExecutor.#fireIdle, idleMs, this, state);
+  }
+
+  // Timer callbacks are static and get the executor and the call as arguments, so arming a
+  // timer makes no closure.
+  static #fireTimeout(executor: ToolExecutor, state: CallState): void {
+    executor.#timeOut(state, `${state.call.name} timed out after ${state.timeoutMs} ms.`, "timed_out");
+  }
+
+  static #fireIdle(executor: ToolExecutor, state: CallState): void {
+    executor.#timeOut(
+      state,
+      `${state.call.name} made no progress for ${state.idleMs} ms and was stopped.`,
+      "idle_timeout",
     );
   }
 
-  #setTimer(state: CallState, ms: number, fire: () => void): ReturnType<typeof setTimeout> {
-    const timer = setTimeout(() => {
-      state.timers.delete(timer);
-      fire();
-    }, ms);
-    state.timers.add(timer);
-    return timer;
+  /** Takes a free slot at once (true), or waits for one (false when the wait was aborted). */
+  #takeSlot(state: CallState, slots: Semaphore): true | Promise<boolean> {
+    const release = slots.tryAcquire();
+    if (release === undefined) return this.#waitForSlot(state, slots.acquire(this.#signalOf(state)));
+    if (state.releases === undefined) state.releases = [release];
+    else state.releases.push(release);
+    return true;
+  }
+
+  async #waitForSlot(state: CallState, waiting: Promise<Release>): Promise<boolean> {
+    let release: Release;
+    try {
+      release = await waiting;
+    } catch {
+      return false; // the wait was aborted by whoever ended the call
+    }
+    if (state.releases === undefined) state.releases = [release];
+    else state.releases.push(release);
+    if (state.settled) {
+      this.#releaseAll(state);
+      return false;
+    }
+    return true;
   }
 
   #timeOut(state: CallState, text: string, code: string): void {
@@ -646,7 +752,7 @@ export class ToolExecutor extends EventEmitter<ToolExecutorEvents> {
     this.#finish(state, "timed_out", { text, code, message: text });
     const reason = abortError(text, "TimeoutError");
     state.holdController?.abort(reason);
-    state.controller.abort(reason);
+    this.#abort(state, reason);
   }
 
   #stop(state: CallState, why: "interrupted" | "cancelled"): void {
@@ -659,21 +765,27 @@ export class ToolExecutor extends EventEmitter<ToolExecutorEvents> {
         ? `${name} was cancelled because the user interrupted.`
         : `${name} was cancelled.`;
     this.#finish(state, "cancelled", { text, code: why, message: `the call was ${why}` });
-    state.controller.abort(abortError(`tool call ${state.call.id} was ${why}`, "AbortError"));
+    this.#abort(state, abortError(`tool call ${state.call.id} was ${why}`, "AbortError"));
   }
 
   #releaseAll(state: CallState): void {
-    for (const release of state.releases.splice(0)) release();
+    const releases = state.releases;
+    if (releases === undefined) return;
+    state.releases = undefined;
+    for (const release of releases) release();
   }
 
   #finish(state: CallState, outcome: ToolOutcome, ending: Ending): void {
     if (state.settled) return;
     state.settled = true;
     state.pendingProgress = undefined;
-    for (const timer of state.timers) clearTimeout(timer);
-    state.timers.clear();
+    if (state.timeoutTimer !== undefined) clearTimeout(state.timeoutTimer);
+    if (state.idleTimer !== undefined) clearTimeout(state.idleTimer);
     this.#releaseAll(state);
-    for (const cleanup of state.cleanup.splice(0)) cleanup();
+    if (state.detach !== undefined) {
+      state.detach();
+      state.detach = undefined;
+    }
     const result: ToolExecutionResult = {
       callId: state.call.id,
       name: state.call.name,
@@ -692,19 +804,24 @@ export class ToolExecutor extends EventEmitter<ToolExecutorEvents> {
   }
 
   #remember(state: CallState, result: ToolExecutionResult): void {
-    const forget = () => {
-      if (this.#active.get(state.call.id) === state) this.#active.delete(state.call.id);
-    };
     // Until the store has the result, a new delivery must join this call rather than run again.
     let pending: void | Promise<void>;
     try {
-      pending = this.#store.set(this.#storeKey(state.call.id), result);
+      pending = this.#store.set(state.storeKey, result);
     } catch {
-      forget();
+      this.#forget(state);
       return;
     }
-    if (pending && typeof pending.then === "function") pending.then(forget, forget);
-    else forget();
+    if (pending && typeof pending.then === "function") {
+      const forget = () => this.#forget(state);
+      pending.then(forget, forget);
+    } else {
+      this.#forget(state);
+    }
+  }
+
+  #forget(state: CallState): void {
+    if (this.#active.get(state.call.id) === state) this.#active.delete(state.call.id);
   }
 }
 
