@@ -67,6 +67,11 @@ describe("a page tool that needs approval", () => {
       declineTitle: "Not now",
     });
     expect(request.expiresAt).toBeGreaterThan(Date.now() + 60_000);
+    // The page renders the step from the conversation: it must show the call waiting.
+    expect(session.conversation.find((item) => item.type === "tool_call")).toMatchObject({
+      id: request.callId,
+      status: "awaiting_approval",
+    });
     expect(await session.decide(request.id, { allowed: true })).toBe("allowed");
     const result = await reply;
     expect(result.text).toBe("Done: Booked LH400.");
