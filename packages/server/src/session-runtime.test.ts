@@ -65,3 +65,67 @@ describe("SessionRuntime.conversation", () => {
     expect(runtime.recentConversation(0)).toEqual([]);
   });
 });
+
+describe("SessionRuntime.append", () => {
+  function countingCommits(): { transactions: number[] } {
+    const seen = { transactions: [] as number[] };
+    const commit = store!.commit.bind(store!);
+    store!.commit = (sessionId, change) => {
+      seen.transactions.push(change.events?.length ?? 0);
+      return commit(sessionId, change);
+    };
+    return seen;
+  }
+
+  it("writes the appends of one tick in one transaction, each event with its own seq, in order", async () => {
+    const runtime = await runtimeWith([]);
+    const seen = countingCommits();
+    const broadcast: number[] = [];
+    runtime.subscribe((event) => broadcast.push(event.seq));
+    const writes = Array.from({ length: 50 }, (_, i) =>
+      runtime.append({ type: "text.delta", responseId: "r_1", itemId: "m_1", delta: `${i} ` }),
+    );
+    const stored = await Promise.all(writes);
+    expect(seen.transactions).toEqual([50]);
+    expect(stored.map((events) => events.map((e) => e.seq))).toEqual(
+      Array.from({ length: 50 }, (_, i) => [i + 1]),
+    );
+    expect(broadcast).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
+    const logged = await runtime.readEvents(0);
+    expect(logged.map((e) => (e.type === "text.delta" ? e.delta : ""))).toEqual(
+      Array.from({ length: 50 }, (_, i) => `${i} `),
+    );
+  });
+
+  it("logs appends made before a commit ahead of it, and those made after it behind it", async () => {
+    const runtime = await runtimeWith([]);
+    const seen = countingCommits();
+    const before = runtime.append({ type: "tool.held", callId: "call_before" });
+    const committed = runtime.commit({ events: [{ type: "tool.held", callId: "call_commit" }] });
+    const after = runtime.append({ type: "tool.held", callId: "call_after" });
+    await Promise.all([before, committed, after]);
+    const order = (await runtime.readEvents(0)).map((e) => (e.type === "tool.held" ? e.callId : ""));
+    expect(order).toEqual(["call_before", "call_commit", "call_after"]);
+    expect(seen.transactions).toEqual([1, 1, 1]);
+  });
+
+  it("fails every append of a batch when its transaction fails, and later appends still work", async () => {
+    const runtime = await runtimeWith([]);
+    const commit = store!.commit.bind(store!);
+    let failNext = true;
+    store!.commit = (sessionId, change) => {
+      if (failNext) {
+        failNext = false;
+        return Promise.reject(new Error("disk full"));
+      }
+      return commit(sessionId, change);
+    };
+    const failed = await Promise.allSettled([
+      runtime.append({ type: "tool.held", callId: "call_1" }),
+      runtime.append({ type: "tool.held", callId: "call_2" }),
+    ]);
+    expect(failed.map((r) => r.status)).toEqual(["rejected", "rejected"]);
+    const [event] = await runtime.append({ type: "tool.held", callId: "call_3" });
+    expect(event).toMatchObject({ seq: 1, callId: "call_3" });
+  });
+});

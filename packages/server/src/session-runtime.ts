@@ -3,7 +3,7 @@ import { EventEmitter } from "eventemitter3";
 import type { AgentConfig } from "./agent-config";
 import { ServerError } from "./errors";
 import type { Logger } from "./logger";
-import type { SessionChange, SessionRecord, Store } from "./store";
+import type { EventDraft, SessionChange, SessionRecord, Store } from "./store";
 
 /**
  * A listener of a session's live events (one per attached socket).
@@ -52,6 +52,15 @@ export class SessionRuntime extends EventEmitter<SessionRuntimeEvents> {
   private readonly pageTools = new Map<string, ToolSpec[]>();
   private lastPageTools: ToolSpec[] = [];
   private chain: Promise<unknown> = Promise.resolve();
+  /** Events appended this tick, written together at its end (see {@link append}). */
+  private pendingAppends:
+    | {
+        events: EventDraft[];
+        done: Promise<SessionEvent[]>;
+        resolve: (events: SessionEvent[]) => void;
+        reject: (error: unknown) => void;
+      }
+    | undefined;
   private closed = false;
 
   constructor(
@@ -120,6 +129,44 @@ export class SessionRuntime extends EventEmitter<SessionRuntimeEvents> {
    * when the change carried a command id the session already had.
    */
   commit(change: SessionChange): Promise<SessionEvent[] | null> {
+    // Appends made before this commit are logged before it.
+    this.flushAppends();
+    return this.enqueue(change);
+  }
+
+  /**
+   * Commits events only. The appends of one tick (a burst of `text.delta` from a model that
+   * streams fast) are gathered and written in one transaction at the end of the tick, instead of
+   * one transaction each: every event still gets its own `seq` and is logged and broadcast in
+   * the order appended, and a {@link commit} made meanwhile writes the gathered events first.
+   */
+  append(...events: EventDraft[]): Promise<SessionEvent[]> {
+    let batch = this.pendingAppends;
+    if (!batch) {
+      let resolve!: (events: SessionEvent[]) => void;
+      let reject!: (error: unknown) => void;
+      const done = new Promise<SessionEvent[]>((res, rej) => {
+        resolve = res;
+        reject = rej;
+      });
+      batch = { events: [], done, resolve, reject };
+      this.pendingAppends = batch;
+      setImmediate(() => this.flushAppends());
+    }
+    const start = batch.events.length;
+    batch.events.push(...events);
+    return batch.done.then((all) => all.slice(start, start + events.length));
+  }
+
+  /** Queues the gathered appends as one transaction (see {@link append}). */
+  private flushAppends(): void {
+    const batch = this.pendingAppends;
+    if (!batch) return;
+    this.pendingAppends = undefined;
+    this.enqueue({ events: batch.events }).then((stored) => batch.resolve(stored ?? []), batch.reject);
+  }
+
+  private enqueue(change: SessionChange): Promise<SessionEvent[] | null> {
     const run = async () => {
       if (this.closed) throw new ServerError("not_found", `session ${this.id} is closed or was deleted`);
       const result = await this.store.commit(this.id, change);
@@ -136,18 +183,14 @@ export class SessionRuntime extends EventEmitter<SessionRuntimeEvents> {
     return next;
   }
 
-  /** Commits events only. */
-  async append(...events: NonNullable<SessionChange["events"]>): Promise<SessionEvent[]> {
-    return (await this.commit({ events })) ?? [];
-  }
-
   /** Logged events after `afterSeq`, at most `limit`. */
   readEvents(afterSeq: number, limit?: number): Promise<SessionEvent[]> {
     return this.store.readEvents(this.id, afterSeq, limit);
   }
 
-  /** Waits until every commit queued so far is applied. */
+  /** Waits until every commit and append made so far is applied. */
   settled(): Promise<void> {
+    this.flushAppends();
     return this.chain.then(() => undefined);
   }
 

@@ -165,13 +165,25 @@ export class Turn {
     const calls: NormalizedToolCall[] = [];
     let item: MessageItem | undefined;
     let usage: Usage | undefined;
+    // Deltas are appended without waiting for each one's transaction, so the deltas of a burst
+    // share one (see SessionRuntime.append); `flushDeltas` waits for them and surfaces a failure.
+    let deltaWrites: Promise<unknown> = Promise.resolve();
+    let deltaError: { error: unknown } | undefined;
+    const flushDeltas = async () => {
+      await deltaWrites;
+      if (deltaError) throw deltaError.error;
+    };
     try {
       let count = 0;
       for await (const event of model.stream({ messages, tools, signal: this.controller.signal })) {
         if (this.interrupted) break;
         // A model that streams from memory never yields to I/O on its own; without this a fast
-        // reply would starve every socket (and other sessions) until it ends.
-        if (++count % 32 === 0) await new Promise((resolve) => setImmediate(resolve));
+        // reply would starve every socket (and other sessions) until it ends. Waiting for the
+        // deltas written so far also bounds how many are in flight.
+        if (++count % 32 === 0) {
+          await flushDeltas();
+          await new Promise((resolve) => setImmediate(resolve));
+        }
         if (event.type === "text-delta") {
           if (!event.delta) continue;
           if (!item) {
@@ -187,18 +199,18 @@ export class Turn {
             await runtime.commit({ items: [item], events: [{ type: "conversation.updated", item }] });
           }
           item = { ...item, text: item.text + event.delta };
-          await runtime.append({
-            type: "text.delta",
-            responseId: this.responseId,
-            itemId: item.id,
-            delta: event.delta,
-          });
+          deltaWrites = runtime
+            .append({ type: "text.delta", responseId: this.responseId, itemId: item.id, delta: event.delta })
+            .catch((error: unknown) => {
+              deltaError ??= { error };
+            });
         } else if (event.type === "tool-call") {
           calls.push(event.call);
         } else if (event.type === "finish") {
           usage = event.usage;
         }
       }
+      await flushDeltas();
     } catch (error) {
       if (!this.interrupted) {
         if (item) await this.closeMessage({ ...item, status: "failed" });
