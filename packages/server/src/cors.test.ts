@@ -1,12 +1,9 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { CORS_ALLOWED_HEADERS, CORS_ALLOWED_METHODS, type CorsOptions, parseCorsOrigins } from "./cors";
-import { createServer, type PatchbayServer } from "./create-server";
+import type { PatchbayServer } from "./create-server";
 import { ServerError } from "./errors";
-import { silentLogger } from "./logger";
+import { startServerForTest } from "./test-server";
 
 const PAGE = "http://localhost:5173";
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -16,20 +13,8 @@ afterEach(async () => {
 });
 
 async function start(cors?: CorsOptions, env: Record<string, string> = {}): Promise<PatchbayServer> {
-  const dataDir = mkdtempSync(join(tmpdir(), "patchbay-cors-"));
-  const server = await createServer({
-    port: 0,
-    host: "127.0.0.1",
-    dataDir,
-    apiKey: "pk_test",
-    secret: "sk_test",
-    logger: silentLogger,
-    env,
-    agents: { support: { model: { provider: "scripted", rules: [] } } },
-    ...(cors ? { cors } : {}),
-  });
-  cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
-  cleanups.push(() => server.close());
+  const { server, close } = await startServerForTest({ env, ...(cors ? { cors } : {}) });
+  cleanups.push(close);
   return server;
 }
 

@@ -1,11 +1,8 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { type CreateServerOptions, createServer, type PatchbayServer } from "./create-server";
+import type { CreateServerOptions, PatchbayServer } from "./create-server";
 import { TestWorkerSocket } from "./dispatch/test-worker-socket";
-import { silentLogger } from "./logger";
+import { startServerForTest } from "./test-server";
 
 const cleanups: Array<() => Promise<void> | void> = [];
 
@@ -14,19 +11,8 @@ afterEach(async () => {
 });
 
 async function start(options: Partial<CreateServerOptions> = {}): Promise<PatchbayServer> {
-  const dataDir = mkdtempSync(join(tmpdir(), "patchbay-create-server-"));
-  const server = await createServer({
-    port: 0,
-    host: "127.0.0.1",
-    dataDir,
-    apiKey: "pk_test",
-    secret: "sk_test",
-    logger: silentLogger,
-    agents: { support: { model: { provider: "scripted", rules: [] } } },
-    ...options,
-  });
-  cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
-  cleanups.push(() => server.close());
+  const { server, close } = await startServerForTest(options);
+  cleanups.push(close);
   return server;
 }
 
