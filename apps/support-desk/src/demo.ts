@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@patchbay/client";
-import { createDispatch, createServer } from "@patchbay/server";
+import { createServer } from "@patchbay/server";
 import { chat } from "./chat-script";
 
 const appDir = join(import.meta.dirname, "..");
@@ -23,7 +23,6 @@ const server = await createServer({
   apiKey,
   secret,
   logLevel: "warn",
-  dispatch: createDispatch,
 });
 console.log(`server listening on ${server.url}`);
 
@@ -69,12 +68,17 @@ let failed = false;
 try {
   await workerSaid("worker ready");
   console.log("\n--- a chat through a session (as a page would) ---");
-  await chat(client, "u_ada", [
+  // The customer chats with a user token the backend minted, as a page does: only a user's
+  // messages go to the worker first (the backend's own, sent with the API key, go to the model).
+  const customer = new Client({ baseUrl: server.url });
+  customer.setUser({ id: "u_ada" }, await client.createUserToken("u_ada", { expiresIn: "10m" }));
+  await chat(customer, "u_ada", [
     "Hello",
     "Where is order A1001?",
     "And order B2001?",
     "What about order Z9999?",
   ]);
+  customer.close();
 
   console.log("\n--- an SMS posted to the inbound endpoint ---");
   const res = await fetch(`${server.url}/v1/agents/support/inbound/messages`, {
