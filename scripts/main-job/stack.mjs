@@ -46,7 +46,6 @@ export async function startStack({
     apiKey,
     secret,
     logLevel: quiet ? "error" : "warn",
-    dispatch: server.createDispatch,
     createModel: (agent) => (real ? models.defaultModelFromEnv(env) : models.createModel(agent.model, env)),
   };
   const patchbay = await listenOn(ports.patchbay, (port) => server.createServer({ ...options, port }));

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { createFlightWorker } from "@patchbay/app-flight-booking";
 import { Client } from "@patchbay/client";
 import { createModel, defaultModelFromEnv } from "@patchbay/models";
-import { createDispatch, createServer } from "@patchbay/server";
+import { createServer } from "@patchbay/server";
 import { appDir, servePage } from "./serve-page";
 
 const dataDir = join(appDir, ".patchbay-data");
@@ -21,7 +21,6 @@ const patchbay = await createServer({
   apiKey,
   secret,
   logLevel: "warn",
-  dispatch: createDispatch,
   createModel: (agent) => (realModel ? defaultModelFromEnv(process.env) : createModel(agent.model)),
 });
 const worker = createFlightWorker({

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { Client } from "@patchbay/client";
 import { createModel, defaultModelFromEnv } from "@patchbay/models";
-import { createDispatch, createServer } from "@patchbay/server";
+import { createServer } from "@patchbay/server";
 import { flightBookingConfigDir } from "./index";
 import { createFlightWorker } from "./worker";
 
@@ -22,7 +22,6 @@ const server = await createServer({
   apiKey,
   secret,
   logLevel: "warn",
-  dispatch: createDispatch, // accepts workers on /v1/worker
   // The agent file names the scripted model; a key in the environment swaps in a real one.
   createModel: (agent) => (realModel ? defaultModelFromEnv(process.env) : createModel(agent.model)),
 });
