@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createUserToken } from "@patchbay/server";
+import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { type CliServer, runCli, startCli } from "./helpers/cli-process";
 import { RawClient } from "./helpers/raw-client";
@@ -89,6 +90,23 @@ describe("patchbay serve", () => {
     expect(result.stderr).toContain(
       `${join(root, "config", "agents", "support.yaml")}:3:18: max_tool_rounds:`,
     );
+  });
+
+  it("refuses a data directory a newer server wrote, with both versions and no stack trace", async () => {
+    const { env } = workspace();
+    mkdirSync(env.PATCHBAY_DATA_DIR);
+    const file = join(env.PATCHBAY_DATA_DIR, "patchbay.sqlite");
+    const db = new Database(file);
+    db.pragma("user_version = 999");
+    db.close();
+    const result = await runCli(["serve"], env);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(
+      `patchbay: ${file} has schema version 999, but this server supports versions up to `,
+    );
+    expect(result.stderr).toMatch(/^patchbay: /);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+    expect(result.stdout).not.toContain("listening");
   });
 
   it("refuses to start without credentials and explains the flags", async () => {

@@ -103,6 +103,33 @@ export class NotFoundError extends ServerError {
 }
 
 /**
+ * A store written by a newer server than this one: its schema version is past the last migration
+ * this build knows, and reading or changing it could lose data. `code` is `store_version`; the
+ * CLI prints the message and exits 2.
+ *
+ * @example
+ * ```ts
+ * if (error instanceof StoreVersionError) console.error(`store is v${error.found}, we read v${error.supported}`);
+ * ```
+ */
+export class StoreVersionError extends ServerError {
+  /** The schema version the store has. */
+  readonly found: number;
+  /** The newest schema version this server reads. */
+  readonly supported: number;
+  constructor(path: string, found: number, supported: number) {
+    super(
+      "store_version",
+      `${path} has schema version ${found}, but this server supports versions up to ${supported}: ` +
+        "a newer Patchbay server wrote it. Run that version (or newer), or restore the backup taken before the upgrade",
+    );
+    this.name = "StoreVersionError";
+    this.found = found;
+    this.supported = supported;
+  }
+}
+
+/**
  * Converts anything thrown into a wire error without leaking internals: a {@link ServerError}
  * keeps its code and message, anything else becomes `internal`.
  *

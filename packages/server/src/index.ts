@@ -29,7 +29,14 @@ export type {
   MessageRouter,
 } from "./dispatch-seams";
 export type { AuthFailureReason } from "./errors";
-export { AuthError, HTTP_STATUS_BY_CODE, NotFoundError, ServerError, toWireError } from "./errors";
+export {
+  AuthError,
+  HTTP_STATUS_BY_CODE,
+  NotFoundError,
+  ServerError,
+  StoreVersionError,
+  toWireError,
+} from "./errors";
 export type { HttpApiLimits, HttpApiOptions, HttpRouteExtension } from "./http-api";
 export { createHttpApi, DEFAULT_HTTP_LIMITS } from "./http-api";
 export type { LiveSessionDeps, SendMessageInput } from "./live-session";

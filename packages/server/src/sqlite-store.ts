@@ -2,6 +2,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { ConversationItem, SessionEvent, ToolResult, ToolSpec } from "@patchbay/protocol";
 import Database from "better-sqlite3";
+import { migrateSqlite } from "./sqlite-migrations";
 import type {
   ApprovalRecord,
   CommitResult,
@@ -12,45 +13,7 @@ import type {
   TurnRecord,
 } from "./store";
 
-const SCHEMA_VERSION = 1;
 const SESSION_COLUMNS = "id, agent, user_id, metadata, created_at, last_seq";
-
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS sessions (
-  id TEXT PRIMARY KEY, agent TEXT NOT NULL, user_id TEXT NOT NULL, metadata TEXT NOT NULL,
-  created_at INTEGER NOT NULL, last_seq INTEGER NOT NULL DEFAULT 0,
-  page_tools TEXT NOT NULL DEFAULT '[]'
-);
-CREATE INDEX IF NOT EXISTS sessions_by_agent_user ON sessions (agent, user_id, created_at);
-CREATE TABLE IF NOT EXISTS items (
-  session_id TEXT NOT NULL, item_id TEXT NOT NULL, position INTEGER NOT NULL, body TEXT NOT NULL,
-  PRIMARY KEY (session_id, item_id)
-);
-CREATE INDEX IF NOT EXISTS items_in_order ON items (session_id, position);
-CREATE TABLE IF NOT EXISTS events (
-  session_id TEXT NOT NULL, seq INTEGER NOT NULL, type TEXT NOT NULL, body TEXT NOT NULL,
-  PRIMARY KEY (session_id, seq)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS commands (
-  session_id TEXT NOT NULL, command_id TEXT NOT NULL, kind TEXT NOT NULL, created_at INTEGER NOT NULL,
-  PRIMARY KEY (session_id, command_id)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS turns (
-  response_id TEXT PRIMARY KEY, session_id TEXT NOT NULL, command_id TEXT, status TEXT NOT NULL,
-  started_at INTEGER NOT NULL, ended_at INTEGER
-);
-CREATE INDEX IF NOT EXISTS turns_by_status ON turns (status);
-CREATE TABLE IF NOT EXISTS pending_calls (call_id TEXT PRIMARY KEY, session_id TEXT NOT NULL, body TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS pending_calls_by_session ON pending_calls (session_id);
-CREATE TABLE IF NOT EXISTS approvals (
-  id TEXT PRIMARY KEY, session_id TEXT NOT NULL, body TEXT NOT NULL, outcome TEXT, decided_at INTEGER
-);
-CREATE INDEX IF NOT EXISTS approvals_by_session ON approvals (session_id);
-CREATE TABLE IF NOT EXISTS tool_results (
-  call_id TEXT PRIMARY KEY, session_id TEXT NOT NULL, body TEXT NOT NULL, stored_at INTEGER NOT NULL
-);
-`;
 
 /**
  * Options of {@link SqliteStore}.
@@ -88,7 +51,8 @@ interface TurnRow {
 /**
  * The embedded default {@link Store}: one SQLite file in the data directory, in WAL mode so
  * readers (resume, the HTTP event log) never wait for the writer. Every {@link SessionChange} is
- * one transaction.
+ * one transaction. Opening a file an older server wrote brings its schema up to date (the steps
+ * in `sqlite-migrations.ts`); a file a newer server wrote is refused with a `StoreVersionError`.
  *
  * @example
  * ```ts
@@ -108,14 +72,17 @@ export class SqliteStore implements Store {
     mkdirSync(options.dataDir, { recursive: true });
     this.path = join(options.dataDir, options.fileName ?? "patchbay.sqlite");
     this.db = new Database(this.path);
+    try {
+      this.db.pragma("busy_timeout = 5000");
+      // Before anything else touches the file: a database a newer server wrote is refused as it is.
+      migrateSqlite(this.db);
+    } catch (error) {
+      this.db.close();
+      throw error;
+    }
     this.db.pragma("journal_mode = WAL");
     // NORMAL in WAL mode loses at most the last transactions on power loss, never corrupts.
     this.db.pragma("synchronous = NORMAL");
-    this.db.pragma("busy_timeout = 5000");
-    this.db.exec(SCHEMA);
-    this.db
-      .prepare("INSERT INTO meta (key, value) VALUES ('schema_version', ?) ON CONFLICT(key) DO NOTHING")
-      .run(String(SCHEMA_VERSION));
     this.stmts = prepare(this.db);
     this.commitTx = this.db.transaction((sessionId: string, change: SessionChange) =>
       this.applyChange(sessionId, change),
