@@ -1,5 +1,5 @@
 // ESM + CJS with declarations for both; the recipe is shared by every package. The CLI is a
-// second entry so `dist/cli.js` is the package's `patchbay` bin.
+// second entry: `dist/cli.js` is what the `patchbay` bin (bin/patchbay.js, checked in) runs.
 import { packageConfig } from "../../configs/tsup";
 
 export default packageConfig({

@@ -1,10 +1,11 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createUserToken } from "@patchbay/server";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
-import { type CliServer, runCli, startCli } from "./helpers/cli-process";
+import { CLI_PATH, type CliServer, runCli, startCli } from "./helpers/cli-process";
 import { RawClient } from "./helpers/raw-client";
 
 const roots: string[] = [];
@@ -107,6 +108,28 @@ describe("patchbay serve", () => {
     expect(result.stderr).toMatch(/^patchbay: /);
     expect(result.stderr).not.toMatch(/\n\s+at /);
     expect(result.stdout).not.toContain("listening");
+  });
+
+  it("says the server is not built when the bin runs before the build", async () => {
+    // The bin is linked on install, before any build; a copy without dist/ beside it is that state.
+    const { root } = workspace();
+    mkdirSync(join(root, "package", "bin"), { recursive: true });
+    const bin = join(root, "package", "bin", "patchbay.js");
+    copyFileSync(CLI_PATH, bin);
+    writeFileSync(join(root, "package", "package.json"), '{ "type": "module" }');
+    const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, [bin, "--version"], { stdio: ["ignore", "ignore", "pipe"] });
+      let stderr = "";
+      child.stderr.on("data", (chunk) => {
+        stderr += String(chunk);
+      });
+      child.on("exit", (code) => resolve({ code, stderr }));
+    });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      `patchbay: the server is not built yet (${join(root, "package", "dist", "cli.js")} is missing). ` +
+        "Run `pnpm build` (or `pnpm --filter @patchbay/server build`) first.\n",
+    );
   });
 
   it("refuses to start without credentials and explains the flags", async () => {

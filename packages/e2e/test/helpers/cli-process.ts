@@ -2,8 +2,9 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
-/** The built `patchbay` bin (tests run after `pnpm build`, as CI does). */
-export const CLI_PATH = fileURLToPath(new URL("../../../server/dist/cli.js", import.meta.url));
+/** The `patchbay` bin as installed, which runs the built CLI (tests run after `pnpm build`, as CI does). */
+export const CLI_PATH = fileURLToPath(new URL("../../../server/bin/patchbay.js", import.meta.url));
+const BUILT_CLI = fileURLToPath(new URL("../../../server/dist/cli.js", import.meta.url));
 
 /** A `patchbay serve` child process and the URL it printed. */
 export interface CliServer {
@@ -17,7 +18,7 @@ export interface CliServer {
 
 /** Runs `patchbay <args>` and resolves once it printed its URL. */
 export async function startCli(args: string[], env: Record<string, string>): Promise<CliServer> {
-  if (!existsSync(CLI_PATH)) throw new Error(`${CLI_PATH} is missing: run pnpm build first`);
+  if (!existsSync(BUILT_CLI)) throw new Error(`${BUILT_CLI} is missing: run pnpm build first`);
   const child = spawn(process.execPath, [CLI_PATH, ...args], {
     env: { PATH: process.env.PATH ?? "", ...env },
     stdio: ["ignore", "pipe", "pipe"],
