@@ -63,8 +63,9 @@ interface RoundResult {
 
 /**
  * One reply of the agent to one user message: the model runs with the session's tools, its text
- * streams out as `text.delta`, its tool calls run (see {@link ToolCallRunner}), and the model runs
- * again with the results, up to the agent's round limit. An interrupt stops the model stream,
+ * streams out as `text.delta`, its tool calls run (checked, approved and routed to where each tool
+ * runs, by the internal tool-call runner), and the model runs again with the results, up to the
+ * agent's round limit. An interrupt stops the model stream,
  * keeps what is done (the partial text as an `interrupted` message), lets calls that survive
  * interrupts finish, and ends the turn with `response.completed { reason: "interrupted" }`. A
  * model error ends it with `response.failed`; the conversation stays whole.
