@@ -150,6 +150,24 @@ describe("ToolExecutor: results", () => {
     expect((signal!.reason as DOMException).name).toBe("AbortError");
   });
 
+  it("gives the signal to a run whose signal parameter has a default (function length 1)", async () => {
+    const fallback = new AbortController().signal;
+    let seen: AbortSignal | undefined;
+    const { executor } = setup([
+      {
+        name: "t",
+        description: "d",
+        run: (_args: unknown, signal: AbortSignal = fallback) => {
+          seen = signal;
+          return "ok";
+        },
+      },
+    ]);
+    expect((await executor.execute(call("c", "t"))).outcome).toBe("completed");
+    expect(seen).toBeInstanceOf(AbortSignal);
+    expect(seen).not.toBe(fallback);
+  });
+
   it.each([
     ["a string as is", "Booked.", "Booked."],
     ["undefined as empty", undefined, ""],

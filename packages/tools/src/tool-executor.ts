@@ -176,26 +176,6 @@ interface Ending {
 
 const MAX_TRACKED_DELIVERIES = 10_000;
 
-const signalReaders = new WeakMap<(...args: never[]) => unknown, boolean>();
-
-/**
- * Whether a tool's `run` can see its second argument, the signal. Most tools declare only their
- * arguments, and an AbortController is a quarter of the executor's own cost per call, so those
- * get none (`ctx.signal` still makes one when read). Only a function that declares exactly one
- * parameter and whose source has no rest parameter, spread or `arguments` is skipped; bound and
- * native functions hide their source and always get one. Decided once per function.
- */
-function takesSignal(run: (...args: never[]) => unknown): boolean {
-  if (run.length !== 1) return true;
-  let takes = signalReaders.get(run);
-  if (takes === undefined) {
-    const source = Function.prototype.toString.call(run);
-    takes = source.includes("...") || source.includes("arguments") || source.includes("[native code]");
-    signalReaders.set(run, takes);
-  }
-  return takes;
-}
-
 function toCall(input: ToolCallInput): NormalizedToolCall {
   if (typeof input !== "object" || input === null) {
     throw new ToolsError("invalid_tool_call", "a tool call must be an object with an id and a name");
@@ -476,7 +456,7 @@ export class ToolExecutor extends EventEmitter<ToolExecutorEvents> {
       });
     }
     const run = definition.run;
-    const signal = takesSignal(run) ? this.#signalOf(state) : (undefined as unknown as AbortSignal);
+    const signal = this.#signalOf(state);
     let value: unknown;
     try {
       value = await run(parsed.value, signal, new ToolExecutor.#Context(this, state));
