@@ -494,6 +494,7 @@ export class Dispatch extends EventEmitter<DispatchEvents> {
     }
     await this.#connection?.close("worker stopped");
     this.#phase = "stopped";
+    this.#hosted.close();
     const result: StopResult = { drained: outcome === "done", unfinished };
     this.emit("state", { state: "closed" });
     this.emit("stopped", result);

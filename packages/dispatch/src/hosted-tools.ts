@@ -48,8 +48,16 @@ interface Hosted {
 }
 
 interface SessionExecutor {
+  readonly key: string;
+  /** The `host()` registration it was made for; hosting the agent again replaces it. */
+  readonly hosted: Hosted;
   executor: ToolExecutor;
   calls: number;
+  /** What the executor was made with; a call that differs gets a new one once this is idle. */
+  readonly user: string;
+  readonly timeoutMs: number;
+  /** When the last call ended (`now()`); meaningful while `calls` is 0. */
+  idleSince: number;
   /** The conversation's most recent items, as the latest call of this session brought them. */
   conversation: readonly ConversationItem[];
 }
@@ -59,7 +67,7 @@ interface RunningCall {
   interruptible: boolean;
   /** The highest delivery seen; the result answers it so the server can tell it is current. */
   attempt: number;
-  executorKey: string;
+  session: SessionExecutor;
   held: boolean;
   done: Promise<void>;
 }
@@ -74,8 +82,23 @@ export interface HostedToolsLink {
 const STORED_RESULTS = 10_000;
 
 /**
+ * How long a session's executor is kept once its calls have ended, and how many idle ones are
+ * kept at most. Making an executor per call cost more than the rest of the worker's side of a
+ * hosted call; a session calls again within a turn or two, so a short stay covers it.
+ */
+export interface HostedToolsOptions {
+  /** Default 60 s. */
+  idleExecutorTtlMs?: number;
+  /** Default 1,000. Beyond it the longest idle is dropped; an executor with calls never is. */
+  maxIdleExecutors?: number;
+  /** The clock the TTL reads. Default `Date.now`. */
+  now?: () => number;
+}
+
+/**
  * The tools a worker hosts, and the calls of them it runs. Each session of an agent gets its own
- * `ToolExecutor` while it has calls here (the tool call context is per session); all of them
+ * `ToolExecutor` (the tool call context is per session), kept while it has calls here and for a
+ * while after (`HostedToolsOptions`); all of them
  * share one idempotency store, so a call delivered again (same id, higher attempt) joins the
  * running call or gets the stored result instead of running twice. Internal to `Dispatch`.
  */
@@ -84,11 +107,25 @@ export class HostedTools {
   readonly #agents = new Map<string, Hosted>();
   readonly #executors = new Map<string, SessionExecutor>();
   readonly #running = new Map<string, RunningCall>();
+  /** Executors with no call running, longest idle first (insertion order). */
+  readonly #idle = new Map<string, SessionExecutor>();
   readonly #store = new InMemoryIdempotencyStore({ maxEntries: STORED_RESULTS });
+  readonly #idleTtlMs: number;
+  readonly #maxIdle: number;
+  readonly #now: () => number;
+  #sweepTimer: ReturnType<typeof setTimeout> | undefined;
   #idleWaiters: Array<() => void> = [];
 
-  constructor(link: HostedToolsLink) {
+  constructor(link: HostedToolsLink, options: HostedToolsOptions = {}) {
     this.#link = link;
+    this.#idleTtlMs = options.idleExecutorTtlMs ?? 60_000;
+    this.#maxIdle = options.maxIdleExecutors ?? 1_000;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** Session executors kept now, running or idle. */
+  get executorCount(): number {
+    return this.#executors.size;
   }
 
   /** Tools across every hosted agent. */
@@ -157,16 +194,15 @@ export class HostedTools {
       this.#link.send({ type: "hosted.result", callId: frame.callId, attempt: frame.attempt, result }, true);
       return;
     }
-    const executorKey = JSON.stringify([frame.agent, frame.sessionId]);
-    const session = this.#executorFor(executorKey, hosted, frame);
-    session.calls++;
+    const session = this.#executorFor(hosted, frame);
+    if (session.calls++ === 0) this.#idle.delete(session.key);
     session.conversation = frame.conversation;
     const spec = hosted.agent.tools.list().find((t) => t.name === frame.tool);
     const entry: RunningCall = {
       tool: frame.tool,
       interruptible: spec?.interruptible === true,
       attempt: frame.attempt,
-      executorKey,
+      session,
       held: false,
       done: Promise.resolve(),
     };
@@ -194,10 +230,7 @@ export class HostedTools {
         };
       }
       this.#running.delete(frame.callId);
-      session.calls--;
-      if (session.calls === 0 && this.#executors.get(executorKey) === session) {
-        this.#executors.delete(executorKey);
-      }
+      if (--session.calls === 0) this.#rest(session);
       this.#link.send({ type: "hosted.result", callId: frame.callId, attempt: entry.attempt, result }, true);
       this.#link.emit("hosted.finished", { callId: frame.callId, tool: frame.tool, outcome: result.outcome });
       if (this.#running.size === 0) {
@@ -214,7 +247,7 @@ export class HostedTools {
     // An interrupt only stops a call that allows it and has not held; the server checks too, but
     // a hold may still be on its way to it.
     if (frame.reason === "interrupted" && (!running.interruptible || running.held)) return;
-    this.#executors.get(running.executorKey)?.executor.cancel(frame.callId);
+    running.session.executor.cancel(frame.callId);
   }
 
   /** Resolves when no hosted call runs. */
@@ -226,16 +259,75 @@ export class HostedTools {
   /** Cancels every running call (the worker is stopping and out of time). */
   abortAll(): void {
     for (const [callId, running] of this.#running) {
-      this.#executors.get(running.executorKey)?.executor.cancel(callId);
+      running.session.executor.cancel(callId);
     }
   }
 
-  #executorFor(key: string, hosted: Hosted, frame: HostedCall): SessionExecutor {
+  /** Stops the timer that drops idle executors (the worker has stopped). */
+  close(): void {
+    clearTimeout(this.#sweepTimer);
+    this.#sweepTimer = undefined;
+  }
+
+  /** The session's executor becomes idle: kept for the TTL, within the bound of idle ones. */
+  #rest(session: SessionExecutor): void {
+    if (this.#executors.get(session.key) !== session) return; // replaced while it ran
+    session.idleSince = this.#now();
+    this.#idle.set(session.key, session);
+    if (this.#idle.size > this.#maxIdle) this.#drop(this.#idle.values().next().value as SessionExecutor);
+    if (this.#sweepTimer === undefined) this.#armSweep(this.#idleTtlMs);
+  }
+
+  #drop(session: SessionExecutor): void {
+    this.#idle.delete(session.key);
+    this.#executors.delete(session.key);
+  }
+
+  /** Drops the executors idle for longer than the TTL; the idle map is oldest first. */
+  #sweep(): void {
+    const cutoff = this.#now() - this.#idleTtlMs;
+    for (const session of this.#idle.values()) {
+      if (session.idleSince > cutoff) break;
+      this.#drop(session);
+    }
+  }
+
+  #armSweep(delayMs: number): void {
+    this.#sweepTimer = setTimeout(HostedTools.#onSweepTimer, delayMs, this);
+    // Idle executors must not keep the worker's process alive.
+    this.#sweepTimer.unref?.();
+  }
+
+  static #onSweepTimer(self: HostedTools): void {
+    self.#sweepTimer = undefined;
+    self.#sweep();
+    const oldest = self.#idle.values().next().value;
+    if (oldest) self.#armSweep(Math.max(1, oldest.idleSince + self.#idleTtlMs - self.#now()));
+  }
+
+  #executorFor(hosted: Hosted, frame: HostedCall): SessionExecutor {
+    const key = JSON.stringify([frame.agent, frame.sessionId]);
+    const user = JSON.stringify(frame.user);
+    const timeoutMs = hosted.options.toolTimeoutMs ?? frame.timeoutMs;
+    this.#sweep();
     const known = this.#executors.get(key);
-    if (known) return known;
+    // While a call runs the session keeps its executor, as it always did; an idle one made for
+    // another user, timeout or `host()` is replaced, so a call sees what its own frame says.
+    if (
+      known &&
+      (known.calls > 0 || (known.hosted === hosted && known.user === user && known.timeoutMs === timeoutMs))
+    ) {
+      return known;
+    }
+    if (known) this.#drop(known);
     const session: SessionExecutor = {
+      key,
+      hosted,
       executor: undefined as unknown as ToolExecutor,
       calls: 0,
+      user,
+      timeoutMs,
+      idleSince: 0,
       conversation: frame.conversation,
     };
     const executor = new ToolExecutor({
@@ -249,7 +341,7 @@ export class HostedTools {
       maxConcurrentCalls: hosted.options.maxConcurrentCalls ?? 16,
       // The server's clock decides when a call has timed out (it cancels it here then); this
       // bound only stops a call that outlives every message from the server.
-      defaultTimeoutMs: hosted.options.toolTimeoutMs ?? frame.timeoutMs,
+      defaultTimeoutMs: timeoutMs,
     });
     session.executor = executor;
     executor.on("progress", ({ callId, text }) =>

@@ -1,0 +1,110 @@
+import type { ServerToWorkerFrame, WorkerToServerFrame } from "@patchbay/protocol";
+import { type ToolCallContext, Tools } from "@patchbay/tools";
+import { describe, expect, it } from "vitest";
+import { HostedTools, type HostedToolsOptions } from "./hosted-tools";
+
+type Result = WorkerToServerFrame & { type: "hosted.result" };
+
+function rig(run: (ctx: ToolCallContext) => Promise<string> | string, options: HostedToolsOptions = {}) {
+  const results = new Map<string, Result>();
+  const waiting = new Map<string, (r: Result) => void>();
+  const hosted = new HostedTools(
+    {
+      send: (frame) => {
+        if (frame.type !== "hosted.result") return;
+        results.set(frame.callId, frame);
+        waiting.get(frame.callId)?.(frame);
+      },
+      emit: () => undefined,
+    },
+    options,
+  );
+  hosted.host(
+    {
+      name: "support",
+      tools: new Tools().register({
+        name: "lookup_order",
+        description: "Look up",
+        run: (_a, _s, ctx) => run(ctx),
+      }),
+    },
+    {},
+  );
+  const call = (callId: string, sessionId: string, extra: Partial<ServerToWorkerFrame> = {}) =>
+    new Promise<Result>((resolve) => {
+      waiting.set(callId, resolve);
+      hosted.call({
+        type: "hosted.call",
+        callId,
+        attempt: 1,
+        agent: "support",
+        sessionId,
+        tool: "lookup_order",
+        arguments: {},
+        user: { id: "u_1" },
+        conversation: [],
+        timeoutMs: 10_000,
+        ...extra,
+      } as ServerToWorkerFrame & { type: "hosted.call" });
+    });
+  return { hosted, call, results };
+}
+
+describe("hosted tools: session executors", () => {
+  it("keeps a session's executor between calls and drops it once idle past the TTL", async () => {
+    let clock = 0;
+    const { hosted, call } = rig(() => "ok", { idleExecutorTtlMs: 1_000, now: () => clock });
+    await call("c1", "s_1");
+    await call("c2", "s_1");
+    expect(hosted.executorCount).toBe(1);
+    clock = 999;
+    await call("c3", "s_2");
+    expect(hosted.executorCount).toBe(2);
+    clock = 2_000; // s_1 idle since 0, s_2 since 999: both expired
+    await call("c4", "s_3");
+    expect(hosted.executorCount).toBe(1);
+    hosted.close();
+  });
+
+  it("gives an idle session a new executor when the call's user changes", async () => {
+    const users: string[] = [];
+    const { hosted, call } = rig((ctx) => {
+      users.push(ctx.user.id);
+      return "ok";
+    });
+    await call("c1", "s_1");
+    await call("c2", "s_1", { user: { id: "u_2" } });
+    expect(users).toEqual(["u_1", "u_2"]);
+    expect(hosted.executorCount).toBe(1);
+    hosted.close();
+  });
+
+  it("bounds the idle executors, never dropping one whose call runs, which stays cancellable", async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const { hosted, call } = rig(
+      async (ctx) => {
+        if (ctx.sessionId !== "s_long") return "ok";
+        await Promise.race([held, new Promise((resolve) => ctx.signal.addEventListener("abort", resolve))]);
+        return ctx.signal.aborted ? "stopped" : "ran out";
+      },
+      { maxIdleExecutors: 2 },
+    );
+    const long = call("long", "s_long");
+    for (const s of ["s_a", "s_b", "s_c", "s_d"]) await call(`c_${s}`, s);
+    // The running session and the two most recently idle ones.
+    expect(hosted.executorCount).toBe(3);
+    hosted.cancel({
+      type: "hosted.cancel",
+      callId: "long",
+      reason: "session_closed",
+    } as ServerToWorkerFrame & {
+      type: "hosted.cancel";
+    });
+    expect((await long).result.outcome).toBe("cancelled");
+    release();
+    hosted.close();
+  });
+});
