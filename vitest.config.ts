@@ -6,10 +6,7 @@ const packages = ["protocol", "tools", "models", "server", "client", "dispatch"]
 // Absolute, so a run started from a package directory (`pnpm test` there) finds the same files.
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 const alias = Object.fromEntries(
-  packages.map((name) => [
-    `@patchbay/${name}`,
-    here(`./packages/${name}/src/index.ts`),
-  ]),
+  packages.map((name) => [`@patchbay/${name}`, here(`./packages/${name}/src/index.ts`)]),
 );
 
 export default defineConfig({
