@@ -248,7 +248,7 @@ export class PageToolRouter implements ToolBackend {
     if (!pending) return;
     this.pending.delete(callId);
     clearTimeout(pending.timer);
-    void this.runtime.commit({ settledCalls: [callId] }).catch(() => undefined);
+    void this.runtime.settleCall(callId).catch(() => undefined);
     pending.resolve(result);
   }
 }

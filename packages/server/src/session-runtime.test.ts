@@ -97,16 +97,55 @@ describe("SessionRuntime.append", () => {
     );
   });
 
-  it("logs appends made before a commit ahead of it, and those made after it behind it", async () => {
+  it("logs appends made before a commit ahead of it, in its transaction, and those made after it behind it", async () => {
     const runtime = await runtimeWith([]);
     const seen = countingCommits();
     const before = runtime.append({ type: "tool.held", callId: "call_before" });
     const committed = runtime.commit({ events: [{ type: "tool.held", callId: "call_commit" }] });
     const after = runtime.append({ type: "tool.held", callId: "call_after" });
-    await Promise.all([before, committed, after]);
+    const [b, c, a] = await Promise.all([before, committed, after]);
+    // Each caller gets its own events only.
+    expect([b, c, a].map((events) => events?.map((e) => e.seq))).toEqual([[1], [2], [3]]);
     const order = (await runtime.readEvents(0)).map((e) => (e.type === "tool.held" ? e.callId : ""));
     expect(order).toEqual(["call_before", "call_commit", "call_after"]);
-    expect(seen.transactions).toEqual([1, 1, 1]);
+    expect(seen.transactions).toEqual([2, 1]);
+  });
+
+  it("keeps appends out of a commit with a command id, which a duplicate would drop", async () => {
+    const runtime = await runtimeWith([]);
+    await runtime.commit({ command: { commandId: "cmd_1", kind: "x" } });
+    const appended = runtime.append({ type: "tool.held", callId: "call_1" });
+    expect(await runtime.commit({ command: { commandId: "cmd_1", kind: "x" } })).toBeNull();
+    expect(await appended).toEqual([expect.objectContaining({ seq: 1, callId: "call_1" })]);
+  });
+
+  it("removes a settled call's pending record with the tick's other writes", async () => {
+    const runtime = await runtimeWith([]);
+    const call = {
+      callId: "call_1",
+      sessionId: "s_1",
+      responseId: "r_1",
+      name: "lookup_order",
+      arguments: {},
+      location: "page" as const,
+      attempt: 1,
+      deadline: 1_000,
+      createdAt: 0,
+    };
+    await runtime.commit({ pendingCalls: [call, { ...call, callId: "call_2" }] });
+    const seen = countingCommits();
+    const settled = runtime.settleCall("call_1");
+    const next = runtime.commit({ pendingCalls: [{ ...call, callId: "call_3" }] });
+    await Promise.all([settled, next]);
+    expect(seen.transactions).toEqual([0]);
+    expect((await store!.pendingCalls("s_1")).map((c) => c.callId).sort()).toEqual(["call_2", "call_3"]);
+    await runtime.settleCall("call_2");
+    expect((await store!.pendingCalls("s_1")).map((c) => c.callId)).toEqual(["call_3"]);
+    // Settled, then pending again: the record must survive.
+    const again = runtime.settleCall("call_3");
+    await runtime.commit({ pendingCalls: [{ ...call, callId: "call_3", attempt: 2 }] });
+    await again;
+    expect((await store!.pendingCalls("s_1")).map((c) => [c.callId, c.attempt])).toEqual([["call_3", 2]]);
   });
 
   it("fails every append of a batch when its transaction fails, and later appends still work", async () => {

@@ -52,10 +52,11 @@ export class SessionRuntime extends EventEmitter<SessionRuntimeEvents> {
   private readonly pageTools = new Map<string, ToolSpec[]>();
   private lastPageTools: ToolSpec[] = [];
   private chain: Promise<unknown> = Promise.resolve();
-  /** Events appended this tick, written together at its end (see {@link append}). */
+  /** Events appended and calls settled this tick, written together at its end (see {@link append}). */
   private pendingAppends:
     | {
         events: EventDraft[];
+        settledCalls: string[];
         done: Promise<SessionEvent[]>;
         resolve: (events: SessionEvent[]) => void;
         reject: (error: unknown) => void;
@@ -129,9 +130,44 @@ export class SessionRuntime extends EventEmitter<SessionRuntimeEvents> {
    * when the change carried a command id the session already had.
    */
   commit(change: SessionChange): Promise<SessionEvent[] | null> {
+    const batch = this.pendingAppends;
+    if (batch && change.command === undefined && !this.pendsSettled(change, batch.settledCalls)) {
+      // Appends and settles made before this commit go first, in the same transaction: a page
+      // tool call settles one call and delivers the next in one tick, one transaction for both.
+      this.pendingAppends = undefined;
+      const merged: SessionChange = {
+        ...change,
+        events: [...batch.events, ...(change.events ?? [])],
+        settledCalls: [...batch.settledCalls, ...(change.settledCalls ?? [])],
+      };
+      const stored = this.enqueue(merged);
+      const appended = batch.events.length;
+      stored.then((all) => batch.resolve((all ?? []).slice(0, appended)), batch.reject);
+      return stored.then((all) => (all === null ? null : all.slice(appended)));
+    }
     // Appends made before this commit are logged before it.
     this.flushAppends();
     return this.enqueue(change);
+  }
+
+  /**
+   * Whether the change records a call pending that the batch settles: one transaction applies
+   * pending records before removals, so the two must stay in their own, in order.
+   */
+  private pendsSettled(change: SessionChange, settled: string[]): boolean {
+    if (settled.length === 0 || !change.pendingCalls?.length) return false;
+    return change.pendingCalls.some((call) => settled.includes(call.callId));
+  }
+
+  /**
+   * Removes a finished call's pending record, in the transaction of this tick's appends (see
+   * {@link append}) rather than one of its own: nothing waits for it, and a crash before it is
+   * written only delivers the call again, as a crash just before the call finished would.
+   */
+  settleCall(callId: string): Promise<void> {
+    const batch = this.appendBatch();
+    batch.settledCalls.push(callId);
+    return batch.done.then(() => undefined);
   }
 
   /**
@@ -141,6 +177,13 @@ export class SessionRuntime extends EventEmitter<SessionRuntimeEvents> {
    * the order appended, and a {@link commit} made meanwhile writes the gathered events first.
    */
   append(...events: EventDraft[]): Promise<SessionEvent[]> {
+    const batch = this.appendBatch();
+    const start = batch.events.length;
+    batch.events.push(...events);
+    return batch.done.then((all) => all.slice(start, start + events.length));
+  }
+
+  private appendBatch(): NonNullable<SessionRuntime["pendingAppends"]> {
     let batch = this.pendingAppends;
     if (!batch) {
       let resolve!: (events: SessionEvent[]) => void;
@@ -149,13 +192,11 @@ export class SessionRuntime extends EventEmitter<SessionRuntimeEvents> {
         resolve = res;
         reject = rej;
       });
-      batch = { events: [], done, resolve, reject };
+      batch = { events: [], settledCalls: [], done, resolve, reject };
       this.pendingAppends = batch;
       setImmediate(() => this.flushAppends());
     }
-    const start = batch.events.length;
-    batch.events.push(...events);
-    return batch.done.then((all) => all.slice(start, start + events.length));
+    return batch;
   }
 
   /** Queues the gathered appends as one transaction (see {@link append}). */
@@ -163,7 +204,10 @@ export class SessionRuntime extends EventEmitter<SessionRuntimeEvents> {
     const batch = this.pendingAppends;
     if (!batch) return;
     this.pendingAppends = undefined;
-    this.enqueue({ events: batch.events }).then((stored) => batch.resolve(stored ?? []), batch.reject);
+    this.enqueue({ events: batch.events, settledCalls: batch.settledCalls }).then(
+      (stored) => batch.resolve(stored ?? []),
+      batch.reject,
+    );
   }
 
   private enqueue(change: SessionChange): Promise<SessionEvent[] | null> {
