@@ -111,6 +111,34 @@ describe("SessionRuntime.append", () => {
     expect(seen.transactions).toEqual([2, 1]);
   });
 
+  it("writes the commits queued behind a running write together, each resolving with its own events in order", async () => {
+    const runtime = await runtimeWith([]);
+    await runtime.commit({ events: [{ type: "tool.held", callId: "call_0" }] });
+    const seen = countingCommits();
+    const broadcast: string[] = [];
+    runtime.subscribe((event) => broadcast.push(event.type === "tool.held" ? event.callId : ""));
+    const first = runtime.commit({ events: [{ type: "tool.held", callId: "call_1" }] });
+    const rest = Array.from({ length: 5 }, (_, i) =>
+      runtime.commit({ events: [{ type: "tool.held", callId: `call_${i + 2}` }] }),
+    );
+    const withCommand = runtime.commit({ command: { commandId: "cmd_1", kind: "x" } });
+    const last = runtime.commit({ events: [{ type: "tool.held", callId: "call_7" }] });
+    const stored = await Promise.all([first, ...rest, withCommand, last]);
+    expect(stored.map((events) => events?.map((e) => e.seq))).toEqual([
+      [2],
+      [3],
+      [4],
+      [5],
+      [6],
+      [7],
+      [],
+      [8],
+    ]);
+    // Queued in one tick: one transaction up to the command, which has its own, then the last.
+    expect(seen.transactions).toEqual([6, 0, 1]);
+    expect(broadcast).toEqual(["call_1", "call_2", "call_3", "call_4", "call_5", "call_6", "call_7"]);
+  });
+
   it("keeps appends out of a commit with a command id, which a duplicate would drop", async () => {
     const runtime = await runtimeWith([]);
     await runtime.commit({ command: { commandId: "cmd_1", kind: "x" } });

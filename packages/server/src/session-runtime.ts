@@ -52,6 +52,8 @@ export class SessionRuntime extends EventEmitter<SessionRuntimeEvents> {
   private readonly pageTools = new Map<string, ToolSpec[]>();
   private lastPageTools: ToolSpec[] = [];
   private chain: Promise<unknown> = Promise.resolve();
+  /** Changes waiting for the next write, in order (see {@link enqueue}). */
+  private queued: QueuedChange[] = [];
   /** Events appended and calls settled this tick, written together at its end (see {@link append}). */
   private pendingAppends:
     | {
@@ -210,21 +212,68 @@ export class SessionRuntime extends EventEmitter<SessionRuntimeEvents> {
     );
   }
 
+  /**
+   * Queues a change. The changes queued while the previous write ran (64 page tool calls
+   * delivered in one tick, say) are written in as few transactions as they allow (see
+   * {@link joins}), each still applied, logged and broadcast in order: a transaction costs far
+   * more than its rows. One that fails fails the changes it carried, and no later one.
+   */
   private enqueue(change: SessionChange): Promise<SessionEvent[] | null> {
-    const run = async () => {
-      if (this.closed) throw new ServerError("not_found", `session ${this.id} is closed or was deleted`);
-      const result = await this.store.commit(this.id, change);
-      if (result.duplicate) return null;
-      for (const item of change.items ?? []) this.applyItem(item);
-      const last = result.events.at(-1);
-      if (last) this.record = { ...this.record, lastSeq: last.seq };
-      for (const event of result.events) this.broadcast(event);
-      return result.events;
-    };
-    const next = this.chain.then(run, run);
-    // The chain must survive a failed commit, or every later commit would fail with it.
-    this.chain = next.catch(() => undefined);
-    return next;
+    return new Promise((resolve, reject) => {
+      this.queued.push({ change, resolve, reject });
+      if (this.queued.length > 1) return; // a write of the queue is already scheduled
+      const write = () => this.writeQueued();
+      // The chain must survive a failed commit, or every later commit would fail with it.
+      this.chain = this.chain.then(write, write).catch(() => undefined);
+    });
+  }
+
+  private async writeQueued(): Promise<void> {
+    const queued = this.queued;
+    this.queued = [];
+    let i = 0;
+    while (i < queued.length) {
+      const group = [queued[i]!];
+      let change = queued[i]!.change;
+      for (i++; i < queued.length && this.joins(change, queued[i]!.change); i++) {
+        change = joinChanges(change, queued[i]!.change);
+        group.push(queued[i]!);
+      }
+      try {
+        const events = await this.write(change);
+        let start = 0;
+        for (const { change: own, resolve } of group) {
+          const count = own.events?.length ?? 0;
+          resolve(events === null ? null : events.slice(start, start + count));
+          start += count;
+        }
+      } catch (error) {
+        for (const { reject } of group) reject(error);
+      }
+    }
+  }
+
+  /**
+   * Whether `next` can share `change`'s transaction and come out as if written after it. Not
+   * with a command id (a duplicate drops its whole change), not two turns or page tool lists
+   * (one row each), and not when `next` records pending a call `change` settles (a transaction
+   * writes pending records before removals).
+   */
+  private joins(change: SessionChange, next: SessionChange): boolean {
+    if (change.command || next.command) return false;
+    if ((change.turn && next.turn) || (change.pageTools && next.pageTools)) return false;
+    return !this.pendsSettled(next, change.settledCalls ?? []);
+  }
+
+  private async write(change: SessionChange): Promise<SessionEvent[] | null> {
+    if (this.closed) throw new ServerError("not_found", `session ${this.id} is closed or was deleted`);
+    const result = await this.store.commit(this.id, change);
+    if (result.duplicate) return null;
+    for (const item of change.items ?? []) this.applyItem(item);
+    const last = result.events.at(-1);
+    if (last) this.record = { ...this.record, lastSeq: last.seq };
+    for (const event of result.events) this.broadcast(event);
+    return result.events;
   }
 
   /** Logged events after `afterSeq`, at most `limit`. */
@@ -328,4 +377,24 @@ export class SessionRuntime extends EventEmitter<SessionRuntimeEvents> {
       }
     }
   }
+}
+
+interface QueuedChange {
+  change: SessionChange;
+  resolve: (events: SessionEvent[] | null) => void;
+  reject: (error: unknown) => void;
+}
+
+/** `next` appended to `change`, as one change (see `SessionRuntime.joins` for when it may be). */
+function joinChanges(change: SessionChange, next: SessionChange): SessionChange {
+  const joined: SessionChange = { ...change, ...next };
+  for (const key of ["events", "items", "pendingCalls", "settledCalls", "approvals"] as const) {
+    const a = change[key];
+    const b = next[key];
+    if (a && b) (joined as Record<typeof key, unknown[]>)[key] = [...a, ...b];
+    else (joined as Record<typeof key, unknown[] | undefined>)[key] = a ?? b;
+  }
+  joined.turn = next.turn ?? change.turn;
+  joined.pageTools = next.pageTools ?? change.pageTools;
+  return joined;
 }
