@@ -136,6 +136,42 @@ describe("bad frames", () => {
     await other.close();
   });
 
+  it("does not charge a page's answers to the calls it was sent against the rate limit, but charges the rest", async () => {
+    const calls = 8;
+    server = await startTestServer({
+      agents: {
+        pages: scriptedAgent([
+          {
+            match: "go",
+            toolCalls: Array.from({ length: calls }, () => ({ tool: "work", arguments: {} })),
+            reply: "all answered",
+          },
+        ]),
+      },
+      // hello, session.create and message.send use the burst up; nothing refills during the test.
+      clientSocket: { rateBurst: 3, ratePerSecond: 0.001, maxRateViolations: 50 },
+    });
+    const page = await user(server);
+    const sessionId = await page.create("pages", {
+      tools: [{ name: "work", description: "Works", parameters: { type: "object", properties: {} } }],
+    });
+    page.send({ type: "message.send", sessionId, commandId: "c_1", text: "go" });
+    const result = (text: string) => ({ outcome: "completed", content: { text, images: [] } });
+    // The model asks for every call in one round, so all of them are out before any answer.
+    const sent = [];
+    for (let i = 0; i < calls; i++) sent.push((await page.nextOf("tool.call")).call.id);
+    for (const callId of sent) {
+      page.send({ type: "tool.result", sessionId, callId, attempt: 1, result: result("ok") });
+    }
+    // A repeat of an answer already given is not asked for: it pays, and the bucket is empty.
+    page.send({ type: "tool.result", sessionId, callId: sent[0], attempt: 1, result: result("again") });
+    expect(await page.nextOf("error")).toMatchObject({ code: "rate_limited" });
+    expect(await page.turnEnd("c_1")).toMatchObject({ type: "response.completed", text: "all answered" });
+    page.send({ type: "ping", nonce: "unasked" });
+    expect(await page.nextOf("error")).toMatchObject({ code: "rate_limited" });
+    await page.close();
+  });
+
   it("closes a socket that stops reading without holding up the session for others", async () => {
     server = await startTestServer({
       agents,

@@ -211,7 +211,11 @@ class ClientConnection {
   private onMessage(data: RawData, isBinary: boolean): void {
     this.alive = true;
     if (this.closed) return;
-    if (!this.bucket.take()) {
+    const charged = this.bucket.take();
+    // Over the limit, a frame is still decoded when it may be a free answer (see answersCall):
+    // a flood costs at most maxRateViolations decodes before the socket closes.
+    const free = !charged && !isBinary ? this.answersCall(data) : undefined;
+    if (!charged && !free) {
       this.violations += 1;
       this.options.metrics.framesRejected.inc({ code: "rate_limited" });
       if (this.violations > this.limits.maxRateViolations) {
@@ -226,13 +230,15 @@ class ClientConnection {
       });
       return;
     }
-    this.violations = 0;
+    if (charged) this.violations = 0;
     if (isBinary) {
       this.reject({ code: "invalid_frame", message: "frames must be UTF-8 JSON text, not binary" });
       return;
     }
     const buffer = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
-    const decoded = decodeFrame(buffer, { channel: "client-to-server", maxBytes: this.limits.maxFrameBytes });
+    const decoded =
+      free ?? decodeFrame(buffer, { channel: "client-to-server", maxBytes: this.limits.maxFrameBytes });
+    if (charged && decoded.ok && this.isAnswer(decoded.frame)) this.bucket.refund();
     if (!decoded.ok) {
       const error = decoded.error;
       const ids = correlation(buffer);
@@ -253,6 +259,26 @@ class ClientConnection {
         if (error instanceof AuthError) this.close(1008, "unauthorized");
       }),
     );
+  }
+
+  /**
+   * The rate limit guards against a peer sending what nobody asked for. A `tool.result` that
+   * answers a page tool call of a session attached here, which the server still waits for, was
+   * asked for: the server bounds how many there are (one free answer per delivery; repeats pay),
+   * so it costs no token, and a page answering calls flat out is not cut at `ratePerSecond`
+   * calls per second. Progress, say and hold frames a page may send any number of, so they are
+   * charged like any other frame.
+   */
+  private isAnswer(frame: ClientToServerFrame): boolean {
+    if (frame.type !== "tool.result") return false;
+    return this.attached.get(frame.sessionId)?.live.pages.claimAnswer(frame.callId, frame.attempt) ?? false;
+  }
+
+  /** The decoded frame when `data` is a free answer (see {@link isAnswer}). */
+  private answersCall(data: RawData): ReturnType<typeof decodeFrame<"client-to-server">> | undefined {
+    const buffer = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
+    const decoded = decodeFrame(buffer, { channel: "client-to-server", maxBytes: this.limits.maxFrameBytes });
+    return decoded.ok && this.isAnswer(decoded.frame) ? decoded : undefined;
   }
 
   private async handle(frame: ClientToServerFrame): Promise<void> {

@@ -27,6 +27,8 @@ export interface PageToolCall {
 interface Pending {
   call: PageToolCall;
   attempt: number;
+  /** The delivery (attempt) whose free answer was claimed, 0 for none (see claimAnswer). */
+  answerClaimed: number;
   held: boolean;
   deadline: number;
   createdAt: number;
@@ -103,6 +105,7 @@ export class PageToolRouter implements ToolBackend {
       const pending: Pending = {
         call,
         attempt: 1,
+        answerClaimed: 0,
         held: false,
         createdAt,
         deadline: createdAt + call.timeoutMs,
@@ -157,6 +160,18 @@ export class PageToolRouter implements ToolBackend {
     if (!pending || pending.held) return;
     pending.held = true;
     pending.handlers.hold();
+  }
+
+  /**
+   * Whether a result for this call would be one the router waits for, and the first asked about
+   * since the call's latest delivery: a socket lets one answer per delivery through its rate
+   * limit for free, and a page repeating a result pays for the repeats.
+   */
+  claimAnswer(callId: string, attempt: number): boolean {
+    const pending = this.pending.get(callId);
+    if (!pending || attempt > pending.attempt || pending.answerClaimed === pending.attempt) return false;
+    pending.answerClaimed = pending.attempt;
+    return true;
   }
 
   /** Whether a call waits and holds (an interrupt no longer cancels it). */

@@ -46,6 +46,11 @@ export class TokenBucket {
     return true;
   }
 
+  /** Gives back `count` tokens taken for what turned out not to cost any. */
+  refund(count = 1): void {
+    this.tokens = Math.min(this.options.capacity, this.tokens + count);
+  }
+
   /** How long until one token is available, in ms (0 when one is). */
   retryAfterMs(): number {
     this.refill();
