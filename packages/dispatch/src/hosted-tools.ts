@@ -182,7 +182,9 @@ export class HostedTools {
       return;
     }
     const hosted = this.#agents.get(frame.agent);
-    if (!hosted?.agent.tools.list().some((t) => t.name === frame.tool)) {
+    // get() is a map lookup; list() would build every tool's spec for each call.
+    const definition = hosted?.agent.tools.get(frame.tool);
+    if (!hosted || !definition) {
       const result: ToolResult = {
         outcome: "unknown_tool",
         content: {
@@ -197,10 +199,9 @@ export class HostedTools {
     const session = this.#executorFor(hosted, frame);
     if (session.calls++ === 0) this.#idle.delete(session.key);
     session.conversation = frame.conversation;
-    const spec = hosted.agent.tools.list().find((t) => t.name === frame.tool);
     const entry: RunningCall = {
       tool: frame.tool,
-      interruptible: spec?.interruptible === true,
+      interruptible: definition.interruptible === true,
       attempt: frame.attempt,
       session,
       held: false,
@@ -306,7 +307,8 @@ export class HostedTools {
   }
 
   #executorFor(hosted: Hosted, frame: HostedCall): SessionExecutor {
-    const key = JSON.stringify([frame.agent, frame.sessionId]);
+    // Unambiguous without JSON: the agent's name is length-prefixed.
+    const key = `${frame.agent.length}:${frame.agent}${frame.sessionId}`;
     const user = JSON.stringify(frame.user);
     const timeoutMs = hosted.options.toolTimeoutMs ?? frame.timeoutMs;
     this.#sweep();

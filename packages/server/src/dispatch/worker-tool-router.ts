@@ -52,6 +52,8 @@ export interface WorkerToolRouterOptions {
 export class WorkerToolRouter implements HostedToolRouter {
   readonly #registry: WorkerRegistry;
   readonly #metrics: DispatchMetrics | undefined;
+  /** The counter of every delivery, bound once: a label lookup per call hashes the labels. */
+  readonly #offered: { inc(): void } | undefined;
   readonly #logger: Logger;
   readonly #pending = new Map<string, PendingCall>();
   readonly #settled = new RecentMap<true>(SETTLED_MEMORY);
@@ -60,6 +62,7 @@ export class WorkerToolRouter implements HostedToolRouter {
   constructor(options: WorkerToolRouterOptions) {
     this.#registry = options.registry;
     this.#metrics = options.metrics;
+    this.#offered = options.metrics?.hostedCalls.labels({ event: "offered" });
     this.#logger = options.logger ?? silentLogger;
   }
 
@@ -225,7 +228,7 @@ export class WorkerToolRouter implements HostedToolRouter {
     worker.lastGivenAt = Date.now();
     const { request } = call;
     const timeoutMs = Math.max(1, call.deadline - Date.now());
-    this.#metrics?.hostedCalls.inc({ event: "offered" });
+    this.#offered?.inc();
     worker.send({
       type: "hosted.call",
       callId: request.callId,
