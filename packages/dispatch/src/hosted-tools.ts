@@ -309,18 +309,20 @@ export class HostedTools {
   #executorFor(hosted: Hosted, frame: HostedCall): SessionExecutor {
     // Unambiguous without JSON: the agent's name is length-prefixed.
     const key = `${frame.agent.length}:${frame.agent}${frame.sessionId}`;
+    let known = this.#executors.get(key);
+    // While a call runs the session keeps its executor, as it always did (and nothing below is
+    // worked out: with calls in flight, this is every call).
+    if (known && known.calls > 0) return known;
+    if (this.#idle.size > 0) {
+      this.#sweep();
+      known = this.#executors.get(key);
+    }
     const user = JSON.stringify(frame.user);
     const timeoutMs = hosted.options.toolTimeoutMs ?? frame.timeoutMs;
-    this.#sweep();
-    const known = this.#executors.get(key);
-    // While a call runs the session keeps its executor, as it always did; an idle one made for
-    // another user, timeout or `host()` is replaced, so a call sees what its own frame says.
-    if (
-      known &&
-      (known.calls > 0 || (known.hosted === hosted && known.user === user && known.timeoutMs === timeoutMs))
-    ) {
+    // An idle one made for another user, timeout or `host()` is replaced, so a call sees what its
+    // own frame says.
+    if (known && known.hosted === hosted && known.user === user && known.timeoutMs === timeoutMs)
       return known;
-    }
     if (known) this.#drop(known);
     const session: SessionExecutor = {
       key,
