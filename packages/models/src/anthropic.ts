@@ -9,7 +9,8 @@ import type {
   ModelStreamEvent,
   ToolChoice,
 } from "./language-model";
-import { ModelError, modelErrorFromResponse, modelErrorFromStreamError } from "./model-error";
+import { ModelError, modelErrorFromStreamError } from "./model-error";
+import { postEventStream } from "./post-event-stream";
 import { prepareMessages } from "./prepare-messages";
 import { type RetryOptions, streamWithRetries } from "./retry";
 import { readSse } from "./sse-parser";
@@ -136,19 +137,21 @@ export function anthropic(options: AnthropicOptions): LanguageModel {
     body: string,
     signal: AbortSignal | undefined,
   ): AsyncGenerator<ModelStreamEvent, void, undefined> {
-    const response = await fetchImpl(url, { method: "POST", headers, body, signal: signal ?? null });
-    if (!response.ok) {
-      const text = await response.text().catch(() => "");
-      throw modelErrorFromResponse("anthropic", response.status, response.headers, text);
-    }
-    if (response.body === null) throw new ModelError("unavailable", "anthropic: the response has no body");
+    const stream = await postEventStream({
+      provider: "anthropic",
+      fetch: fetchImpl,
+      url,
+      headers,
+      body,
+      signal,
+    });
 
     const toolBlocks = new Map<number, { id: string; name: string; json: string }>();
     let callCount = 0;
     let stopReason: string | undefined;
     const usage: Usage = { inputTokens: 0, outputTokens: 0 };
 
-    for await (const sse of readSse(response.body)) {
+    for await (const sse of readSse(stream)) {
       let event: StreamEvent;
       try {
         event = JSON.parse(sse.data) as StreamEvent;

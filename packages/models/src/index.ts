@@ -42,6 +42,7 @@ export {
 export type { OpenAIOptions } from "./openai";
 export { OPENAI_BASE_URL, openai } from "./openai";
 export { stripStrictNulls, toStrictJsonSchema } from "./openai-strict-schema";
+export { postEventStream } from "./post-event-stream";
 export { IMAGE_OMITTED_NOTE, prepareMessages } from "./prepare-messages";
 export type { RetryOptions } from "./retry";
 export { retryDelay, sleep, streamWithRetries } from "./retry";

@@ -9,8 +9,9 @@ import type {
   ModelStreamEvent,
   ToolChoice,
 } from "./language-model";
-import { ModelError, modelErrorFromResponse, modelErrorFromStreamError } from "./model-error";
+import { ModelError, modelErrorFromStreamError } from "./model-error";
 import { stripStrictNulls, toStrictJsonSchema } from "./openai-strict-schema";
+import { postEventStream } from "./post-event-stream";
 import { prepareMessages } from "./prepare-messages";
 import { type RetryOptions, streamWithRetries } from "./retry";
 import { readSse } from "./sse-parser";
@@ -198,12 +199,14 @@ export function openai(options: OpenAIOptions): LanguageModel {
     strictSchemas: Map<string, Record<string, unknown>>,
     signal: AbortSignal | undefined,
   ): AsyncGenerator<ModelStreamEvent, void, undefined> {
-    const response = await fetchImpl(url, { method: "POST", headers, body, signal: signal ?? null });
-    if (!response.ok) {
-      const text = await response.text().catch(() => "");
-      throw modelErrorFromResponse("openai", response.status, response.headers, text);
-    }
-    if (response.body === null) throw new ModelError("unavailable", "openai: the response has no body");
+    const stream = await postEventStream({
+      provider: "openai",
+      fetch: fetchImpl,
+      url,
+      headers,
+      body,
+      signal,
+    });
 
     const calls = new Map<number, PartialCall>();
     let finishReason: string | undefined;
@@ -230,7 +233,7 @@ export function openai(options: OpenAIOptions): LanguageModel {
           return call;
         });
 
-    for await (const event of readSse(response.body)) {
+    for await (const event of readSse(stream)) {
       if (event.data === "[DONE]") {
         done = true;
         break;
