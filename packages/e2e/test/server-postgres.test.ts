@@ -58,7 +58,7 @@ function workspace() {
 }
 
 describe("patchbay serve --database-url", () => {
-  it("keeps sessions in Postgres through a SIGKILL: the cut turn fails cleanly, a retried send runs once", async () => {
+  it("keeps sessions in Postgres through a SIGKILL, refuses a second server meanwhile, and runs a retried send once", async () => {
     const { env, secret } = workspace();
     const first = await startCli(["serve", "--database-url", pg.url], env);
     children.push(first);
@@ -71,6 +71,13 @@ describe("patchbay serve --database-url", () => {
     page.send({ type: "message.send", sessionId, commandId: "c_2", text: "where am i" });
     await page.nextOf("tool.call");
     const seenBefore = page.events(sessionId);
+    // A second server on the same database is refused (its recovery would end this turn).
+    const rival = await runCli(["serve", "--database-url", pg.url], env);
+    expect(rival.code).toBe(2);
+    expect(rival.stderr).toMatch(
+      new RegExp(`in use by another Patchbay server \\(pid ${first.child.pid} on `),
+    );
+    // The lock dies with the process: the next server starts at once after a SIGKILL.
     first.child.kill("SIGKILL");
     await first.exited;
     await page.whenClosed();

@@ -142,3 +142,25 @@ export function toWireError(error: unknown): { code: string; message: string; pa
   if (error instanceof ServerError) return error.toWire();
   return { code: "internal", message: "internal server error" };
 }
+
+/**
+ * The store is in use by another Patchbay server: a second server on the same data would end the
+ * first one's running turns as crashed and interleave its writes. `code` is `store_locked`; the
+ * message names the holder (pid, host, since when) where it is known. The CLI prints it and
+ * exits 2.
+ *
+ * @example
+ * ```ts
+ * if (error instanceof StoreLockedError) console.error(`stop the other server first: ${error.message}`);
+ * ```
+ */
+export class StoreLockedError extends ServerError {
+  constructor(where: string, holder: string | undefined) {
+    super(
+      "store_locked",
+      `${where} is in use by another Patchbay server${holder ? ` (${holder})` : ""}: one server per store. ` +
+        "Stop that server first, or give this one its own data",
+    );
+    this.name = "StoreLockedError";
+  }
+}

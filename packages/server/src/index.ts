@@ -34,6 +34,7 @@ export {
   HTTP_STATUS_BY_CODE,
   NotFoundError,
   ServerError,
+  StoreLockedError,
   StoreVersionError,
   toWireError,
 } from "./errors";

@@ -1,6 +1,7 @@
+import { hostname } from "node:os";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { StoreVersionError } from "./errors";
+import { StoreLockedError, StoreVersionError } from "./errors";
 import { migratePostgres, POSTGRES_MIGRATIONS, POSTGRES_SCHEMA_VERSION } from "./postgres-migrations";
 import { PostgresStore, redactUrl } from "./postgres-store";
 import { startTestPostgres, type TestPostgres } from "./testing/postgres-server";
@@ -52,8 +53,8 @@ describe("PostgresStore", () => {
 
   it("numbers events densely when two stores (two servers) write one session at once", async () => {
     const schema = freshSchema();
-    const a = await PostgresStore.open({ url: server.url, schema });
-    const b = await PostgresStore.open({ url: server.url, schema });
+    const a = await PostgresStore.open({ url: server.url, schema, exclusive: false });
+    const b = await PostgresStore.open({ url: server.url, schema, exclusive: false });
     try {
       await a.createSession(session("s_1"));
       await Promise.all(
@@ -72,7 +73,9 @@ describe("PostgresStore", () => {
 
   it("creates the latest schema version once when servers start together", async () => {
     const schema = freshSchema();
-    const stores = await Promise.all([1, 2, 3].map(() => PostgresStore.open({ url: server.url, schema })));
+    const stores = await Promise.all(
+      [1, 2, 3].map(() => PostgresStore.open({ url: server.url, schema, exclusive: false })),
+    );
     for (const store of stores) await store.close();
     const client = new pg.Client({ connectionString: server.url });
     await client.connect();
@@ -125,6 +128,21 @@ describe("PostgresStore", () => {
     } finally {
       await pool.end();
     }
+  });
+
+  it("refuses a second server on the same schema, naming the holder, until the first one closes", async () => {
+    const schema = freshSchema();
+    const first = await PostgresStore.open({ url: server.url, schema });
+    const error = await PostgresStore.open({ url: server.url, schema }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StoreLockedError);
+    expect((error as StoreLockedError).code).toBe("store_locked");
+    expect((error as Error).message).toContain(`pid ${process.pid} on ${hostname()}`);
+    // Another schema on the same database is another store.
+    const other = await PostgresStore.open({ url: server.url, schema: freshSchema() });
+    await other.close();
+    await first.close();
+    const next = await PostgresStore.open({ url: server.url, schema });
+    await next.close();
   });
 
   it("never puts the password in an error", async () => {

@@ -1,5 +1,7 @@
+import { hostname } from "node:os";
 import type { ConversationItem, SessionEvent, ToolResult, ToolSpec } from "@patchbay/protocol";
-import type { Pool, PoolClient, PoolConfig } from "pg";
+import type { Client, Pool, PoolClient, PoolConfig } from "pg";
+import { StoreLockedError } from "./errors";
 import { migratePostgres } from "./postgres-migrations";
 import type {
   ApprovalRecord,
@@ -28,6 +30,13 @@ export interface PostgresStoreOptions {
   maxConnections?: number;
   /** Passed to `pg`'s Pool as is (ssl, timeouts, ...); `url`, `schema` and `maxConnections` win. */
   pool?: PoolConfig;
+  /**
+   * Hold the schema for this process alone (default true): a second server opening it is refused
+   * with a `StoreLockedError` naming the holder, because its start-up recovery would end this
+   * one's running turns. The lock is a session advisory lock on a connection of its own, so it
+   * goes away with the process (even on SIGKILL) and the next server can start at once.
+   */
+  exclusive?: boolean;
 }
 
 interface SessionRow {
@@ -69,6 +78,7 @@ export class PostgresStore implements Store {
   /** The connection string with its password masked, for logs and errors. */
   readonly where: string;
   private readonly pool: Pool;
+  private lock: Client | undefined;
   private closed = false;
 
   private constructor(pool: Pool, where: string) {
@@ -95,8 +105,19 @@ export class PostgresStore implements Store {
     const store = new PostgresStore(pool, where);
     try {
       await pool.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+      if (options.exclusive !== false) {
+        store.lock = new pg.Client({
+          ...options.pool,
+          connectionString: options.url,
+          options: `-c search_path=${schema}`,
+        });
+        store.lock.on("error", () => {});
+        await store.lock.connect();
+        await holdExclusively(store.lock, schema, where);
+      }
       await migratePostgres(pool, where);
     } catch (error) {
+      await store.lock?.end().catch(() => {});
       await pool.end().catch(() => {});
       throw withoutSecret(error, options.url, where);
     }
@@ -245,6 +266,8 @@ export class PostgresStore implements Store {
     if (this.closed) return;
     this.closed = true;
     await this.pool.end();
+    // Ending the connection releases the advisory lock.
+    await this.lock?.end().catch(() => {});
   }
 
   private async transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
@@ -353,6 +376,35 @@ async function applyChange(
     );
   }
   return { events, duplicate: false };
+}
+
+/**
+ * Takes the schema's advisory lock on `client` (a connection kept for it) or throws a
+ * {@link StoreLockedError} naming who holds it, from the row the holder wrote.
+ */
+async function holdExclusively(client: Client, schema: string, where: string): Promise<void> {
+  const key = `patchbay:${schema}`;
+  const { rows } = await client.query<{ locked: boolean }>(
+    "SELECT pg_try_advisory_lock(hashtext($1)) AS locked",
+    [key],
+  );
+  await client.query("CREATE TABLE IF NOT EXISTS patchbay_holder (pid INTEGER, host TEXT, since BIGINT)");
+  if (!rows[0]?.locked) {
+    const holder = await client.query<{ pid: number; host: string; since: string }>(
+      "SELECT pid, host, since FROM patchbay_holder LIMIT 1",
+    );
+    const row = holder.rows[0];
+    throw new StoreLockedError(
+      where,
+      row ? `pid ${row.pid} on ${row.host}, since ${new Date(Number(row.since)).toISOString()}` : undefined,
+    );
+  }
+  await client.query("DELETE FROM patchbay_holder");
+  await client.query("INSERT INTO patchbay_holder (pid, host, since) VALUES ($1, $2, $3)", [
+    process.pid,
+    hostname(),
+    Date.now(),
+  ]);
 }
 
 function toSession(row: SessionRow): SessionRecord {
