@@ -62,10 +62,10 @@ describe("a held call that times out (finding 1)", () => {
     const record: Array<{ how: string; elapsedMs: number }> = [];
     const s = await backendClient(server).agent("a").sessions.create({ userId: "u_1", tools: heldChange(record) });
     const reply = await s.responses.create("change");
-    expect(reply.text).toBe('The call of "held_change" timed out after 700 ms.');
     await eventually(() => record.length, (n) => n === 1);
     expect(record[0]!.how).toBe("aborted");
     expect(record[0]!.elapsedMs).toBeLessThan(1_500);
+    expect(reply.text).toBe('The call of "held_change" timed out after 700 ms.');
     expect(toolCall(s, "held_change")).toMatchObject({ status: "timed_out", held: true });
   });
 
@@ -74,10 +74,10 @@ describe("a held call that times out (finding 1)", () => {
     server = await startTestServer({ agents: { a: agent }, tools: heldChange(record) });
     const s = await backendClient(server).agent("a").sessions.create({ userId: "u_1" });
     const reply = await s.responses.create("change");
-    expect(reply.text).toBe('The call of "held_change" timed out after 700 ms.');
     await eventually(() => record.length, (n) => n === 1);
     expect(record[0]!.how).toBe("aborted");
     expect(record[0]!.elapsedMs).toBeLessThan(1_500);
+    expect(reply.text).toBe('The call of "held_change" timed out after 700 ms.');
   });
 });
 
