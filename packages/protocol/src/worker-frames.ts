@@ -291,6 +291,11 @@ export const HostedCallFrameSchema = z.object({
   user: UserSchema,
   conversation: z.array(ConversationItemSchema),
   timeoutMs: z.number().int().positive(),
+  /**
+   * True when the server left inline images or the oldest items out of `conversation` so the
+   * frame fits the worker's `maxFrameBytes`. Absent otherwise.
+   */
+  conversationTrimmed: z.boolean().optional(),
 });
 
 /**
