@@ -1,7 +1,7 @@
 import * as tools from "@patchbay/tools";
 import { describe, expect, it } from "vitest";
-import * as browser from "./index.browser";
 import * as node from "./index";
+import * as browser from "./index.browser";
 
 describe("CallNotHeld from @patchbay/client", () => {
   it("is the class @patchbay/tools throws, from both entries, so instanceof works on a tool's rejection", () => {

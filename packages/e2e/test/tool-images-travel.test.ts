@@ -1,6 +1,6 @@
 import { Client, type ConnectionState, ToolOutput, Tools } from "@patchbay/client";
-import { MAX_IMAGE_BYTES } from "@patchbay/protocol";
 import { scripted } from "@patchbay/models";
+import { MAX_IMAGE_BYTES } from "@patchbay/protocol";
 import { afterEach, describe, expect, it } from "vitest";
 import { API_KEY, type DispatchHarness, SECRET, startDispatchHarness } from "../fixtures/dispatch-harness";
 import { closeAllClients, userClient } from "./helpers/clients";
@@ -84,7 +84,11 @@ describe("images from a page tool", () => {
     const reply = await session.responses.create("chart 3500000 x2");
     expect(reply.text).toMatch(/^Failed: The tool's result was \d+ bytes, over the limit of 8388608 bytes/);
     const call = session.conversation.findLast((item) => item.type === "tool_call");
-    expect(call).toMatchObject({ status: "failed", attempt: 1, result: { error: { code: "result_too_large" } } });
+    expect(call).toMatchObject({
+      status: "failed",
+      attempt: 1,
+      result: { error: { code: "result_too_large" } },
+    });
     expect(runs).toBe(3);
     expect(seen.filter((state) => state === "reconnecting")).toEqual([]);
   });
@@ -100,7 +104,12 @@ describe("images from a hosted tool on a worker process", () => {
       { createModel: () => model, heartbeatIntervalMs: 2_000 },
     );
     const worker = await harness.worker({ id: "w_images", capacity: 1, imageTools: true });
-    const backend = new Client({ baseUrl: harness.server.url, apiKey: API_KEY, secret: SECRET, requestTimeoutMs: 10_000 });
+    const backend = new Client({
+      baseUrl: harness.server.url,
+      apiKey: API_KEY,
+      secret: SECRET,
+      requestTimeoutMs: 10_000,
+    });
     try {
       const session = await backend.agent("charts").sessions.create({ userId: "u_1" });
       for (const bytes of [4_000_000, MAX_IMAGE_BYTES]) {

@@ -34,13 +34,17 @@ describe("encodeResultFrame", () => {
       attempt: 2,
       result: { outcome: "failed", error: { code: "result_too_large" }, content: { images: [] } },
     });
-    const message = decoded.ok && decoded.frame.type === "hosted.result" ? decoded.frame.result.content.text : "";
+    const message =
+      decoded.ok && decoded.frame.type === "hosted.result" ? decoded.frame.result.content.text : "";
     expect(message).toMatch(/^The tool's result was 2\d{3} bytes, over the limit of 1500 bytes/);
     expect(new TextEncoder().encode(text).byteLength).toBeLessThan(1_500);
   });
 
   it("counts UTF-8 bytes, not characters", () => {
-    const frame = { ...withImage(4), result: { outcome: "completed" as const, content: { text: "é".repeat(400), images: [] } } };
+    const frame = {
+      ...withImage(4),
+      result: { outcome: "completed" as const, content: { text: "é".repeat(400), images: [] } },
+    };
     const chars = JSON.stringify(frame).length;
     expect(encodeResultFrame(frame, chars + 100)).toContain("result_too_large");
     expect(encodeResultFrame(frame, chars + 400)).toBe(JSON.stringify(frame));

@@ -20,7 +20,11 @@ export function resultTooLarge(bytes: number, limit: number): ToolResult {
   const text =
     `The tool's result was ${bytes} bytes, over the limit of ${limit} bytes for one result, so it ` +
     "could not be delivered. Return fewer or smaller images, or images as https URLs.";
-  return { outcome: "failed", content: { text, images: [] }, error: { code: "result_too_large", message: text } };
+  return {
+    outcome: "failed",
+    content: { text, images: [] },
+    error: { code: "result_too_large", message: text },
+  };
 }
 
 /**

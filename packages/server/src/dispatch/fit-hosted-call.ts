@@ -3,7 +3,9 @@ import type { ConversationItem, ServerToWorkerFrame } from "@patchbay/protocol";
 type HostedCallFrame = ServerToWorkerFrame & { type: "hosted.call" };
 
 /** A `hosted.call` within the worker's limit, encoded once, or how large it stays at best. */
-export type FittedHostedCall = { ok: true; frame: HostedCallFrame; text: string } | { ok: false; bytes: number };
+export type FittedHostedCall =
+  | { ok: true; frame: HostedCallFrame; text: string }
+  | { ok: false; bytes: number };
 
 const bytesOf = (text: string) => Buffer.byteLength(text, "utf8");
 

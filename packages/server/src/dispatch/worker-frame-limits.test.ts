@@ -15,7 +15,11 @@ import { TestWorkerSocket } from "./test-worker-socket";
 let server: PatchbayServer;
 let dataDir: string;
 const sockets: TestWorkerSocket[] = [];
-const backend = { "x-api-key": "pk_test", authorization: "Bearer sk_test", "content-type": "application/json" };
+const backend = {
+  "x-api-key": "pk_test",
+  authorization: "Bearer sk_test",
+  "content-type": "application/json",
+};
 const MiB = 1024 * 1024;
 
 beforeEach(async () => {
@@ -219,7 +223,9 @@ describe("/v1/worker frame limits", () => {
     const id = await session();
     await send(id, `echo ${"y".repeat(70_000)}`);
     const reply = lastReply(await turnsEnded(id, 1));
-    expect(reply).toMatch(/^Failed: The call to chart could not be delivered: its arguments take \d+ bytes, more than the 65536 bytes its worker accepts/);
+    expect(reply).toMatch(
+      /^Failed: The call to chart could not be delivered: its arguments take \d+ bytes, more than the 65536 bytes its worker accepts/,
+    );
     expect(socket.frames.filter((f) => f.type === "hosted.call")).toHaveLength(0);
     expect(socket.open).toBe(true);
   });

@@ -70,7 +70,10 @@ export const WorkerCloseCodes = {
 export function acceptWorkerSocket(ws: WebSocket, deps: WorkerSocketDeps): void {
   const logger = deps.logger ?? silentLogger;
   const maxFrameBytes = deps.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
-  const maxResultFrameBytes = Math.max(maxFrameBytes, deps.maxResultFrameBytes ?? DEFAULT_MAX_RESULT_FRAME_BYTES);
+  const maxResultFrameBytes = Math.max(
+    maxFrameBytes,
+    deps.maxResultFrameBytes ?? DEFAULT_MAX_RESULT_FRAME_BYTES,
+  );
   const send = (frame: ServerToWorkerFrame, text?: string) => {
     if (ws.readyState === WebSocket.OPEN) ws.send(text ?? JSON.stringify(frame));
   };

@@ -2,8 +2,8 @@ import type { ToolResult, ToolSpec, WorkerToServerFrame } from "@patchbay/protoc
 import { RecentMap } from "@patchbay/tools";
 import type { HostedToolHandlers, HostedToolRequest, HostedToolRouter } from "../dispatch-seams";
 import { type Logger, silentLogger } from "../logger";
-import { fitHostedCall } from "./fit-hosted-call";
 import type { DispatchMetrics } from "./dispatch-metrics";
+import { fitHostedCall } from "./fit-hosted-call";
 import type { ConnectedWorker, WorkerRegistry } from "./worker-registry";
 
 interface PendingCall {
