@@ -1,7 +1,8 @@
 import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { dispatchToolCalls } from "./dispatch-tool-calls";
-import { ToolError, ToolsOptionError } from "./errors";
+import { MAX_ERROR_TEXT } from "./error-text";
+import { ToolDispatchError, ToolError, ToolsOptionError } from "./errors";
 import { Tools } from "./tools";
 
 const openAiCalls = [
@@ -152,10 +153,10 @@ describe("dispatchToolCalls", () => {
     expect(dispatched.errors).toBe(1);
   });
 
-  it("with fail_fast, stops at the first failure, cancels what runs and starts nothing more", async () => {
+  it("with fail_fast, stops at the first failure, cancels what runs, starts nothing more and rejects", async () => {
     let slowSignal: AbortSignal | undefined;
     const later = vi.fn(() => "ran");
-    const dispatched = await dispatchToolCalls(
+    const error = await dispatchToolCalls(
       [
         { id: "1", name: "slow", arguments: {} },
         { id: "2", name: "boom", arguments: {} },
@@ -174,7 +175,11 @@ describe("dispatchToolCalls", () => {
         },
         concurrency: 2,
       },
-    );
+    ).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ToolDispatchError);
+    expect(error).toMatchObject({ code: "tool_dispatch_failed", reason: "failed", failed: { id: "2" } });
+    expect((error as Error).message).toBe("tool call 2 (boom) failed: boom");
+    const dispatched = (error as ToolDispatchError).result;
     expect(later).not.toHaveBeenCalled();
     expect(slowSignal?.aborted).toBe(true);
     expect(dispatched.results.map((r) => [r.id, r.success, r.outcome, r.error])).toEqual([
@@ -274,10 +279,116 @@ describe("dispatchToolCalls", () => {
       { handlers: { wait: () => new Promise(() => {}) }, concurrency: 1, signal: controller.signal },
     );
     controller.abort();
-    const result = await dispatched;
+    const error = await dispatched.catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: "tool_dispatch_failed", reason: "aborted" });
+    const result = (error as ToolDispatchError).result;
     expect(result.results.map((r) => r.error)).toEqual([
       "cancelled: the dispatch was aborted",
       "not run: the dispatch was aborted",
     ]);
+  });
+  it("fails a mapped call whose arguments are not valid JSON, instead of running it on nulls", async () => {
+    const handler = vi.fn((input: { city: unknown }) => `weather in ${String(input.city)}`);
+    const calls = [
+      { id: "call_a", type: "function", function: { name: "get_weather", arguments: '{"city": "Ber' } },
+      { id: "call_b", type: "function", function: { name: "get_weather", arguments: '{"city":"Rome"}' } },
+    ];
+    const ignored = await dispatchToolCalls(calls, {
+      handlers: { get_weather: { handler, input: { city: "arguments.city" } } },
+      onError: "ignore",
+    });
+    expect(handler).toHaveBeenCalledTimes(1);
+    expect(handler.mock.calls[0]?.[0]).toEqual({ city: "Rome" });
+    expect(ignored.results[0]).toMatchObject({
+      success: false,
+      outcome: "invalid_arguments",
+      handler: "get_weather",
+      result: null,
+    });
+    expect(ignored.results[0]?.error).toMatch(/^arguments are not valid JSON: /);
+    expect(ignored.messages[0]?.content).toMatch(
+      /^Error: invalid arguments for get_weather: arguments are not valid JSON: /,
+    );
+    expect(ignored).toMatchObject({ errors: 1, allSucceeded: false });
+
+    const error = await dispatchToolCalls(calls.slice(0, 1), { handlers: { get_weather: handler } }).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toMatchObject({
+      code: "tool_dispatch_failed",
+      failed: { id: "call_a", outcome: "invalid_arguments" },
+    });
+    expect(handler).toHaveBeenCalledTimes(1);
+  });
+
+  it("bounds error text: a 100 kB message is cut in the entry, the tool message and the rejection", async () => {
+    const huge = `disk full ${"x".repeat(100_000)}`;
+    const error = (await dispatchToolCalls([{ id: "1", name: "boom", arguments: {} }], {
+      handlers: {
+        boom: () => {
+          throw new Error(huge);
+        },
+      },
+    }).catch((e: unknown) => e)) as ToolDispatchError;
+    const entry = error.result.results[0]!;
+    expect(entry.error!.startsWith("disk full xxx")).toBe(true);
+    expect(entry.error!.length).toBeLessThan(MAX_ERROR_TEXT + 50);
+    expect(entry.error).toMatch(/… \(98010 more characters cut\)$/);
+    expect(error.result.messages[0]!.content.length).toBeLessThan(MAX_ERROR_TEXT + 50);
+    expect(error.message.length).toBeLessThan(MAX_ERROR_TEXT + 100);
+  });
+
+  it("redacts secrets of the context and credentials from error text, but not from results", async () => {
+    const context = { user: { id: "u_1", apiToken: "tok_9f8e7d6c" }, db: { password: "hunter22" } };
+    const dispatched = await dispatchToolCalls(
+      [
+        { id: "1", name: "leak", arguments: {} },
+        { id: "2", name: "echo", arguments: {} },
+        { id: "3", name: "registry_leak", arguments: {} },
+      ],
+      {
+        handlers: {
+          leak: () => {
+            throw new Error(
+              "GET https://api.example.com failed with tok_9f8e7d6c (Authorization: Bearer abc.def.ghi) " +
+                "via postgres://app:hunter22@db/main, extra s3cr3t-value",
+            );
+          },
+          echo: { handler: (input) => input, input: { id: "ctx.user.id" } },
+        },
+        context,
+        redact: ["s3cr3t-value"],
+        onError: "ignore",
+      },
+    );
+    const leak = dispatched.results[0]!;
+    expect(leak.error).toBe(
+      "GET https://api.example.com failed with [REDACTED] (Authorization: Bearer [REDACTED]) " +
+        "via postgres://app:[REDACTED]@db/main, extra [REDACTED]",
+    );
+    expect(leak.content).toBe(`Error: ${leak.error}`);
+    for (const secret of ["tok_9f8e7d6c", "hunter22", "abc.def.ghi", "s3cr3t-value"]) {
+      expect(JSON.stringify(dispatched.messages)).not.toContain(secret);
+    }
+    expect(dispatched.results[1]?.result).toEqual({ id: "u_1" });
+  });
+
+  it("redacts and bounds the error text of a Tools registry's failed calls too", async () => {
+    const tools = new Tools().register({
+      name: "charge",
+      description: "d",
+      run: () => {
+        throw new ToolError(`card declined for key sk_live_123456 ${"y".repeat(50_000)}`);
+      },
+    });
+    const error = (await dispatchToolCalls([{ id: "1", name: "charge", arguments: {} }], {
+      handlers: tools,
+      redact: ["sk_live_123456"],
+    }).catch((e: unknown) => e)) as ToolDispatchError;
+    const entry = error.result.results[0]!;
+    expect(entry.outcome).toBe("failed");
+    expect(entry.content).toContain("card declined for key [REDACTED]");
+    expect(entry.content.length).toBeLessThan(MAX_ERROR_TEXT + 50);
+    expect(entry.error!.length).toBeLessThan(MAX_ERROR_TEXT + 50);
   });
 });

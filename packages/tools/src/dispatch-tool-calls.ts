@@ -1,6 +1,8 @@
 import { type NormalizedToolCall, normalizeToolCalls, type ToolOutcome } from "@patchbay/protocol";
 import type { ApprovalGate } from "./approval-gate";
-import { assertPositiveInteger, ToolError, ToolsOptionError } from "./errors";
+import type { DispatchResult, DispatchResultEntry } from "./dispatch-result";
+import { redactErrorText, secretValues } from "./error-text";
+import { assertPositiveInteger, ToolDispatchError, ToolError, ToolsOptionError } from "./errors";
 import { projectToolInput, type ToolInputMapping } from "./project-tool-input";
 import { ToolExecutor } from "./tool-executor";
 import { ToolOutput } from "./tool-output";
@@ -51,8 +53,17 @@ export interface DispatchToolCallsOptions {
   handlers: Tools | Record<string, DispatchHandler | DispatchHandler["handler"]>;
   /** What `ctx.*` references and bare context keys in input mappings read. */
   context?: Record<string, unknown>;
-  /** `fail_fast` (default) stops at the first failure and cancels what is running; `ignore` runs every call. */
+  /**
+   * `fail_fast` (default): the first failure stops the batch, cancels what runs, and the dispatch
+   * rejects with a `ToolDispatchError` carrying the partial results. `ignore`: every call runs and
+   * the dispatch resolves with failures recorded in their entries.
+   */
   onError?: "fail_fast" | "ignore";
+  /**
+   * Values to redact from error text, beside the string values under secret-looking keys of
+   * `context` (`password`, `token`, `apiKey`, `authorization`, ...), which are redacted anyway.
+   */
+  redact?: readonly string[];
   /** More calls than this is an error and nothing runs. Default 32. */
   maxCalls?: number;
   /** How many calls run at once. Default 8. */
@@ -63,50 +74,6 @@ export interface DispatchToolCallsOptions {
   executor?: ToolExecutor;
   /** For a `Tools` registry without `executor`: asks before tools with `approval` run (default: they are declined). */
   approvalGate?: ApprovalGate;
-}
-
-/**
- * The result of one call in a batch, in call order.
- *
- * @example
- * ```ts
- * for (const entry of dispatched.results) if (!entry.success) console.warn(entry.name, entry.error);
- * ```
- */
-export interface DispatchResultEntry {
-  success: boolean;
-  id: string;
-  name: string;
-  arguments: Record<string, unknown>;
-  /** The tool name whose handler ran, `null` for an unsupported tool. */
-  handler: string | null;
-  outcome: ToolOutcome;
-  /** What the handler returned, without top-level `_`-prefixed keys; `null` when it failed or returned nothing. */
-  result: unknown;
-  /** What the model is shown: a string as is, anything else as compact JSON, or the error. */
-  content: string;
-  error?: string;
-}
-
-/**
- * Everything a batch produced: results in call order, counts, and chat-style tool messages to
- * append to the conversation for the next model turn.
- *
- * @example
- * ```ts
- * const { messages, allSucceeded } = await dispatchToolCalls(message.tool_calls, { handlers });
- * history.push(message, ...messages);
- * ```
- */
-export interface DispatchResult {
-  results: DispatchResultEntry[];
-  count: number;
-  /** Calls that did not succeed (failed, unsupported, cancelled or never run). */
-  errors: number;
-  allSucceeded: boolean;
-  messages: { role: "tool"; tool_call_id: string; content: string }[];
-  /** The entries by call id (an object without prototype). */
-  byId: Record<string, DispatchResultEntry>;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -150,8 +117,11 @@ function errorMessage(error: unknown): string {
  * provider sent them (OpenAI Chat or Responses, Anthropic, Gemini) or normalized. Each call goes
  * to the handler of its tool: a `Tools` registry runs it through a `ToolExecutor` (arguments
  * checked, approval, timeouts), a handler map calls the function with the input its mapping
- * projects. Calls to tools with no handler are recorded as unsupported. More than `maxCalls`
- * calls throws a `ToolsOptionError` (code `too_many_tool_calls`) and nothing runs.
+ * projects. Calls to tools with no handler are recorded as unsupported, and a mapped call whose
+ * arguments are not valid JSON fails (`invalid_arguments`) without running. More than `maxCalls`
+ * calls throws a `ToolsOptionError` (code `too_many_tool_calls`) and nothing runs. Under
+ * `fail_fast` (the default) a failure rejects with a `ToolDispatchError` holding the partial
+ * results. Error text is redacted and cut to `MAX_ERROR_TEXT` characters.
  *
  * @example
  * ```ts
@@ -205,6 +175,8 @@ export async function dispatchToolCalls(
     arguments: call.arguments,
     handler,
   });
+  // Error text reaches results, tool messages and ToolDispatchError redacted and bounded.
+  const secrets = [...secretValues(options.context), ...(options.redact ?? [])];
   const failed = (
     call: NormalizedToolCall,
     handler: string | null,
@@ -216,8 +188,8 @@ export async function dispatchToolCalls(
     ...base(call, handler),
     outcome,
     result: null,
-    content,
-    error,
+    content: redactErrorText(content, secrets),
+    error: redactErrorText(error, secrets),
   });
 
   const stopReason = () =>
@@ -250,6 +222,16 @@ export async function dispatchToolCalls(
     const handler = typeof entry === "function" ? entry : entry.handler;
     if (typeof handler !== "function") {
       return failed(call, call.name, "failed", `the handler of "${call.name}" is not a function`);
+    }
+    // Arguments the model wrote as broken JSON are not `{}`: the handler would run on nulls.
+    if (call.argumentsError !== undefined) {
+      return failed(
+        call,
+        call.name,
+        "invalid_arguments",
+        call.argumentsError,
+        `Error: invalid arguments for ${call.name}: ${call.argumentsError}`,
+      );
     }
     const controller = new AbortController();
     const relay = () => controller.abort(batch.signal.reason);
@@ -286,6 +268,7 @@ export async function dispatchToolCalls(
     }
   };
 
+  let stoppedBy: DispatchResultEntry | undefined;
   let next = 0;
   const worker = async () => {
     while (next < normalized.length) {
@@ -298,6 +281,7 @@ export async function dispatchToolCalls(
       const entry = await runOne(call);
       entries[index] = entry;
       if (!entry.success && onError === "fail_fast" && !batch.signal.aborted) {
+        stoppedBy = entry;
         batch.abort(new ToolError(`tool call ${call.id} (${call.name}) failed: ${entry.error}`));
       }
     }
@@ -313,7 +297,7 @@ export async function dispatchToolCalls(
   const byId = Object.create(null) as Record<string, DispatchResultEntry>;
   for (const entry of results) byId[entry.id] = entry;
   const errors = results.filter((entry) => !entry.success).length;
-  return {
+  const result: DispatchResult = {
     results,
     count: results.length,
     errors,
@@ -325,4 +309,9 @@ export async function dispatchToolCalls(
     })),
     byId,
   };
+  if (onError === "fail_fast" && errors > 0) {
+    const first = stoppedBy ?? results.find((entry) => !entry.success)!;
+    throw new ToolDispatchError(result, first, stoppedBy ? "failed" : "aborted");
+  }
+  return result;
 }

@@ -1,3 +1,5 @@
+import type { DispatchResult, DispatchResultEntry } from "./dispatch-result";
+
 /**
  * The base of every error `@patchbay/tools` throws. `code` is stable; switch on it, never on the
  * message.
@@ -145,4 +147,38 @@ export function describeValue(value: unknown): string {
   if (typeof value === "number" || typeof value === "boolean") return String(value);
   if (typeof value === "undefined") return "undefined";
   return `a ${typeof value}`;
+}
+
+/**
+ * `dispatchToolCalls` under `onError: "fail_fast"` (the default): a call failed (or the dispatch
+ * was aborted), so the batch stopped and the dispatch rejects. `result` holds every entry so far,
+ * in call order: the failure, calls cancelled because of it and calls never started, each with
+ * its tool message. `failed` is the entry that stopped the batch (the first failed one when the
+ * signal aborted it). Code `tool_dispatch_failed`.
+ *
+ * @example
+ * ```ts
+ * try { await dispatchToolCalls(calls, { handlers }); }
+ * catch (e) { if (e instanceof ToolDispatchError) history.push(...e.result.messages); }
+ * ```
+ */
+export class ToolDispatchError extends ToolsError {
+  /** The partial results, in call order. */
+  readonly result: DispatchResult;
+  /** The entry that stopped the batch. */
+  readonly failed: DispatchResultEntry;
+  /** `failed`: a tool call failed; `aborted`: the dispatch's signal aborted. */
+  readonly reason: "failed" | "aborted";
+  constructor(result: DispatchResult, failed: DispatchResultEntry, reason: "failed" | "aborted") {
+    super(
+      "tool_dispatch_failed",
+      reason === "aborted"
+        ? `the tool dispatch was aborted; ${result.errors} of ${result.count} calls did not succeed`
+        : `tool call ${failed.id} (${failed.name}) failed: ${failed.error ?? failed.outcome}`,
+    );
+    this.name = "ToolDispatchError";
+    this.result = result;
+    this.failed = failed;
+    this.reason = reason;
+  }
 }

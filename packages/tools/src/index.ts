@@ -2,17 +2,14 @@ export type { ApprovalDecision, ApprovalGate } from "./approval-gate";
 export { allowAll } from "./approval-gate";
 export type { ApprovalRequestInput } from "./approval-request";
 export { buildApprovalRequest } from "./approval-request";
-export type {
-  DispatchHandler,
-  DispatchResult,
-  DispatchResultEntry,
-  DispatchToolCallsOptions,
-  ToolCallMeta,
-} from "./dispatch-tool-calls";
+export type { DispatchResult, DispatchResultEntry } from "./dispatch-result";
+export type { DispatchHandler, DispatchToolCallsOptions, ToolCallMeta } from "./dispatch-tool-calls";
 export { dispatchToolCalls } from "./dispatch-tool-calls";
+export { MAX_ERROR_TEXT, redactErrorText, secretValues } from "./error-text";
 export {
   CallNotHeld,
   ToolDefinitionError,
+  ToolDispatchError,
   ToolError,
   ToolOutputError,
   ToolsError,
