@@ -213,7 +213,10 @@ export function anthropic(options: AnthropicOptions): LanguageModel {
           if (block?.type === "tool_use") {
             toolBlocks.set(event.index, { id: block.id ?? "", name: block.name ?? "", json: "" });
           } else if (block?.type === "thinking") {
-            thinkingBlocks.set(event.index, { thinking: block.thinking ?? "", signature: block.signature ?? "" });
+            thinkingBlocks.set(event.index, {
+              thinking: block.thinking ?? "",
+              signature: block.signature ?? "",
+            });
           } else if (block?.type === "redacted_thinking" && typeof block.data === "string") {
             yield { type: "reasoning", part: { type: "anthropic.redacted_thinking", data: block.data } };
           }

@@ -106,7 +106,10 @@ export class CallWatch {
 
   private expire(message: string, kind: "idle" | "total"): void {
     if (this.controller.signal.aborted) return;
-    this.timeoutError = new ModelError("timeout", message, { providerCode: `${kind}_timeout`, retryable: false });
+    this.timeoutError = new ModelError("timeout", message, {
+      providerCode: `${kind}_timeout`,
+      retryable: false,
+    });
     this.controller.abort(this.timeoutError);
   }
 }

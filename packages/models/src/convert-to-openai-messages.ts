@@ -109,7 +109,9 @@ export function convertToOpenAIMessages(messages: ModelMessage[]): OpenAIChatMes
                 arguments:
                   call.argumentsError === undefined ? call.rawArguments : JSON.stringify(call.arguments),
               },
-              ...(signature === undefined ? {} : { extra_content: { google: { thought_signature: signature } } }),
+              ...(signature === undefined
+                ? {}
+                : { extra_content: { google: { thought_signature: signature } } }),
             };
           }),
         });

@@ -1,6 +1,7 @@
 import { formatZodIssues } from "@patchbay/protocol";
 import { z } from "zod";
 import { anthropic } from "./anthropic";
+import type { ModelTimeouts } from "./call-timeouts";
 import { defaultEnv, type ModelEnv, readEnv } from "./env";
 import type { LanguageModel } from "./language-model";
 import { ModelError } from "./model-error";
@@ -22,6 +23,15 @@ const RetrySchema = z.strictObject({
 
 const common = {
   model: z.string().min(1),
+  /**
+   * How long the provider may send nothing before the call ends with a `timeout` error
+   * (default 120000, see `DEFAULT_IDLE_TIMEOUT_MS`).
+   */
+  idle_timeout_ms: z.number().int().positive().optional(),
+  /** How long the whole call may take (default 600000, see `DEFAULT_TOTAL_TIMEOUT_MS`). */
+  total_timeout_ms: z.number().int().positive().optional(),
+  /** Snake-case spelling of `parallelToolCalls`: `false` asks for at most one tool call per reply. */
+  parallel_tool_calls: z.boolean().optional(),
   baseURL: z.url().optional(),
   /** The environment variable the key is read from. */
   apiKeyEnv: z
@@ -41,17 +51,26 @@ const common = {
  * OpenAIModelConfigSchema.parse({ provider: "openai", model: "llama3.1", baseURL: "http://localhost:11434/v1" });
  * ```
  */
-export const OpenAIModelConfigSchema = z.strictObject({
-  provider: z.literal("openai"),
-  ...common,
-  query: z.record(z.string(), z.string()).optional(),
-  organization: z.string().min(1).optional(),
-  project: z.string().min(1).optional(),
-  azure: z.strictObject({ apiVersion: z.string().min(1) }).optional(),
-  strictTools: z.boolean().optional(),
-  parallelToolCalls: z.boolean().optional(),
-  maxTokensField: z.enum(["max_completion_tokens", "max_tokens"]).optional(),
-});
+export const OpenAIModelConfigSchema = z
+  .strictObject({
+    provider: z.literal("openai"),
+    ...common,
+    query: z.record(z.string(), z.string()).optional(),
+    organization: z.string().min(1).optional(),
+    project: z.string().min(1).optional(),
+    azure: z.strictObject({ apiVersion: z.string().min(1) }).optional(),
+    strictTools: z.boolean().optional(),
+    parallelToolCalls: z.boolean().optional(),
+    maxTokensField: z.enum(["max_completion_tokens", "max_tokens"]).optional(),
+    /** Snake-case spelling of `maxTokensField`. */
+    max_tokens_field: z.enum(["max_completion_tokens", "max_tokens"]).optional(),
+    /** `false` leaves out `stream_options.include_usage` (servers that answer it with 422). */
+    include_usage: z.boolean().optional(),
+  })
+  .check(
+    oneSpelling("parallelToolCalls", "parallel_tool_calls"),
+    oneSpelling("maxTokensField", "max_tokens_field"),
+  );
 
 /**
  * The config of an Anthropic model (see `anthropic()` for each option).
@@ -61,13 +80,38 @@ export const OpenAIModelConfigSchema = z.strictObject({
  * AnthropicModelConfigSchema.parse({ provider: "anthropic", model: "claude-sonnet-4-5", maxTokens: 2048 });
  * ```
  */
-export const AnthropicModelConfigSchema = z.strictObject({
-  provider: z.literal("anthropic"),
-  ...common,
-  maxTokens: z.number().int().positive().optional(),
-  anthropicVersion: z.string().min(1).optional(),
-  parallelToolCalls: z.boolean().optional(),
-});
+export const AnthropicModelConfigSchema = z
+  .strictObject({
+    provider: z.literal("anthropic"),
+    ...common,
+    maxTokens: z.number().int().positive().optional(),
+    anthropicVersion: z.string().min(1).optional(),
+    parallelToolCalls: z.boolean().optional(),
+    /** Extended thinking with this many tokens of budget (at least 1024, below `maxTokens`). */
+    thinking: z.strictObject({ budget_tokens: z.number().int().min(1024) }).optional(),
+  })
+  .check(oneSpelling("parallelToolCalls", "parallel_tool_calls"));
+
+// A switch with a camelCase and a snake_case spelling may be given one way only.
+function oneSpelling(camel: string, snake: string) {
+  return (ctx: { value: Record<string, unknown>; issues: unknown[] }) => {
+    if (ctx.value[camel] !== undefined && ctx.value[snake] !== undefined) {
+      ctx.issues.push({
+        code: "custom",
+        input: ctx.value,
+        path: [snake],
+        message: `give either ${camel} or ${snake}, not both`,
+      });
+    }
+  };
+}
+
+function timeoutsOf(c: { idle_timeout_ms?: number | undefined; total_timeout_ms?: number | undefined }) {
+  const timeouts: ModelTimeouts = {};
+  if (c.idle_timeout_ms !== undefined) timeouts.idleMs = c.idle_timeout_ms;
+  if (c.total_timeout_ms !== undefined) timeouts.totalMs = c.total_timeout_ms;
+  return timeouts;
+}
 
 /**
  * The `model:` block of an agent's config: which provider, which model, where, and the key's
@@ -148,15 +192,55 @@ export function createModel(config: ModelConfig, env: ModelEnv = defaultEnv()): 
       if (apiKey === undefined && (official || c.azure !== undefined || c.apiKeyEnv !== undefined)) {
         throw missingKey(variable, "openai");
       }
-      const { provider: _provider, apiKeyEnv: _apiKeyEnv, ...options } = c;
-      return openai({ ...options, ...(apiKey === undefined ? {} : { apiKey }), env: {} });
+      const {
+        provider: _provider,
+        apiKeyEnv: _apiKeyEnv,
+        idle_timeout_ms: _idle,
+        total_timeout_ms: _total,
+        parallel_tool_calls,
+        max_tokens_field,
+        include_usage,
+        ...options
+      } = c;
+      const parallelToolCalls = options.parallelToolCalls ?? parallel_tool_calls;
+      const maxTokensField = options.maxTokensField ?? max_tokens_field;
+      return openai({
+        ...options,
+        ...(apiKey === undefined ? {} : { apiKey }),
+        ...(parallelToolCalls === undefined ? {} : { parallelToolCalls }),
+        ...(maxTokensField === undefined ? {} : { maxTokensField }),
+        ...(include_usage === undefined ? {} : { includeUsage: include_usage }),
+        timeouts: timeoutsOf(c),
+        env: {},
+      });
     }
     case "anthropic": {
       const variable = c.apiKeyEnv ?? "ANTHROPIC_API_KEY";
       const apiKey = readEnv(variable, env);
       if (apiKey === undefined) throw missingKey(variable, "anthropic");
-      const { provider: _provider, apiKeyEnv: _apiKeyEnv, ...options } = c;
-      return anthropic({ ...options, apiKey });
+      const {
+        provider: _provider,
+        apiKeyEnv: _apiKeyEnv,
+        idle_timeout_ms: _idle,
+        total_timeout_ms: _total,
+        parallel_tool_calls,
+        thinking,
+        ...options
+      } = c;
+      const parallelToolCalls = options.parallelToolCalls ?? parallel_tool_calls;
+      if (thinking !== undefined && thinking.budget_tokens >= (options.maxTokens ?? 4096)) {
+        throw new ModelError(
+          "bad_request",
+          `invalid model config: thinking.budget_tokens (${thinking.budget_tokens}) must be below maxTokens (${options.maxTokens ?? 4096})`,
+        );
+      }
+      return anthropic({
+        ...options,
+        apiKey,
+        ...(parallelToolCalls === undefined ? {} : { parallelToolCalls }),
+        ...(thinking === undefined ? {} : { thinking: { budgetTokens: thinking.budget_tokens } }),
+        timeouts: timeoutsOf(c),
+      });
     }
     case "scripted":
       return scripted(c);

@@ -1,5 +1,5 @@
 import { type NormalizedToolCall, normalizeToolCall, type ToolSpec, type Usage } from "@patchbay/protocol";
-import type { ModelTimeouts } from "./call-timeouts";
+import type { AttemptContext, ModelTimeouts } from "./call-timeouts";
 import { convertToOpenAIMessages } from "./convert-to-openai-messages";
 import { type ModelEnv, readEnv } from "./env";
 import type {
@@ -15,7 +15,6 @@ import { stripStrictNulls, toStrictJsonSchema } from "./openai-strict-schema";
 import { postEventStream } from "./post-event-stream";
 import { prepareMessages } from "./prepare-messages";
 import { type RetryOptions, streamWithRetries } from "./retry";
-import type { AttemptContext } from "./call-timeouts";
 import { readSse } from "./sse-parser";
 
 /**
