@@ -39,7 +39,15 @@ export const DEFAULT_IDLE_TIMEOUT_MS = 120_000;
  */
 export const DEFAULT_TOTAL_TIMEOUT_MS = 600_000;
 
-/** What an attempt is given: the signal to pass to fetch and the hook to call on each chunk. */
+/**
+ * What one attempt of {@link streamWithRetries} is given: the signal to pass to `fetch` (it
+ * aborts on the caller's signal and on a timeout) and the hook to call when bytes arrive.
+ *
+ * @example
+ * ```ts
+ * streamWithRetries((context) => attempt(body, context.signal, context.activity), { provider: "openai" });
+ * ```
+ */
 export interface AttemptContext {
   signal: AbortSignal;
   /** Call whenever bytes arrived from the provider. */

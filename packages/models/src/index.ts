@@ -1,4 +1,6 @@
 export type { AnthropicOptions } from "./anthropic";
+export type { AttemptContext, ModelTimeouts } from "./call-timeouts";
+export { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_TOTAL_TIMEOUT_MS } from "./call-timeouts";
 export { ANTHROPIC_BASE_URL, anthropic } from "./anthropic";
 export type {
   AnthropicContentBlock,
@@ -27,6 +29,7 @@ export type {
   ModelMessage,
   ModelRequest,
   ModelStreamEvent,
+  ReasoningPart,
   ToolChoice,
 } from "./language-model";
 export type { ModelErrorCode, ModelErrorOptions } from "./model-error";

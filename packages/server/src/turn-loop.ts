@@ -1,4 +1,4 @@
-import { type LanguageModel, ModelError, prepareMessages } from "@patchbay/models";
+import { type LanguageModel, ModelError, prepareMessages, type ReasoningPart } from "@patchbay/models";
 import type { MessageItem, NormalizedToolCall, ToolSpec, Usage, User, WireError } from "@patchbay/protocol";
 import { nanoid } from "nanoid";
 import type { ApprovalFlow } from "./approval-flow";
@@ -53,12 +53,14 @@ export interface TurnOptions {
  */
 export type TurnOutcome = "completed" | "interrupted" | "failed";
 
-type CompletedReason = "stop" | "interrupted" | "max_rounds" | "answered_by_worker";
+type CompletedReason = "stop" | "interrupted" | "max_rounds" | "answered_by_worker" | "refusal";
 
 interface RoundResult {
   text: string;
   calls: NormalizedToolCall[];
   usage?: Usage;
+  /** The model declined: its text is the refusal the user sees. */
+  refused: boolean;
 }
 
 /**
@@ -82,6 +84,9 @@ export class Turn {
   private readonly controller = new AbortController();
   private readonly startedAt = Date.now();
   private usage: Usage = { inputTokens: 0, outputTokens: 0 };
+  // The provider's reasoning state of each round (thinking blocks, thought signatures), by the
+  // model's id of each call the round made, handed back with that round's calls in later rounds.
+  private readonly reasoning = new Map<string, ReasoningPart[]>();
 
   constructor(private readonly options: TurnOptions) {
     this.responseId = options.responseId;
@@ -129,6 +134,7 @@ export class Turn {
         await runner.withdraw(result.calls);
         return this.complete("interrupted", text);
       }
+      if (result.refused && result.calls.length === 0) return this.complete("refusal", text);
       if (result.calls.length === 0) return this.complete("stop", text);
       if (round >= maxRounds) {
         await runner.withdraw(result.calls);
@@ -160,12 +166,14 @@ export class Turn {
     const { runtime, model } = this.options;
     const tools = this.toolSpecs();
     const messages = prepareMessages(
-      toModelMessages(runtime.agent.instructions, runtime.conversation()),
+      toModelMessages(runtime.agent.instructions, runtime.conversation(), (id) => this.reasoning.get(id)),
       model.capabilities,
     );
     const calls: NormalizedToolCall[] = [];
     let item: MessageItem | undefined;
     let usage: Usage | undefined;
+    let refused = false;
+    const reasoning: ReasoningPart[] = [];
     // Deltas are appended without waiting for each one's transaction, so the deltas of a burst
     // share one (see SessionRuntime.append); `flushDeltas` waits for them and surfaces a failure.
     let deltaWrites: Promise<unknown> = Promise.resolve();
@@ -185,8 +193,10 @@ export class Turn {
           await flushDeltas();
           await new Promise((resolve) => setImmediate(resolve));
         }
-        if (event.type === "text-delta") {
+        if (event.type === "text-delta" || event.type === "refusal-delta") {
           if (!event.delta) continue;
+          // A refusal is the model's answer to the user: it streams and is kept like text.
+          if (event.type === "refusal-delta") refused = true;
           if (!item) {
             item = {
               type: "message",
@@ -207,8 +217,11 @@ export class Turn {
             });
         } else if (event.type === "tool-call") {
           calls.push(event.call);
+        } else if (event.type === "reasoning") {
+          reasoning.push(event.part);
         } else if (event.type === "finish") {
           usage = event.usage;
+          if (event.reason === "refusal") refused = true;
         }
       }
       await flushDeltas();
@@ -225,7 +238,8 @@ export class Turn {
       };
     }
     if (item) await this.closeMessage({ ...item, status: this.interrupted ? "interrupted" : "completed" });
-    return { text: item?.text ?? "", calls, ...(usage ? { usage } : {}) };
+    if (reasoning.length > 0) for (const call of calls) this.reasoning.set(call.id, reasoning);
+    return { text: item?.text ?? "", calls, refused, ...(usage ? { usage } : {}) };
   }
 
   private async closeMessage(item: MessageItem): Promise<void> {
