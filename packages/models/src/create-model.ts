@@ -3,6 +3,7 @@ import { z } from "zod";
 import { anthropic } from "./anthropic";
 import type { ModelTimeouts } from "./call-timeouts";
 import { defaultEnv, type ModelEnv, readEnv } from "./env";
+import { gemini } from "./gemini";
 import type { LanguageModel } from "./language-model";
 import { ModelError } from "./model-error";
 import { OPENAI_BASE_URL, openai } from "./openai";
@@ -114,6 +115,26 @@ function timeoutsOf(c: { idle_timeout_ms?: number | undefined; total_timeout_ms?
 }
 
 /**
+ * The config of a Gemini model behind Google's Gemini API (see `gemini()`).
+ *
+ * @example
+ * ```ts
+ * GeminiModelConfigSchema.parse({ provider: "gemini", model: "gemini-2.5-flash", thinking: { budget_tokens: 1024 } });
+ * ```
+ */
+export const GeminiModelConfigSchema = z.strictObject({
+  provider: z.literal("gemini"),
+  ...common,
+  /** `thinkingConfig`: a token budget and whether thought summaries stream as reasoning. */
+  thinking: z
+    .strictObject({
+      budget_tokens: z.number().int().min(0).optional(),
+      include_thoughts: z.boolean().optional(),
+    })
+    .optional(),
+});
+
+/**
  * The `model:` block of an agent's config: which provider, which model, where, and the key's
  * environment variable. The server's config loader validates agent files with it.
  *
@@ -126,6 +147,7 @@ function timeoutsOf(c: { idle_timeout_ms?: number | undefined; total_timeout_ms?
 export const ModelConfigSchema = z.discriminatedUnion("provider", [
   OpenAIModelConfigSchema,
   AnthropicModelConfigSchema,
+  GeminiModelConfigSchema,
   ScriptedModelConfigSchema.extend({ provider: z.literal("scripted") }),
 ]);
 
@@ -167,7 +189,7 @@ function missingKey(variable: string, provider: string): ModelError {
 
 /**
  * Builds the model an agent's config names. The key is read from `env` (default: the process
- * environment): `OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, or the variable `apiKeyEnv` names. A
+ * environment): `OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `GEMINI_API_KEY`, or the variable `apiKeyEnv` names. A
  * missing key is a `ModelError` with code `authentication` that names the variable, except for
  * an OpenAI-compatible server at a custom `baseURL` with no `apiKeyEnv` (local servers need no
  * key). An invalid config is a `ModelError` with code `bad_request` listing every problem.
@@ -240,6 +262,41 @@ export function createModel(config: ModelConfig, env: ModelEnv = defaultEnv()): 
         ...(parallelToolCalls === undefined ? {} : { parallelToolCalls }),
         ...(thinking === undefined ? {} : { thinking: { budgetTokens: thinking.budget_tokens } }),
         timeouts: timeoutsOf(c),
+      });
+    }
+    case "gemini": {
+      const variable = c.apiKeyEnv ?? "GEMINI_API_KEY";
+      const apiKey = readEnv(variable, env);
+      if (apiKey === undefined) throw missingKey(variable, "gemini");
+      const {
+        provider: _provider,
+        apiKeyEnv: _apiKeyEnv,
+        idle_timeout_ms: _idle,
+        total_timeout_ms: _total,
+        parallel_tool_calls,
+        thinking,
+        ...options
+      } = c;
+      const capabilities = {
+        ...options.capabilities,
+        ...(parallel_tool_calls === undefined ? {} : { parallelToolCalls: parallel_tool_calls }),
+      };
+      return gemini({
+        ...options,
+        apiKey,
+        capabilities,
+        ...(thinking === undefined
+          ? {}
+          : {
+              thinking: {
+                ...(thinking.budget_tokens === undefined ? {} : { budgetTokens: thinking.budget_tokens }),
+                ...(thinking.include_thoughts === undefined
+                  ? {}
+                  : { includeThoughts: thinking.include_thoughts }),
+              },
+            }),
+        timeouts: timeoutsOf(c),
+        env: {},
       });
     }
     case "scripted":

@@ -1,13 +1,15 @@
 export type { AnthropicOptions } from "./anthropic";
+export { ANTHROPIC_BASE_URL, anthropic } from "./anthropic";
 export type { AttemptContext, ModelTimeouts } from "./call-timeouts";
 export { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_TOTAL_TIMEOUT_MS } from "./call-timeouts";
-export { ANTHROPIC_BASE_URL, anthropic } from "./anthropic";
 export type {
   AnthropicContentBlock,
   AnthropicImageBlock,
   AnthropicMessage,
 } from "./convert-to-anthropic-messages";
 export { convertToAnthropicMessages } from "./convert-to-anthropic-messages";
+export type { GeminiContent, GeminiPart } from "./convert-to-gemini-contents";
+export { convertToGeminiContents } from "./convert-to-gemini-contents";
 export type { OpenAIChatMessage, OpenAIContentPart } from "./convert-to-openai-messages";
 export { convertToOpenAIMessages } from "./convert-to-openai-messages";
 export type { ModelConfig } from "./create-model";
@@ -17,11 +19,14 @@ export {
   DEFAULT_ANTHROPIC_MODEL,
   DEFAULT_OPENAI_MODEL,
   defaultModelFromEnv,
+  GeminiModelConfigSchema,
   ModelConfigSchema,
   OpenAIModelConfigSchema,
 } from "./create-model";
 export type { ModelEnv } from "./env";
 export { defaultEnv, readEnv } from "./env";
+export type { GeminiOptions } from "./gemini";
+export { GEMINI_BASE_URL, gemini } from "./gemini";
 export type {
   FinishReason,
   LanguageModel,

@@ -165,3 +165,60 @@ export function messagesRuleProblems(body: MessagesBody): string[] {
   }
   return problems;
 }
+
+const geminiPart = z.union([
+  z.strictObject({ text: z.string() }),
+  z.strictObject({ inlineData: z.strictObject({ mimeType: z.string(), data: z.string() }) }),
+  z.strictObject({ fileData: z.strictObject({ mimeType: z.string(), fileUri: z.string() }) }),
+  z.strictObject({
+    functionCall: z.strictObject({ name: z.string().min(1), args: z.record(z.string(), z.unknown()) }),
+    thoughtSignature: z.string().min(1).optional(),
+  }),
+  z.strictObject({
+    functionResponse: z.strictObject({
+      name: z.string().min(1),
+      response: z.record(z.string(), z.unknown()),
+    }),
+  }),
+]);
+
+/** `POST /v1beta/models/{model}:streamGenerateContent?alt=sse` (GenerateContentRequest). */
+export const GenerateContentRequest = z.strictObject({
+  contents: z
+    .array(z.strictObject({ role: z.enum(["user", "model"]), parts: z.array(geminiPart).min(1) }))
+    .min(1),
+  systemInstruction: z.strictObject({ parts: z.array(z.strictObject({ text: z.string() })) }).optional(),
+  tools: z
+    .array(
+      z.strictObject({
+        functionDeclarations: z.array(
+          z.strictObject({
+            name: z.string().regex(/^[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}$/),
+            description: z.string().optional(),
+            parameters: z.record(z.string(), z.unknown()).optional(),
+          }),
+        ),
+      }),
+    )
+    .optional(),
+  toolConfig: z
+    .strictObject({
+      functionCallingConfig: z.strictObject({
+        mode: z.enum(["AUTO", "ANY", "NONE", "VALIDATED"]),
+        allowedFunctionNames: z.array(z.string()).optional(),
+      }),
+    })
+    .optional(),
+  generationConfig: z
+    .strictObject({
+      maxOutputTokens: z.number().int().positive().optional(),
+      temperature: z.number().min(0).max(2).optional(),
+      thinkingConfig: z
+        .strictObject({
+          thinkingBudget: z.number().int().optional(),
+          includeThoughts: z.boolean().optional(),
+        })
+        .optional(),
+    })
+    .optional(),
+});

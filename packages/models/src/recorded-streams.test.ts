@@ -4,11 +4,13 @@
 import { readdirSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { anthropic } from "./anthropic";
+import { gemini } from "./gemini";
 import type { LanguageModel, ModelRequest } from "./language-model";
 import { openai } from "./openai";
 import {
   ChatCompletionsRequest,
   GeminiChatCompletionsRequest,
+  GenerateContentRequest,
   MessagesRequest,
 } from "./provider-request-shapes";
 import {
@@ -64,11 +66,26 @@ const viaAnthropic =
       ...(fetchImpl ? { fetch: fetchImpl } : {}),
     });
 
+const viaGemini =
+  (model: string): Factory =>
+  (baseURL, fetchImpl) =>
+    gemini({
+      model,
+      baseURL: `${baseURL}/v1beta`,
+      apiKey: "test-key",
+      retry: fast,
+      ...(fetchImpl ? { fetch: fetchImpl } : {}),
+    });
+
 interface Case {
   file: string;
   framing: Framing;
   model: Factory;
-  requestShape: typeof ChatCompletionsRequest | typeof GeminiChatCompletionsRequest | typeof MessagesRequest;
+  requestShape:
+    | typeof ChatCompletionsRequest
+    | typeof GeminiChatCompletionsRequest
+    | typeof MessagesRequest
+    | typeof GenerateContentRequest;
   expected: Partial<Outcome>;
   /** How many HTTP requests the call makes (more than 1 only when it retries). Default 1. */
   requests?: number;
@@ -83,6 +100,35 @@ const SIG_GEMINI =
 const SF = { location: "San Francisco" };
 
 const cases: Case[] = [
+  {
+    file: "google-text.chunks.txt",
+    framing: "gemini",
+    model: viaGemini("gemini-3-pro-preview"),
+    requestShape: GenerateContentRequest,
+    expected: {
+      text: 'There are **3** "r"s in strawberry.\n\nst**r**awbe**rr**y',
+      calls: [],
+      finish: { reason: "stop", usage: { inputTokens: 9, outputTokens: 23 + 185 } },
+    },
+  },
+  {
+    file: "google-tool-call-gemini3.chunks.txt",
+    framing: "gemini",
+    model: viaGemini("gemini-3-pro-preview"),
+    requestShape: GenerateContentRequest,
+    expected: {
+      text: "",
+      parts: [
+        {
+          type: "google.thought_signature",
+          toolCallId: expect.stringMatching(/^call_[0-9a-f]{16}$/),
+          signature: expect.stringMatching(/^EpEgCo4gAb4\+9vvWwdN\+NkNiCC[A-Za-z0-9+/]+KivQw3YcJ1FX$/),
+        },
+      ],
+      calls: [{ id: expect.stringMatching(/^call_[0-9a-f]{16}$/), name: "weather", arguments: SF }],
+      finish: { reason: "tool_calls", usage: { inputTokens: 29, outputTokens: 15 + 804 } },
+    },
+  },
   {
     file: "anthropic-message-delta-input-tokens.chunks.txt",
     framing: "anthropic",

@@ -21,7 +21,7 @@ export const manifest = JSON.parse(readFileSync(`${DIR}manifest.json`, "utf8")) 
   streams: ManifestEntry[];
 };
 
-export type Framing = "anthropic" | "openai";
+export type Framing = "anthropic" | "openai" | "gemini";
 
 /** The payload lines of a fixture, framed as the provider sends them on the wire. */
 export function frame(
@@ -37,8 +37,10 @@ export function frame(
       ? lines
           .map((line) => `event: ${(JSON.parse(line) as { type: string }).type}\ndata: ${line}\n\n`)
           .join("")
-      : `${lines.map((line) => `data: ${line}\n\n`).join("")}data: [DONE]\n\n`;
-  if (options.noTrailingBlankLine) body = body.replace(/\n\n$/, "");
+      : framing === "gemini"
+        ? lines.map((line) => `data: ${line}\r\n\r\n`).join("")
+        : `${lines.map((line) => `data: ${line}\n\n`).join("")}data: [DONE]\n\n`;
+  if (options.noTrailingBlankLine) body = body.replace(/\r?\n\r?\n$/, "");
   return body;
 }
 

@@ -3,10 +3,12 @@
 // signature on its call), checked against the providers' published request shapes.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { anthropic } from "./anthropic";
+import { gemini } from "./gemini";
 import type { LanguageModel, ModelMessage, ModelRequest } from "./language-model";
 import { openai } from "./openai";
 import {
   GeminiChatCompletionsRequest,
+  GenerateContentRequest,
   MessagesRequest,
   messagesRuleProblems,
 } from "./provider-request-shapes";
@@ -141,6 +143,55 @@ describe("a tool round with thinking enabled", () => {
       tool_call_id: "function-call-12402874931946010245",
       content: "No errors.",
     });
+  });
+});
+
+describe("a Gemini 3 tool round (native API)", () => {
+  it("sends the thought signature back on the functionCall part, with the functionResponse after it", async () => {
+    const model = gemini({
+      model: "gemini-3-pro-preview",
+      baseURL: `${server.url}/v1beta`,
+      apiKey: "k",
+      retry: fast,
+    });
+    const base: ModelRequest = {
+      messages: [
+        { role: "system", content: "Be brief." },
+        { role: "user", content: "Weather in San Francisco?" },
+      ],
+      tools: [{ name: "weather", description: "Weather.", parameters: { type: "object" } }],
+    };
+    const { round1, round2, body } = await twoRounds(
+      model,
+      base,
+      frame("google-tool-call-gemini3.chunks.txt", "gemini"),
+      frame("google-text.chunks.txt", "gemini"),
+    );
+    expect(round2.text).toMatch(/^There are \*\*3\*\*/);
+    const signature = (round1.parts[0] as { signature: string }).signature;
+    expect(signature).toHaveLength(5488);
+    const parsed = GenerateContentRequest.safeParse(body);
+    expect(parsed.error?.issues ?? []).toEqual([]);
+    expect(server.requests.at(-1)!.path).toBe(
+      "/v1beta/models/gemini-3-pro-preview:streamGenerateContent?alt=sse",
+    );
+    expect(body.systemInstruction).toEqual({ parts: [{ text: "Be brief." }] });
+    expect(body.contents).toEqual([
+      { role: "user", parts: [{ text: "Weather in San Francisco?" }] },
+      {
+        role: "model",
+        parts: [
+          {
+            functionCall: { name: "weather", args: { location: "San Francisco" } },
+            thoughtSignature: signature,
+          },
+        ],
+      },
+      {
+        role: "user",
+        parts: [{ functionResponse: { name: "weather", response: { result: "No errors." } } }],
+      },
+    ]);
   });
 });
 
