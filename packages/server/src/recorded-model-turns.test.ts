@@ -7,8 +7,14 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { trace } from "@opentelemetry/api";
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from "@opentelemetry/sdk-trace-base";
 import { Tools } from "@patchbay/tools";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createServer, type PatchbayServer } from "./create-server";
 import { silentLogger } from "./logger";
 
@@ -32,6 +38,13 @@ function wire(file: string, framing: "anthropic" | "openai"): string {
     .join("");
 }
 
+const spans = new InMemorySpanExporter();
+beforeAll(() => {
+  trace.setGlobalTracerProvider(
+    new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] }),
+  );
+});
+
 let provider: Server;
 let providerUrl: string;
 let bodies: any[];
@@ -43,6 +56,7 @@ let dir: string;
 beforeEach(async () => {
   bodies = [];
   replies = [];
+  spans.reset();
   provider = createHttpServer((request, response) => {
     const parts: Buffer[] = [];
     request.on("data", (part: Buffer) => parts.push(part));
@@ -170,5 +184,86 @@ describe("a turn against recorded provider streams", () => {
       error: { code: "timeout", message: "openai: the provider sent nothing for 0.2s (idle timeout)" },
     });
     expect(bodies).toHaveLength(1);
+  });
+
+  it("traces the turn, each model call and each tool call with the GenAI attributes", async () => {
+    const tools = new Tools().register({
+      name: "checkSandboxErrors",
+      description: "Lists sandbox errors.",
+      run: () => "No errors.",
+    });
+    await start(
+      {
+        provider: "anthropic",
+        model: "claude-sonnet-4-6",
+        baseURL: providerUrl,
+        maxTokens: 4096,
+        thinking: { budget_tokens: 1024 },
+      },
+      tools,
+    );
+    replies.push(
+      wire("anthropic-thinking-tool-call.derived.chunks.txt", "anthropic"),
+      wire("anthropic-message-delta-input-tokens.chunks.txt", "anthropic"),
+    );
+    const { id, end } = await turn("Check the sandbox for errors now.");
+    expect(end.reason).toBe("stop");
+    const finished = spans.getFinishedSpans();
+    const turnSpan = finished.find((s) => s.name === "patchbay.turn")!;
+    expect(turnSpan.attributes).toMatchObject({
+      "patchbay.session.id": id,
+      "patchbay.agent": "support",
+      "patchbay.turn.outcome": "completed",
+      "patchbay.turn.reason": "stop",
+      "gen_ai.usage.input_tokens": 599 + 61,
+      "gen_ai.usage.output_tokens": 59 + 2,
+    });
+    const chats = finished.filter((s) => s.name === "chat claude-sonnet-4-6");
+    expect(chats.map((s) => s.attributes)).toEqual([
+      {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": "anthropic",
+        "gen_ai.request.model": "claude-sonnet-4-6",
+        "gen_ai.response.finish_reasons": ["tool_calls"],
+        "gen_ai.usage.input_tokens": 599,
+        "gen_ai.usage.output_tokens": 59,
+      },
+      {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": "anthropic",
+        "gen_ai.request.model": "claude-sonnet-4-6",
+        "gen_ai.response.finish_reasons": ["stop"],
+        "gen_ai.usage.input_tokens": 61,
+        "gen_ai.usage.output_tokens": 2,
+      },
+    ]);
+    const tool = finished.find((s) => s.name === "execute_tool checkSandboxErrors")!;
+    expect(tool.attributes).toMatchObject({
+      "gen_ai.operation.name": "execute_tool",
+      "gen_ai.tool.name": "checkSandboxErrors",
+      "patchbay.tool.location": "server",
+      "patchbay.tool.outcome": "completed",
+      "patchbay.tool.attempt": 1,
+    });
+    for (const child of [...chats, tool]) {
+      expect(child.parentSpanContext?.spanId).toBe(turnSpan.spanContext().spanId);
+      expect(child.spanContext().traceId).toBe(turnSpan.spanContext().traceId);
+    }
+  });
+
+  it("marks a failed model call and its turn as errors with the error code", async () => {
+    await start({
+      provider: "openai",
+      model: "gpt-4o",
+      baseURL: `${providerUrl}/v1`,
+      retry: { maxRetries: 0 },
+    });
+    const { end } = await turn("Hello?");
+    expect(end.type).toBe("response.failed");
+    const finished = spans.getFinishedSpans();
+    const chat = finished.find((s) => s.name === "chat gpt-4o")!;
+    expect([chat.status.code, chat.attributes["error.type"]]).toEqual([2, "unavailable"]);
+    const turnSpan = finished.find((s) => s.name === "patchbay.turn")!;
+    expect([turnSpan.status.code, turnSpan.attributes["patchbay.turn.outcome"]]).toEqual([2, "failed"]);
   });
 });

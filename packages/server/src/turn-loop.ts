@@ -1,5 +1,13 @@
 import { type LanguageModel, ModelError, prepareMessages, type ReasoningPart } from "@patchbay/models";
-import type { MessageItem, NormalizedToolCall, ToolSpec, Usage, User, WireError } from "@patchbay/protocol";
+import type {
+  MessageItem,
+  NormalizedToolCall,
+  ToolCallItem,
+  ToolSpec,
+  Usage,
+  User,
+  WireError,
+} from "@patchbay/protocol";
 import { nanoid } from "nanoid";
 import type { ApprovalFlow } from "./approval-flow";
 import type { MessageRouter } from "./dispatch-seams";
@@ -10,6 +18,7 @@ import type { SessionRuntime } from "./session-runtime";
 import type { TurnRecord } from "./store";
 import { ToolCallRunner } from "./tool-call-runner";
 import type { ToolBackend } from "./tool-location";
+import { TurnTrace } from "./tracing";
 
 /**
  * Everything one turn needs.
@@ -87,9 +96,16 @@ export class Turn {
   // The provider's reasoning state of each round (thinking blocks, thought signatures), by the
   // model's id of each call the round made, handed back with that round's calls in later rounds.
   private readonly reasoning = new Map<string, ReasoningPart[]>();
+  private readonly trace: TurnTrace;
+  private readonly tracedCalls = new Set<string>();
 
   constructor(private readonly options: TurnOptions) {
     this.responseId = options.responseId;
+    this.trace = new TurnTrace({
+      sessionId: options.runtime.id,
+      agent: options.runtime.agent.id,
+      responseId: options.responseId,
+    });
   }
 
   /** Stops the turn: see the class description. Safe to call more than once. */
@@ -141,8 +157,21 @@ export class Turn {
         return this.complete("max_rounds", text);
       }
       await runner.run(result.calls);
+      this.traceToolCalls();
     }
     return this.complete("max_rounds", text);
+  }
+
+  /** Records the spans of the turn's tool calls that ended since the last round. */
+  private traceToolCalls(): void {
+    const ended = this.options.runtime
+      .conversation()
+      .filter(
+        (item): item is ToolCallItem =>
+          item.type === "tool_call" && item.responseId === this.responseId && !this.tracedCalls.has(item.id),
+      );
+    for (const item of ended) this.tracedCalls.add(item.id);
+    this.trace.toolCalls(ended);
   }
 
   private runner(): ToolCallRunner {
@@ -182,6 +211,7 @@ export class Turn {
       await deltaWrites;
       if (deltaError) throw deltaError.error;
     };
+    const traced = this.trace.modelCall(model);
     try {
       let count = 0;
       for await (const event of model.stream({ messages, tools, signal: this.controller.signal })) {
@@ -222,10 +252,18 @@ export class Turn {
         } else if (event.type === "finish") {
           usage = event.usage;
           if (event.reason === "refusal") refused = true;
+          traced.finish(event.reason, event.usage);
         }
       }
       await flushDeltas();
+      traced.interrupted();
     } catch (error) {
+      if (this.interrupted) traced.interrupted();
+      else
+        traced.fail(
+          error instanceof ModelError ? error.code : "internal",
+          error instanceof Error ? error : undefined,
+        );
       if (!this.interrupted) {
         if (item) await this.closeMessage({ ...item, status: "failed" });
         throw error;
@@ -287,6 +325,7 @@ export class Turn {
 
   private async complete(reason: CompletedReason, text: string): Promise<TurnOutcome> {
     const outcome: TurnOutcome = reason === "interrupted" ? "interrupted" : "completed";
+    this.trace.end(outcome, reason, this.usage);
     await this.options.runtime.commit({
       turn: this.record(outcome === "interrupted" ? "interrupted" : "completed"),
       events: [
@@ -318,6 +357,7 @@ export class Turn {
   }
 
   private async failWith(error: WireError): Promise<TurnOutcome> {
+    this.trace.end("failed", error.code, this.usage);
     try {
       await this.options.runtime.commit({
         turn: this.record("failed"),
