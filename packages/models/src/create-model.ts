@@ -7,6 +7,7 @@ import { gemini } from "./gemini";
 import type { LanguageModel } from "./language-model";
 import { ModelError } from "./model-error";
 import { OPENAI_BASE_URL, openai } from "./openai";
+import { openaiResponses } from "./openai-responses";
 import { scripted } from "./scripted";
 import { ScriptedModelConfigSchema } from "./scripted-config";
 
@@ -67,11 +68,38 @@ export const OpenAIModelConfigSchema = z
     max_tokens_field: z.enum(["max_completion_tokens", "max_tokens"]).optional(),
     /** `false` leaves out `stream_options.include_usage` (servers that answer it with 422). */
     include_usage: z.boolean().optional(),
+    /** `responses` calls OpenAI's Responses API (`openaiResponses()`) instead of Chat Completions. */
+    api: z.enum(["chat_completions", "responses"]).optional(),
+    /** Responses API only: reasoning effort and summary. */
+    reasoning: z
+      .strictObject({
+        effort: z.enum(["minimal", "low", "medium", "high"]).optional(),
+        summary: z.enum(["auto", "concise", "detailed"]).optional(),
+      })
+      .optional(),
   })
   .check(
     oneSpelling("parallelToolCalls", "parallel_tool_calls"),
     oneSpelling("maxTokensField", "max_tokens_field"),
+    onlyWithApi(),
   );
+
+// Switches of one API refused with the other, so a setting cannot be silently ignored.
+function onlyWithApi() {
+  const chatOnly = ["azure", "query", "strictTools", "maxTokensField", "max_tokens_field", "include_usage"];
+  return (ctx: { value: Record<string, unknown>; issues: unknown[] }) => {
+    const responses = ctx.value.api === "responses";
+    for (const key of responses ? chatOnly : ["reasoning"]) {
+      if (ctx.value[key] === undefined) continue;
+      ctx.issues.push({
+        code: "custom",
+        input: ctx.value,
+        path: [key],
+        message: responses ? "applies to Chat Completions, not api: responses" : "needs api: responses",
+      });
+    }
+  };
+}
 
 /**
  * The config of an Anthropic model (see `anthropic()` for each option).
@@ -222,9 +250,27 @@ export function createModel(config: ModelConfig, env: ModelEnv = defaultEnv()): 
         parallel_tool_calls,
         max_tokens_field,
         include_usage,
+        api,
+        reasoning,
         ...options
       } = c;
       const parallelToolCalls = options.parallelToolCalls ?? parallel_tool_calls;
+      if (api === "responses") {
+        return openaiResponses({
+          model: options.model,
+          ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
+          ...(apiKey === undefined ? {} : { apiKey }),
+          ...(options.headers === undefined ? {} : { headers: options.headers }),
+          ...(options.organization === undefined ? {} : { organization: options.organization }),
+          ...(options.project === undefined ? {} : { project: options.project }),
+          ...(options.capabilities === undefined ? {} : { capabilities: options.capabilities }),
+          ...(options.retry === undefined ? {} : { retry: options.retry }),
+          ...(parallelToolCalls === undefined ? {} : { parallelToolCalls }),
+          ...(reasoning === undefined ? {} : { reasoning }),
+          timeouts: timeoutsOf(c),
+          env: {},
+        });
+      }
       const maxTokensField = options.maxTokensField ?? max_tokens_field;
       return openai({
         ...options,

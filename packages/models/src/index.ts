@@ -12,6 +12,8 @@ export type { GeminiContent, GeminiPart } from "./convert-to-gemini-contents";
 export { convertToGeminiContents } from "./convert-to-gemini-contents";
 export type { OpenAIChatMessage, OpenAIContentPart } from "./convert-to-openai-messages";
 export { convertToOpenAIMessages } from "./convert-to-openai-messages";
+export type { ResponsesInputItem } from "./convert-to-responses-input";
+export { convertToResponsesInput } from "./convert-to-responses-input";
 export type { ModelConfig } from "./create-model";
 export {
   AnthropicModelConfigSchema,
@@ -49,6 +51,8 @@ export {
 } from "./model-error";
 export type { OpenAIOptions } from "./openai";
 export { OPENAI_BASE_URL, openai } from "./openai";
+export type { OpenAIResponsesOptions } from "./openai-responses";
+export { openaiResponses } from "./openai-responses";
 export { stripStrictNulls, toStrictJsonSchema } from "./openai-strict-schema";
 export { postEventStream } from "./post-event-stream";
 export { IMAGE_OMITTED_NOTE, prepareMessages } from "./prepare-messages";

@@ -87,6 +87,8 @@ export type FinishReason = "stop" | "tool_calls" | "length" | "content_filter" |
  * - `google.thought_signature`: the signature Gemini attaches to a function call
  *   (`extra_content.google.thought_signature` in its OpenAI-compatible API, `thoughtSignature`
  *   natively), sent back on the same call.
+ * - `openai.reasoning`: a reasoning item of OpenAI's Responses API (with its `encrypted_content`),
+ *   sent back before the calls it led to.
  *
  * @example
  * ```ts
@@ -96,7 +98,8 @@ export type FinishReason = "stop" | "tool_calls" | "length" | "content_filter" |
 export type ReasoningPart =
   | { type: "anthropic.thinking"; thinking: string; signature: string }
   | { type: "anthropic.redacted_thinking"; data: string }
-  | { type: "google.thought_signature"; toolCallId: string; signature: string };
+  | { type: "google.thought_signature"; toolCallId: string; signature: string }
+  | { type: "openai.reasoning"; item: Record<string, unknown> };
 
 /**
  * What a model adapter streams: text as it arrives, each tool call once it is complete (already

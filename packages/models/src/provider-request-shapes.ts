@@ -222,3 +222,62 @@ export const GenerateContentRequest = z.strictObject({
     })
     .optional(),
 });
+
+const responsesContent = z.array(
+  z.union([
+    z.strictObject({ type: z.literal("input_text"), text: z.string() }),
+    z.strictObject({ type: z.literal("input_image"), image_url: z.string() }),
+  ]),
+);
+
+/** `POST /v1/responses` with `stream: true` (stateless: `store: false`). */
+export const ResponsesRequest = z.strictObject({
+  model: z.string().min(1),
+  input: z.array(
+    z.union([
+      z.strictObject({ role: z.enum(["system", "assistant"]), content: z.string() }),
+      z.strictObject({ role: z.literal("user"), content: responsesContent }),
+      z.strictObject({
+        type: z.literal("function_call"),
+        call_id: z.string().min(1),
+        name: z.string().min(1),
+        arguments: z.string(),
+      }),
+      z.strictObject({
+        type: z.literal("function_call_output"),
+        call_id: z.string().min(1),
+        output: z.string(),
+      }),
+      z.strictObject({
+        type: z.literal("reasoning"),
+        id: z.string().min(1),
+        summary: z.array(z.strictObject({ type: z.literal("summary_text"), text: z.string() })),
+        encrypted_content: z.string().min(1).optional(),
+      }),
+    ]),
+  ),
+  stream: z.literal(true),
+  store: z.boolean().optional(),
+  include: z.array(z.enum(["reasoning.encrypted_content"])).optional(),
+  tools: z
+    .array(
+      z.strictObject({
+        type: z.literal("function"),
+        name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/),
+        description: z.string().optional(),
+        parameters: z.record(z.string(), z.unknown()),
+        strict: z.boolean(),
+      }),
+    )
+    .optional(),
+  tool_choice: z.unknown().optional(),
+  parallel_tool_calls: z.boolean().optional(),
+  reasoning: z
+    .strictObject({
+      effort: z.enum(["minimal", "low", "medium", "high"]).optional(),
+      summary: z.enum(["auto", "concise", "detailed"]).optional(),
+    })
+    .optional(),
+  max_output_tokens: z.number().int().positive().optional(),
+  temperature: z.number().min(0).max(2).optional(),
+});

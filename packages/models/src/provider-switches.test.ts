@@ -88,6 +88,47 @@ describe("the model switches of an agent's YAML", () => {
   });
 });
 
+describe("api: responses", () => {
+  it("calls the Responses API with the reasoning switch, and refuses Chat Completions switches with it", async () => {
+    server.reply({ chunks: [frame("openai-responses-tool-call.chunks.txt", "responses")] });
+    const model = createModel(
+      {
+        provider: "openai",
+        model: "o4-mini",
+        baseURL: `${server.url}/v1`,
+        api: "responses",
+        reasoning: { effort: "low" },
+      },
+      {},
+    );
+    const outcome = await run(model, { ...ask, tools: [weather] });
+    expect(outcome.calls.map((c) => c.name)).toEqual(["get_weather"]);
+    expect(server.requests[0]!.path).toBe("/v1/responses");
+    expect(server.requests[0]!.body).toMatchObject({
+      reasoning: { effort: "low" },
+      max_output_tokens: 64,
+      store: false,
+    });
+    const wrong = ModelConfigSchema.safeParse({
+      provider: "openai",
+      model: "m",
+      api: "responses",
+      include_usage: false,
+    });
+    expect(wrong.error?.issues.map((i) => [i.path.join("."), i.message])).toEqual([
+      ["include_usage", "applies to Chat Completions, not api: responses"],
+    ]);
+    const orphan = ModelConfigSchema.safeParse({
+      provider: "openai",
+      model: "m",
+      reasoning: { effort: "low" },
+    });
+    expect(orphan.error?.issues.map((i) => [i.path.join("."), i.message])).toEqual([
+      ["reasoning", "needs api: responses"],
+    ]);
+  });
+});
+
 describe("the timeouts of a model call", () => {
   it("idle_timeout_ms ends a call whose provider goes silent, naming the provider and the silence, without retrying", async () => {
     const wire = frame("azure-text.chunks.txt", "openai");

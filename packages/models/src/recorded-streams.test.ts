@@ -7,11 +7,13 @@ import { anthropic } from "./anthropic";
 import { gemini } from "./gemini";
 import type { LanguageModel, ModelRequest } from "./language-model";
 import { openai } from "./openai";
+import { openaiResponses } from "./openai-responses";
 import {
   ChatCompletionsRequest,
   GeminiChatCompletionsRequest,
   GenerateContentRequest,
   MessagesRequest,
+  ResponsesRequest,
 } from "./provider-request-shapes";
 import {
   byteByByteFetch,
@@ -77,6 +79,17 @@ const viaGemini =
       ...(fetchImpl ? { fetch: fetchImpl } : {}),
     });
 
+const viaResponses =
+  (model: string): Factory =>
+  (baseURL, fetchImpl) =>
+    openaiResponses({
+      model,
+      baseURL: `${baseURL}/v1`,
+      apiKey: "test-key",
+      retry: fast,
+      ...(fetchImpl ? { fetch: fetchImpl } : {}),
+    });
+
 interface Case {
   file: string;
   framing: Framing;
@@ -85,7 +98,8 @@ interface Case {
     | typeof ChatCompletionsRequest
     | typeof GeminiChatCompletionsRequest
     | typeof MessagesRequest
-    | typeof GenerateContentRequest;
+    | typeof GenerateContentRequest
+    | typeof ResponsesRequest;
   expected: Partial<Outcome>;
   /** How many HTTP requests the call makes (more than 1 only when it retries). Default 1. */
   requests?: number;
@@ -100,6 +114,39 @@ const SIG_GEMINI =
 const SF = { location: "San Francisco" };
 
 const cases: Case[] = [
+  {
+    file: "openai-responses-tool-call.chunks.txt",
+    framing: "responses",
+    model: viaResponses("gpt-5.1"),
+    requestShape: ResponsesRequest,
+    expected: {
+      text: "",
+      calls: [{ id: "call_2FQdm3Br7Qb35YUBSkDR7kue", name: "get_weather", arguments: { city: "Beijing" } }],
+      finish: { reason: "tool_calls", usage: { inputTokens: 45, outputTokens: 25 } },
+    },
+  },
+  {
+    file: "openai-responses-reasoning-text.derived.chunks.txt",
+    framing: "responses",
+    model: viaResponses("o4-mini"),
+    requestShape: ResponsesRequest,
+    expected: {
+      text: "Order A1 ships tomorrow — café ☕.",
+      reasoningText: "**Checking the order**",
+      parts: [
+        {
+          type: "openai.reasoning",
+          item: expect.objectContaining({
+            type: "reasoning",
+            id: "rs_68c2e1f1b2c48190a3e5",
+            encrypted_content: expect.stringMatching(/^gAAAAA/),
+          }),
+        },
+      ],
+      calls: [],
+      finish: { reason: "stop", usage: { inputTokens: 120, outputTokens: 210 } },
+    },
+  },
   {
     file: "google-text.chunks.txt",
     framing: "gemini",
@@ -309,6 +356,7 @@ describe("the recorded streams", () => {
   it("cover every provider docs/models.md claims", () => {
     const providers = new Set(manifest.streams.map((s) => s.provider));
     for (const claimed of [
+      "openai-responses",
       "openai",
       "azure",
       "anthropic",

@@ -21,7 +21,8 @@ export const manifest = JSON.parse(readFileSync(`${DIR}manifest.json`, "utf8")) 
   streams: ManifestEntry[];
 };
 
-export type Framing = "anthropic" | "openai" | "gemini";
+/** `anthropic` and `responses` (OpenAI's Responses API) name each event after its `type`. */
+export type Framing = "anthropic" | "responses" | "openai" | "gemini";
 
 /** The payload lines of a fixture, framed as the provider sends them on the wire. */
 export function frame(
@@ -33,7 +34,7 @@ export function frame(
     .split("\n")
     .filter((line) => line.trim() !== "");
   let body =
-    framing === "anthropic"
+    framing === "anthropic" || framing === "responses"
       ? lines
           .map((line) => `event: ${(JSON.parse(line) as { type: string }).type}\ndata: ${line}\n\n`)
           .join("")

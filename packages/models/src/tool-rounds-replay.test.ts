@@ -6,11 +6,13 @@ import { anthropic } from "./anthropic";
 import { gemini } from "./gemini";
 import type { LanguageModel, ModelMessage, ModelRequest } from "./language-model";
 import { openai } from "./openai";
+import { openaiResponses } from "./openai-responses";
 import {
   GeminiChatCompletionsRequest,
   GenerateContentRequest,
   MessagesRequest,
   messagesRuleProblems,
+  ResponsesRequest,
 } from "./provider-request-shapes";
 import { frame, type Outcome, run } from "./replay-harness";
 import { startWireServer, type WireServer } from "./wire-test-server";
@@ -192,6 +194,67 @@ describe("a Gemini 3 tool round (native API)", () => {
         parts: [{ functionResponse: { name: "weather", response: { result: "No errors." } } }],
       },
     ]);
+  });
+});
+
+describe("a tool round on OpenAI's Responses API (stateless)", () => {
+  it("sends the reasoning item back unchanged before the function_call, then its output", async () => {
+    const model = openaiResponses({
+      model: "o4-mini",
+      baseURL: `${server.url}/v1`,
+      apiKey: "k",
+      retry: fast,
+    });
+    const base: ModelRequest = {
+      messages: [{ role: "user", content: "Weather in Beijing?" }],
+      tools: [{ name: "get_weather", description: "Get weather", parameters: { type: "object" } }],
+    };
+    // The reasoning item of a recorded reasoning reply, then a recorded function call.
+    server.reply({ chunks: [frame("openai-responses-reasoning-text.derived.chunks.txt", "responses")] });
+    const thought = await run(model, base);
+    const { round1, body } = await twoRounds(
+      model,
+      base,
+      frame("openai-responses-tool-call.chunks.txt", "responses"),
+      frame("openai-responses-reasoning-text.derived.chunks.txt", "responses"),
+    );
+    round1.parts.unshift(...thought.parts);
+    const withReasoning = await (async () => {
+      server.reply({ chunks: [frame("openai-responses-reasoning-text.derived.chunks.txt", "responses")] });
+      const call = round1.calls[0]!;
+      await run(model, {
+        ...base,
+        messages: [
+          ...base.messages,
+          {
+            role: "assistant",
+            content: "",
+            toolCalls: [{ ...call, index: 0, rawArguments: JSON.stringify(call.arguments) }],
+            reasoning: round1.parts,
+          },
+          { role: "tool", toolCallId: call.id, toolName: call.name, content: { text: "Sunny", images: [] } },
+        ],
+      });
+      return server.requests.at(-1)!.body;
+    })();
+    for (const sent of [body, withReasoning]) {
+      const parsed = ResponsesRequest.safeParse(sent);
+      expect(parsed.error?.issues ?? []).toEqual([]);
+      expect(sent).toMatchObject({ store: false, include: ["reasoning.encrypted_content"] });
+    }
+    expect(body.input.slice(1)).toEqual([
+      {
+        type: "function_call",
+        call_id: "call_2FQdm3Br7Qb35YUBSkDR7kue",
+        name: "get_weather",
+        arguments: '{"city":"Beijing"}',
+      },
+      { type: "function_call_output", call_id: "call_2FQdm3Br7Qb35YUBSkDR7kue", output: "No errors." },
+    ]);
+    expect(
+      withReasoning.input.map((item: { type?: string; role?: string }) => item.type ?? item.role),
+    ).toEqual(["user", "reasoning", "function_call", "function_call_output"]);
+    expect(withReasoning.input[1]).toEqual((thought.parts[0] as { item: unknown }).item);
   });
 });
 
