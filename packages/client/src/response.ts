@@ -2,14 +2,15 @@ import type { Usage } from "@patchbay/protocol";
 import type { ClientError } from "./errors";
 
 /**
- * Why a reply ended, as the server reports it in `response.completed`.
+ * Why a reply ended, as the server reports it in `response.completed`. `refusal`: the model
+ * declined to answer and `text` is its refusal, meant for the user.
  *
  * @example
  * ```ts
  * if (reply.reason === "interrupted") showNotice("stopped");
  * ```
  */
-export type ResponseReason = "stop" | "interrupted" | "max_rounds" | "answered_by_worker";
+export type ResponseReason = "stop" | "interrupted" | "max_rounds" | "answered_by_worker" | "refusal";
 
 /**
  * A finished reply.

@@ -1,4 +1,5 @@
 import { normalizeToolCall, type Usage } from "@patchbay/protocol";
+import type { AttemptContext, ModelTimeouts } from "./call-timeouts";
 import { convertToAnthropicMessages } from "./convert-to-anthropic-messages";
 import { type ModelEnv, readEnv } from "./env";
 import type {
@@ -53,6 +54,13 @@ export interface AnthropicOptions {
   capabilities?: Partial<ModelCapabilities>;
   /** Retries of rate limits, overload, 5xx and failed connections. */
   retry?: RetryOptions;
+  /**
+   * Extended thinking: sent as `thinking: { type: "enabled", budget_tokens }`. The thinking blocks
+   * (with their signatures) are yielded as `reasoning` parts and sent back in the tool loop.
+   */
+  thinking?: { budgetTokens: number };
+  /** Idle and total timeouts of each call (see {@link ModelTimeouts}). */
+  timeouts?: ModelTimeouts;
   /** A `fetch` to use instead of the global one. */
   fetch?: typeof fetch;
 }
@@ -61,8 +69,23 @@ interface StreamEvent {
   type?: string;
   index?: number;
   message?: { usage?: Record<string, unknown> };
-  content_block?: { type?: string; id?: string; name?: string; input?: unknown };
-  delta?: { type?: string; text?: string; partial_json?: string; stop_reason?: string | null };
+  content_block?: {
+    type?: string;
+    id?: string;
+    name?: string;
+    input?: unknown;
+    thinking?: string;
+    signature?: string;
+    data?: string;
+  };
+  delta?: {
+    type?: string;
+    text?: string;
+    partial_json?: string;
+    thinking?: string;
+    signature?: string;
+    stop_reason?: string | null;
+  };
   usage?: Record<string, unknown>;
   error?: unknown;
 }
@@ -78,7 +101,7 @@ function mapStopReason(reason: string | undefined): FinishReason {
     case "model_context_window_exceeded":
       return "length";
     case "refusal":
-      return "content_filter";
+      return "refusal";
     default:
       return "other";
   }
@@ -104,8 +127,10 @@ function count(value: unknown): number {
 /**
  * A Claude model behind the Anthropic Messages API, streamed. Text deltas are yielded as they
  * arrive; each `tool_use` block's `input_json_delta` partials are assembled and the call is
- * yielded when its block stops; usage comes from `message_start` (input, including cached
- * tokens) and `message_delta` (output); an `error` event mid-stream becomes a `ModelError`.
+ * yielded when its block stops; thinking and redacted-thinking blocks are yielded as `reasoning`
+ * parts (with their signatures) to send back in the tool loop; usage is the latest of
+ * `message_start` and the cumulative `message_delta` (input includes cached tokens); a `refusal`
+ * stop reason finishes with `refusal`; an `error` event mid-stream becomes a `ModelError`.
  *
  * @example
  * ```ts
@@ -135,7 +160,7 @@ export function anthropic(options: AnthropicOptions): LanguageModel {
 
   async function* attempt(
     body: string,
-    signal: AbortSignal | undefined,
+    context: AttemptContext,
   ): AsyncGenerator<ModelStreamEvent, void, undefined> {
     const stream = await postEventStream({
       provider: "anthropic",
@@ -143,13 +168,30 @@ export function anthropic(options: AnthropicOptions): LanguageModel {
       url,
       headers,
       body,
-      signal,
+      signal: context.signal,
+      activity: context.activity,
     });
 
     const toolBlocks = new Map<number, { id: string; name: string; json: string }>();
+    const thinkingBlocks = new Map<number, { thinking: string; signature: string }>();
     let callCount = 0;
     let stopReason: string | undefined;
-    const usage: Usage = { inputTokens: 0, outputTokens: 0 };
+    // The latest value of each usage field: `message_delta` carries cumulative counts that are
+    // larger than `message_start`'s with prompt caching, server tools and pause_turn.
+    const counts: Record<string, number> = {};
+    const readUsage = (u: Record<string, unknown> | undefined) => {
+      for (const [key, value] of Object.entries(u ?? {})) {
+        if (typeof value === "number") counts[key] = count(value);
+      }
+    };
+    const usage = (): Usage => ({
+      // Cached prompt tokens are input the model read too; the caller sees the whole prompt.
+      inputTokens:
+        (counts.input_tokens ?? 0) +
+        (counts.cache_creation_input_tokens ?? 0) +
+        (counts.cache_read_input_tokens ?? 0),
+      outputTokens: counts.output_tokens ?? 0,
+    });
 
     for await (const sse of readSse(stream)) {
       let event: StreamEvent;
@@ -162,18 +204,21 @@ export function anthropic(options: AnthropicOptions): LanguageModel {
         );
       }
       switch (event.type ?? sse.event) {
-        case "message_start": {
-          const u = event.message?.usage ?? {};
-          // Cached prompt tokens are input the model read too; the caller sees the whole prompt.
-          usage.inputTokens =
-            count(u.input_tokens) + count(u.cache_creation_input_tokens) + count(u.cache_read_input_tokens);
-          usage.outputTokens = count(u.output_tokens);
+        case "message_start":
+          readUsage(event.message?.usage);
           break;
-        }
         case "content_block_start": {
           const block = event.content_block;
-          if (block?.type === "tool_use" && event.index !== undefined) {
+          if (event.index === undefined) break;
+          if (block?.type === "tool_use") {
             toolBlocks.set(event.index, { id: block.id ?? "", name: block.name ?? "", json: "" });
+          } else if (block?.type === "thinking") {
+            thinkingBlocks.set(event.index, {
+              thinking: block.thinking ?? "",
+              signature: block.signature ?? "",
+            });
+          } else if (block?.type === "redacted_thinking" && typeof block.data === "string") {
+            yield { type: "reasoning", part: { type: "anthropic.redacted_thinking", data: block.data } };
           }
           break;
         }
@@ -184,10 +229,25 @@ export function anthropic(options: AnthropicOptions): LanguageModel {
           } else if (delta?.type === "input_json_delta" && event.index !== undefined) {
             const block = toolBlocks.get(event.index);
             if (block !== undefined) block.json += delta.partial_json ?? "";
+          } else if (delta?.type === "thinking_delta" && event.index !== undefined) {
+            const block = thinkingBlocks.get(event.index);
+            if (block !== undefined && typeof delta.thinking === "string") {
+              block.thinking += delta.thinking;
+              if (delta.thinking !== "") yield { type: "reasoning-delta", delta: delta.thinking };
+            }
+          } else if (delta?.type === "signature_delta" && event.index !== undefined) {
+            const block = thinkingBlocks.get(event.index);
+            if (block !== undefined) block.signature += delta.signature ?? "";
           }
           break;
         }
         case "content_block_stop": {
+          const thinking = event.index === undefined ? undefined : thinkingBlocks.get(event.index);
+          if (thinking !== undefined) {
+            thinkingBlocks.delete(event.index!);
+            yield { type: "reasoning", part: { type: "anthropic.thinking", ...thinking } };
+            break;
+          }
           const block = event.index === undefined ? undefined : toolBlocks.get(event.index);
           if (block === undefined) break;
           toolBlocks.delete(event.index!);
@@ -202,21 +262,24 @@ export function anthropic(options: AnthropicOptions): LanguageModel {
         }
         case "message_delta": {
           if (event.delta?.stop_reason) stopReason = event.delta.stop_reason;
-          const u = event.usage ?? {};
-          if (u.output_tokens !== undefined) usage.outputTokens = count(u.output_tokens);
-          if (u.input_tokens !== undefined && usage.inputTokens === 0)
-            usage.inputTokens = count(u.input_tokens);
+          readUsage(event.usage);
           break;
         }
         case "message_stop":
-          yield { type: "finish", reason: mapStopReason(stopReason), usage };
+          yield { type: "finish", reason: mapStopReason(stopReason), usage: usage() };
           return;
         case "error":
           throw modelErrorFromStreamError("anthropic", event.error);
         default:
-          // `ping`, thinking blocks and event types added later are not part of the reply.
+          // `ping` and event types added later are not part of the reply.
           break;
       }
+    }
+    // A `message_stop` without the blank line that ends an event is dropped by the SSE parser;
+    // once `message_delta` gave the stop reason the reply was whole.
+    if (stopReason !== undefined) {
+      yield { type: "finish", reason: mapStopReason(stopReason), usage: usage() };
+      return;
     }
     throw new ModelError("unavailable", "anthropic: the stream ended before the reply was complete");
   }
@@ -248,11 +311,15 @@ export function anthropic(options: AnthropicOptions): LanguageModel {
         }
       }
       if (request.temperature !== undefined) body.temperature = request.temperature;
+      if (options.thinking !== undefined) {
+        body.thinking = { type: "enabled", budget_tokens: options.thinking.budgetTokens };
+      }
       const text = JSON.stringify(body);
-      return streamWithRetries(() => attempt(text, request.signal), {
+      return streamWithRetries((context) => attempt(text, context), {
         provider: "anthropic",
         signal: request.signal,
         retry: options.retry,
+        timeouts: options.timeouts,
       });
     },
   };

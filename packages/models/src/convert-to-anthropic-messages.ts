@@ -24,6 +24,8 @@ export type AnthropicImageBlock = {
  */
 export type AnthropicContentBlock =
   | { type: "text"; text: string }
+  | { type: "thinking"; thinking: string; signature: string }
+  | { type: "redacted_thinking"; data: string }
   | AnthropicImageBlock
   | { type: "tool_use"; id: string; name: string; input: Record<string, unknown> }
   | {
@@ -56,7 +58,9 @@ function imageBlock(image: ImageContent): AnthropicImageBlock {
  * join into `system`. Tool results become `tool_result` blocks (with `is_error`, and their images
  * inside the result's content) in a user message; consecutive tool results, and a user message
  * right after them, share one user message, because the API wants user and assistant turns to
- * alternate and every `tool_use` answered in the very next message.
+ * alternate and every `tool_use` answered in the very next message. An assistant message's
+ * Anthropic reasoning parts become its leading `thinking`/`redacted_thinking` blocks; its text is
+ * left out when it is only whitespace.
  *
  * @example
  * ```ts
@@ -88,7 +92,17 @@ export function convertToAnthropicMessages(messages: ModelMessage[]): {
       }
       case "assistant": {
         const blocks: AnthropicContentBlock[] = [];
-        if (message.content !== "") blocks.push({ type: "text", text: message.content });
+        // Thinking blocks come first, unchanged, as the API requires when tool results follow.
+        for (const part of message.reasoning ?? []) {
+          if (part.type === "anthropic.thinking") {
+            blocks.push({ type: "thinking", thinking: part.thinking, signature: part.signature });
+          } else if (part.type === "anthropic.redacted_thinking") {
+            blocks.push({ type: "redacted_thinking", data: part.data });
+          }
+        }
+        // The API refuses a text block of only whitespace ("text content blocks must contain
+        // non-whitespace text"); models do reply "\n\n" before a tool call.
+        if (message.content.trim() !== "") blocks.push({ type: "text", text: message.content });
         for (const call of message.toolCalls ?? []) {
           blocks.push({ type: "tool_use", id: call.id, name: call.name, input: call.arguments });
         }

@@ -27,7 +27,13 @@ export type OpenAIChatMessage =
   | {
       role: "assistant";
       content: string | null;
-      tool_calls?: Array<{ id: string; type: "function"; function: { name: string; arguments: string } }>;
+      tool_calls?: Array<{
+        id: string;
+        type: "function";
+        function: { name: string; arguments: string };
+        /** Gemini's thought signature, sent back on the call it came with. */
+        extra_content?: { google: { thought_signature: string } };
+      }>;
     }
   | { role: "tool"; tool_call_id: string; content: string };
 
@@ -39,6 +45,8 @@ function imagePart(image: ImageContent): OpenAIContentPart {
 /**
  * Translates the conversation into Chat Completions messages. Images in user messages become
  * `image_url` parts (a data URI for inline data); tool results become `role: "tool"` messages.
+ * Gemini thought signatures among an assistant message's reasoning parts go back on their calls
+ * as `extra_content.google.thought_signature`.
  *
  * The Chat Completions API does not accept images in `tool` messages, so the images of tool
  * results are sent in one user message right after the run of tool messages (not between them:
@@ -82,20 +90,30 @@ export function convertToOpenAIMessages(messages: ModelMessage[]): OpenAIChatMes
           out.push({ role: "assistant", content: message.content });
           break;
         }
+        const signatures = new Map<string, string>();
+        for (const part of message.reasoning ?? []) {
+          if (part.type === "google.thought_signature") signatures.set(part.toolCallId, part.signature);
+        }
         out.push({
           role: "assistant",
           content: message.content === "" ? null : message.content,
-          tool_calls: calls.map((call) => ({
-            id: call.id,
-            type: "function",
-            // Arguments that were not valid JSON are sent as `{}`: some OpenAI-compatible servers
-            // parse the history's arguments and would reject the whole request.
-            function: {
-              name: call.name,
-              arguments:
-                call.argumentsError === undefined ? call.rawArguments : JSON.stringify(call.arguments),
-            },
-          })),
+          tool_calls: calls.map((call) => {
+            const signature = signatures.get(call.id);
+            return {
+              id: call.id,
+              type: "function" as const,
+              // Arguments that were not valid JSON are sent as `{}`: some OpenAI-compatible servers
+              // parse the history's arguments and would reject the whole request.
+              function: {
+                name: call.name,
+                arguments:
+                  call.argumentsError === undefined ? call.rawArguments : JSON.stringify(call.arguments),
+              },
+              ...(signature === undefined
+                ? {}
+                : { extra_content: { google: { thought_signature: signature } } }),
+            };
+          }),
         });
         break;
       }

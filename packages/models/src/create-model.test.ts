@@ -80,6 +80,28 @@ describe("createModel", () => {
     expect(server.requests[0]!.body.max_tokens).toBe(512);
   });
 
+  it("builds a Gemini model with the key from GEMINI_API_KEY, sent as x-goog-api-key", async () => {
+    server.reply({
+      chunks: ['data: {"candidates":[{"content":{"parts":[{"text":"ok"}]},"finishReason":"STOP"}]}\r\n\r\n'],
+    });
+    const model = createModel(
+      {
+        provider: "gemini",
+        model: "gemini-2.5-flash",
+        baseURL: `${server.url}/v1beta`,
+        thinking: { budget_tokens: 512 },
+      },
+      { GEMINI_API_KEY: "g-key" },
+    );
+    const events = await collect(model.stream({ messages: [{ role: "user", content: "hi" }], tools: [] }));
+    expect(events[0]).toEqual({ type: "text-delta", delta: "ok" });
+    expect(server.requests[0]!.headers["x-goog-api-key"]).toBe("g-key");
+    expect(server.requests[0]!.body.generationConfig).toEqual({ thinkingConfig: { thinkingBudget: 512 } });
+    expect(() => createModel({ provider: "gemini", model: "gemini-2.5-flash" }, {})).toThrow(
+      /GEMINI_API_KEY/,
+    );
+  });
+
   it("reports a missing key as authentication, naming the variable", () => {
     const cases: Array<[Parameters<typeof createModel>[0], string]> = [
       [{ provider: "openai", model: "gpt-4o-mini" }, "OPENAI_API_KEY"],
@@ -130,7 +152,7 @@ describe("createModel", () => {
     expect(error).toMatchObject({ code: "bad_request" });
     expect((error as Error).message).toContain("model");
     expect((error as Error).message).toContain("baseURL");
-    expect(ModelConfigSchema.safeParse({ provider: "gemini", model: "x" }).success).toBe(false);
+    expect(ModelConfigSchema.safeParse({ provider: "cohere", model: "x" }).success).toBe(false);
     expect(
       ModelConfigSchema.safeParse({ provider: "anthropic", model: "x", strictTools: true }).success,
     ).toBe(false);

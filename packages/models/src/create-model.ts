@@ -1,10 +1,13 @@
 import { formatZodIssues } from "@patchbay/protocol";
 import { z } from "zod";
 import { anthropic } from "./anthropic";
+import type { ModelTimeouts } from "./call-timeouts";
 import { defaultEnv, type ModelEnv, readEnv } from "./env";
+import { gemini } from "./gemini";
 import type { LanguageModel } from "./language-model";
 import { ModelError } from "./model-error";
 import { OPENAI_BASE_URL, openai } from "./openai";
+import { openaiResponses } from "./openai-responses";
 import { scripted } from "./scripted";
 import { ScriptedModelConfigSchema } from "./scripted-config";
 
@@ -22,6 +25,15 @@ const RetrySchema = z.strictObject({
 
 const common = {
   model: z.string().min(1),
+  /**
+   * How long the provider may send nothing before the call ends with a `timeout` error
+   * (default 120000, see `DEFAULT_IDLE_TIMEOUT_MS`).
+   */
+  idle_timeout_ms: z.number().int().positive().optional(),
+  /** How long the whole call may take (default 600000, see `DEFAULT_TOTAL_TIMEOUT_MS`). */
+  total_timeout_ms: z.number().int().positive().optional(),
+  /** Snake-case spelling of `parallelToolCalls`: `false` asks for at most one tool call per reply. */
+  parallel_tool_calls: z.boolean().optional(),
   baseURL: z.url().optional(),
   /** The environment variable the key is read from. */
   apiKeyEnv: z
@@ -41,17 +53,53 @@ const common = {
  * OpenAIModelConfigSchema.parse({ provider: "openai", model: "llama3.1", baseURL: "http://localhost:11434/v1" });
  * ```
  */
-export const OpenAIModelConfigSchema = z.strictObject({
-  provider: z.literal("openai"),
-  ...common,
-  query: z.record(z.string(), z.string()).optional(),
-  organization: z.string().min(1).optional(),
-  project: z.string().min(1).optional(),
-  azure: z.strictObject({ apiVersion: z.string().min(1) }).optional(),
-  strictTools: z.boolean().optional(),
-  parallelToolCalls: z.boolean().optional(),
-  maxTokensField: z.enum(["max_completion_tokens", "max_tokens"]).optional(),
-});
+export const OpenAIModelConfigSchema = z
+  .strictObject({
+    provider: z.literal("openai"),
+    ...common,
+    query: z.record(z.string(), z.string()).optional(),
+    organization: z.string().min(1).optional(),
+    project: z.string().min(1).optional(),
+    azure: z.strictObject({ apiVersion: z.string().min(1) }).optional(),
+    strictTools: z.boolean().optional(),
+    parallelToolCalls: z.boolean().optional(),
+    maxTokensField: z.enum(["max_completion_tokens", "max_tokens"]).optional(),
+    /** Snake-case spelling of `maxTokensField`. */
+    max_tokens_field: z.enum(["max_completion_tokens", "max_tokens"]).optional(),
+    /** `false` leaves out `stream_options.include_usage` (servers that answer it with 422). */
+    include_usage: z.boolean().optional(),
+    /** `responses` calls OpenAI's Responses API (`openaiResponses()`) instead of Chat Completions. */
+    api: z.enum(["chat_completions", "responses"]).optional(),
+    /** Responses API only: reasoning effort and summary. */
+    reasoning: z
+      .strictObject({
+        effort: z.enum(["minimal", "low", "medium", "high"]).optional(),
+        summary: z.enum(["auto", "concise", "detailed"]).optional(),
+      })
+      .optional(),
+  })
+  .check(
+    oneSpelling("parallelToolCalls", "parallel_tool_calls"),
+    oneSpelling("maxTokensField", "max_tokens_field"),
+    onlyWithApi(),
+  );
+
+// Switches of one API refused with the other, so a setting cannot be silently ignored.
+function onlyWithApi() {
+  const chatOnly = ["azure", "query", "strictTools", "maxTokensField", "max_tokens_field", "include_usage"];
+  return (ctx: { value: Record<string, unknown>; issues: unknown[] }) => {
+    const responses = ctx.value.api === "responses";
+    for (const key of responses ? chatOnly : ["reasoning"]) {
+      if (ctx.value[key] === undefined) continue;
+      ctx.issues.push({
+        code: "custom",
+        input: ctx.value,
+        path: [key],
+        message: responses ? "applies to Chat Completions, not api: responses" : "needs api: responses",
+      });
+    }
+  };
+}
 
 /**
  * The config of an Anthropic model (see `anthropic()` for each option).
@@ -61,12 +109,57 @@ export const OpenAIModelConfigSchema = z.strictObject({
  * AnthropicModelConfigSchema.parse({ provider: "anthropic", model: "claude-sonnet-4-5", maxTokens: 2048 });
  * ```
  */
-export const AnthropicModelConfigSchema = z.strictObject({
-  provider: z.literal("anthropic"),
+export const AnthropicModelConfigSchema = z
+  .strictObject({
+    provider: z.literal("anthropic"),
+    ...common,
+    maxTokens: z.number().int().positive().optional(),
+    anthropicVersion: z.string().min(1).optional(),
+    parallelToolCalls: z.boolean().optional(),
+    /** Extended thinking with this many tokens of budget (at least 1024, below `maxTokens`). */
+    thinking: z.strictObject({ budget_tokens: z.number().int().min(1024) }).optional(),
+  })
+  .check(oneSpelling("parallelToolCalls", "parallel_tool_calls"));
+
+// A switch with a camelCase and a snake_case spelling may be given one way only.
+function oneSpelling(camel: string, snake: string) {
+  return (ctx: { value: Record<string, unknown>; issues: unknown[] }) => {
+    if (ctx.value[camel] !== undefined && ctx.value[snake] !== undefined) {
+      ctx.issues.push({
+        code: "custom",
+        input: ctx.value,
+        path: [snake],
+        message: `give either ${camel} or ${snake}, not both`,
+      });
+    }
+  };
+}
+
+function timeoutsOf(c: { idle_timeout_ms?: number | undefined; total_timeout_ms?: number | undefined }) {
+  const timeouts: ModelTimeouts = {};
+  if (c.idle_timeout_ms !== undefined) timeouts.idleMs = c.idle_timeout_ms;
+  if (c.total_timeout_ms !== undefined) timeouts.totalMs = c.total_timeout_ms;
+  return timeouts;
+}
+
+/**
+ * The config of a Gemini model behind Google's Gemini API (see `gemini()`).
+ *
+ * @example
+ * ```ts
+ * GeminiModelConfigSchema.parse({ provider: "gemini", model: "gemini-2.5-flash", thinking: { budget_tokens: 1024 } });
+ * ```
+ */
+export const GeminiModelConfigSchema = z.strictObject({
+  provider: z.literal("gemini"),
   ...common,
-  maxTokens: z.number().int().positive().optional(),
-  anthropicVersion: z.string().min(1).optional(),
-  parallelToolCalls: z.boolean().optional(),
+  /** `thinkingConfig`: a token budget and whether thought summaries stream as reasoning. */
+  thinking: z
+    .strictObject({
+      budget_tokens: z.number().int().min(0).optional(),
+      include_thoughts: z.boolean().optional(),
+    })
+    .optional(),
 });
 
 /**
@@ -82,6 +175,7 @@ export const AnthropicModelConfigSchema = z.strictObject({
 export const ModelConfigSchema = z.discriminatedUnion("provider", [
   OpenAIModelConfigSchema,
   AnthropicModelConfigSchema,
+  GeminiModelConfigSchema,
   ScriptedModelConfigSchema.extend({ provider: z.literal("scripted") }),
 ]);
 
@@ -123,7 +217,7 @@ function missingKey(variable: string, provider: string): ModelError {
 
 /**
  * Builds the model an agent's config names. The key is read from `env` (default: the process
- * environment): `OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, or the variable `apiKeyEnv` names. A
+ * environment): `OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `GEMINI_API_KEY`, or the variable `apiKeyEnv` names. A
  * missing key is a `ModelError` with code `authentication` that names the variable, except for
  * an OpenAI-compatible server at a custom `baseURL` with no `apiKeyEnv` (local servers need no
  * key). An invalid config is a `ModelError` with code `bad_request` listing every problem.
@@ -148,15 +242,108 @@ export function createModel(config: ModelConfig, env: ModelEnv = defaultEnv()): 
       if (apiKey === undefined && (official || c.azure !== undefined || c.apiKeyEnv !== undefined)) {
         throw missingKey(variable, "openai");
       }
-      const { provider: _provider, apiKeyEnv: _apiKeyEnv, ...options } = c;
-      return openai({ ...options, ...(apiKey === undefined ? {} : { apiKey }), env: {} });
+      const {
+        provider: _provider,
+        apiKeyEnv: _apiKeyEnv,
+        idle_timeout_ms: _idle,
+        total_timeout_ms: _total,
+        parallel_tool_calls,
+        max_tokens_field,
+        include_usage,
+        api,
+        reasoning,
+        ...options
+      } = c;
+      const parallelToolCalls = options.parallelToolCalls ?? parallel_tool_calls;
+      if (api === "responses") {
+        return openaiResponses({
+          model: options.model,
+          ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
+          ...(apiKey === undefined ? {} : { apiKey }),
+          ...(options.headers === undefined ? {} : { headers: options.headers }),
+          ...(options.organization === undefined ? {} : { organization: options.organization }),
+          ...(options.project === undefined ? {} : { project: options.project }),
+          ...(options.capabilities === undefined ? {} : { capabilities: options.capabilities }),
+          ...(options.retry === undefined ? {} : { retry: options.retry }),
+          ...(parallelToolCalls === undefined ? {} : { parallelToolCalls }),
+          ...(reasoning === undefined ? {} : { reasoning }),
+          timeouts: timeoutsOf(c),
+          env: {},
+        });
+      }
+      const maxTokensField = options.maxTokensField ?? max_tokens_field;
+      return openai({
+        ...options,
+        ...(apiKey === undefined ? {} : { apiKey }),
+        ...(parallelToolCalls === undefined ? {} : { parallelToolCalls }),
+        ...(maxTokensField === undefined ? {} : { maxTokensField }),
+        ...(include_usage === undefined ? {} : { includeUsage: include_usage }),
+        timeouts: timeoutsOf(c),
+        env: {},
+      });
     }
     case "anthropic": {
       const variable = c.apiKeyEnv ?? "ANTHROPIC_API_KEY";
       const apiKey = readEnv(variable, env);
       if (apiKey === undefined) throw missingKey(variable, "anthropic");
-      const { provider: _provider, apiKeyEnv: _apiKeyEnv, ...options } = c;
-      return anthropic({ ...options, apiKey });
+      const {
+        provider: _provider,
+        apiKeyEnv: _apiKeyEnv,
+        idle_timeout_ms: _idle,
+        total_timeout_ms: _total,
+        parallel_tool_calls,
+        thinking,
+        ...options
+      } = c;
+      const parallelToolCalls = options.parallelToolCalls ?? parallel_tool_calls;
+      if (thinking !== undefined && thinking.budget_tokens >= (options.maxTokens ?? 4096)) {
+        throw new ModelError(
+          "bad_request",
+          `invalid model config: thinking.budget_tokens (${thinking.budget_tokens}) must be below maxTokens (${options.maxTokens ?? 4096})`,
+        );
+      }
+      return anthropic({
+        ...options,
+        apiKey,
+        ...(parallelToolCalls === undefined ? {} : { parallelToolCalls }),
+        ...(thinking === undefined ? {} : { thinking: { budgetTokens: thinking.budget_tokens } }),
+        timeouts: timeoutsOf(c),
+      });
+    }
+    case "gemini": {
+      const variable = c.apiKeyEnv ?? "GEMINI_API_KEY";
+      const apiKey = readEnv(variable, env);
+      if (apiKey === undefined) throw missingKey(variable, "gemini");
+      const {
+        provider: _provider,
+        apiKeyEnv: _apiKeyEnv,
+        idle_timeout_ms: _idle,
+        total_timeout_ms: _total,
+        parallel_tool_calls,
+        thinking,
+        ...options
+      } = c;
+      const capabilities = {
+        ...options.capabilities,
+        ...(parallel_tool_calls === undefined ? {} : { parallelToolCalls: parallel_tool_calls }),
+      };
+      return gemini({
+        ...options,
+        apiKey,
+        capabilities,
+        ...(thinking === undefined
+          ? {}
+          : {
+              thinking: {
+                ...(thinking.budget_tokens === undefined ? {} : { budgetTokens: thinking.budget_tokens }),
+                ...(thinking.include_thoughts === undefined
+                  ? {}
+                  : { includeThoughts: thinking.include_thoughts }),
+              },
+            }),
+        timeouts: timeoutsOf(c),
+        env: {},
+      });
     }
     case "scripted":
       return scripted(c);

@@ -1,13 +1,19 @@
 export type { AnthropicOptions } from "./anthropic";
 export { ANTHROPIC_BASE_URL, anthropic } from "./anthropic";
+export type { AttemptContext, ModelTimeouts } from "./call-timeouts";
+export { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_TOTAL_TIMEOUT_MS } from "./call-timeouts";
 export type {
   AnthropicContentBlock,
   AnthropicImageBlock,
   AnthropicMessage,
 } from "./convert-to-anthropic-messages";
 export { convertToAnthropicMessages } from "./convert-to-anthropic-messages";
+export type { GeminiContent, GeminiPart } from "./convert-to-gemini-contents";
+export { convertToGeminiContents } from "./convert-to-gemini-contents";
 export type { OpenAIChatMessage, OpenAIContentPart } from "./convert-to-openai-messages";
 export { convertToOpenAIMessages } from "./convert-to-openai-messages";
+export type { ResponsesInputItem } from "./convert-to-responses-input";
+export { convertToResponsesInput } from "./convert-to-responses-input";
 export type { ModelConfig } from "./create-model";
 export {
   AnthropicModelConfigSchema,
@@ -15,11 +21,14 @@ export {
   DEFAULT_ANTHROPIC_MODEL,
   DEFAULT_OPENAI_MODEL,
   defaultModelFromEnv,
+  GeminiModelConfigSchema,
   ModelConfigSchema,
   OpenAIModelConfigSchema,
 } from "./create-model";
 export type { ModelEnv } from "./env";
 export { defaultEnv, readEnv } from "./env";
+export type { GeminiOptions } from "./gemini";
+export { GEMINI_BASE_URL, gemini } from "./gemini";
 export type {
   FinishReason,
   LanguageModel,
@@ -27,6 +36,7 @@ export type {
   ModelMessage,
   ModelRequest,
   ModelStreamEvent,
+  ReasoningPart,
   ToolChoice,
 } from "./language-model";
 export type { ModelErrorCode, ModelErrorOptions } from "./model-error";
@@ -41,6 +51,8 @@ export {
 } from "./model-error";
 export type { OpenAIOptions } from "./openai";
 export { OPENAI_BASE_URL, openai } from "./openai";
+export type { OpenAIResponsesOptions } from "./openai-responses";
+export { openaiResponses } from "./openai-responses";
 export { stripStrictNulls, toStrictJsonSchema } from "./openai-strict-schema";
 export { postEventStream } from "./post-event-stream";
 export { IMAGE_OMITTED_NOTE, prepareMessages } from "./prepare-messages";

@@ -21,7 +21,17 @@ import type {
 export type ModelMessage =
   | { role: "system"; content: string }
   | { role: "user"; content: string; images?: ImageContent[] }
-  | { role: "assistant"; content: string; toolCalls?: NormalizedToolCall[] }
+  | {
+      role: "assistant";
+      content: string;
+      toolCalls?: NormalizedToolCall[];
+      /**
+       * The provider's reasoning state of this reply (thinking blocks, thought signatures), as the
+       * adapter yielded it in `reasoning` events; sent back so a reasoning model accepts the next
+       * request of a tool loop. Adapters ignore parts of other providers.
+       */
+      reasoning?: ReasoningPart[];
+    }
   | {
       role: "tool";
       toolCallId: string;
@@ -66,11 +76,35 @@ export interface ModelRequest {
  * if (event.type === "finish" && event.reason === "tool_calls") runTools();
  * ```
  */
-export type FinishReason = "stop" | "tool_calls" | "length" | "content_filter" | "other";
+export type FinishReason = "stop" | "tool_calls" | "length" | "content_filter" | "refusal" | "other";
+
+/**
+ * Reasoning state a provider needs back on the next request of a tool loop. Opaque to the
+ * server: it is stored with the conversation and handed back to the adapter that made it.
+ *
+ * - `anthropic.thinking` / `anthropic.redacted_thinking`: Claude's extended-thinking blocks with
+ *   their signature, sent back as the assistant message's first blocks.
+ * - `google.thought_signature`: the signature Gemini attaches to a function call
+ *   (`extra_content.google.thought_signature` in its OpenAI-compatible API, `thoughtSignature`
+ *   natively), sent back on the same call.
+ * - `openai.reasoning`: a reasoning item of OpenAI's Responses API (with its `encrypted_content`),
+ *   sent back before the calls it led to.
+ *
+ * @example
+ * ```ts
+ * const part: ReasoningPart = { type: "anthropic.thinking", thinking: "Check the order.", signature: "EqQB..." };
+ * ```
+ */
+export type ReasoningPart =
+  | { type: "anthropic.thinking"; thinking: string; signature: string }
+  | { type: "anthropic.redacted_thinking"; data: string }
+  | { type: "google.thought_signature"; toolCallId: string; signature: string }
+  | { type: "openai.reasoning"; item: Record<string, unknown> };
 
 /**
  * What a model adapter streams: text as it arrives, each tool call once it is complete (already
- * normalized), and exactly one `finish` at the end.
+ * normalized), reasoning state to keep, and exactly one `finish` at the end. A refusal streams as
+ * `refusal-delta` and finishes with reason `refusal`.
  *
  * @example
  * ```ts
@@ -79,6 +113,12 @@ export type FinishReason = "stop" | "tool_calls" | "length" | "content_filter" |
  */
 export type ModelStreamEvent =
   | { type: "text-delta"; delta: string }
+  /** The model declined to answer (OpenAI `refusal`); the text is meant for the user. */
+  | { type: "refusal-delta"; delta: string }
+  /** Readable reasoning as it streams (Claude's thinking). Not part of the reply. */
+  | { type: "reasoning-delta"; delta: string }
+  /** A complete piece of reasoning state to keep with the reply (see {@link ReasoningPart}). */
+  | { type: "reasoning"; part: ReasoningPart }
   | { type: "tool-call"; call: NormalizedToolCall }
   | { type: "finish"; reason: FinishReason; usage: Usage };
 

@@ -13,6 +13,8 @@ export const ModelErrorCodes = {
   badRequest: "bad_request",
   unavailable: "unavailable",
   aborted: "aborted",
+  /** The provider was silent for longer than the idle timeout, or the call outlasted its total one. */
+  timeout: "timeout",
 } as const;
 
 /**
@@ -230,8 +232,10 @@ const STREAM_ERROR_CODES: Record<string, ModelErrorCode> = {
 /**
  * Builds the {@link ModelError} for an error the provider reported inside a stream that had
  * already started with HTTP 200: an Anthropic `error` event (`{ type, message }`, such as
- * `overloaded_error`) or an OpenAI-style `{ error: { message, type, code } }` chunk. Unknown
- * types count as the provider being unavailable.
+ * `overloaded_error`) or an OpenAI-style `{ error: { message, type, code } }` chunk. A numeric
+ * `code` (OpenRouter's `{ error: { code: 400, ... } }`) is read as the HTTP status it names, so a
+ * refused request is `bad_request` and not retried. Unknown types count as the provider being
+ * unavailable.
  *
  * @example
  * ```ts
@@ -243,20 +247,24 @@ export function modelErrorFromStreamError(provider: string, error: unknown): Mod
     message?: unknown;
     type?: unknown;
     code?: unknown;
+    status?: unknown;
   };
   const message = typeof e.message === "string" ? e.message : "the provider reported an error mid-stream";
   const kinds = [e.code, e.type].filter((k): k is string => typeof k === "string");
-  let code: ModelErrorCode = "unavailable";
+  // OpenRouter and other gateways put the HTTP status the upstream answered in a numeric `code`.
+  const status = [e.code, e.status].find(
+    (value): value is number => typeof value === "number" && value >= 400 && value <= 599,
+  );
+  let code: ModelErrorCode | undefined;
   for (const kind of kinds) {
-    const mapped = STREAM_ERROR_CODES[kind];
-    if (mapped !== undefined) {
-      code = mapped;
-      break;
-    }
+    code = STREAM_ERROR_CODES[kind];
+    if (code !== undefined) break;
   }
+  code ??= status === undefined ? "unavailable" : errorCodeForStatus(status, kinds[0], message);
   if (code === "bad_request" && isContextTooLong(message)) code = "context_too_long";
-  const providerCode = kinds[0];
+  const providerCode = kinds[0] ?? (status === undefined ? undefined : String(status));
   return new ModelError(code, `${provider}: ${message}`, {
+    ...(status === undefined ? {} : { status }),
     ...(providerCode === undefined ? {} : { providerCode }),
     retryable: code === "unavailable" || (code === "rate_limited" && providerCode !== "insufficient_quota"),
   });

@@ -1,4 +1,5 @@
 import { type NormalizedToolCall, normalizeToolCall, type ToolSpec, type Usage } from "@patchbay/protocol";
+import type { AttemptContext, ModelTimeouts } from "./call-timeouts";
 import { convertToOpenAIMessages } from "./convert-to-openai-messages";
 import { type ModelEnv, readEnv } from "./env";
 import type {
@@ -64,6 +65,14 @@ export interface OpenAIOptions {
   /** Sent as `parallel_tool_calls` when tools are offered; `false` also sets the capability. */
   parallelToolCalls?: boolean;
   /**
+   * Sends `stream_options: { include_usage: true }` so the stream ends with token usage. Default
+   * true; set false for servers that refuse the field (Mistral, some Azure AI Foundry endpoints
+   * answer 422), whose usage then counts as 0 unless they send it anyway.
+   */
+  includeUsage?: boolean;
+  /** Idle and total timeouts of each call (see {@link ModelTimeouts}). */
+  timeouts?: ModelTimeouts;
+  /**
    * Default: images on for OpenAI and Azure, off for other servers (most local models read text
    * only, and sending them an image part fails the request).
    */
@@ -83,12 +92,20 @@ interface ChatToolCallDelta {
   index?: number;
   id?: string;
   function?: { name?: string; arguments?: string };
+  /** Gemini's OpenAI-compatible API: `{ google: { thought_signature } }`. */
+  extra_content?: { google?: { thought_signature?: unknown } };
 }
 
 interface ChatChunk {
   choices?: Array<{
     index?: number;
-    delta?: { content?: string | null; tool_calls?: ChatToolCallDelta[] };
+    delta?: {
+      content?: string | null;
+      refusal?: string | null;
+      reasoning_content?: string | null;
+      reasoning?: string | null;
+      tool_calls?: ChatToolCallDelta[] | null;
+    };
     finish_reason?: string | null;
   }>;
   usage?: { prompt_tokens?: number; completion_tokens?: number } | null;
@@ -99,6 +116,7 @@ interface PartialCall {
   id: string;
   name: string;
   arguments: string;
+  thoughtSignature?: string;
 }
 
 function mapFinishReason(reason: string): FinishReason {
@@ -197,7 +215,7 @@ export function openai(options: OpenAIOptions): LanguageModel {
   async function* attempt(
     body: string,
     strictSchemas: Map<string, Record<string, unknown>>,
-    signal: AbortSignal | undefined,
+    context: AttemptContext,
   ): AsyncGenerator<ModelStreamEvent, void, undefined> {
     const stream = await postEventStream({
       provider: "openai",
@@ -205,7 +223,8 @@ export function openai(options: OpenAIOptions): LanguageModel {
       url,
       headers,
       body,
-      signal,
+      signal: context.signal,
+      activity: context.activity,
     });
 
     const calls = new Map<number, PartialCall>();
@@ -213,8 +232,11 @@ export function openai(options: OpenAIOptions): LanguageModel {
     let usage: Usage = { inputTokens: 0, outputTokens: 0 };
     let done = false;
     let callsYielded = false;
+    let refused = false;
+    // The call the latest tool-call delta went to: a continuation with neither index nor id belongs to it.
+    let current: number | undefined;
 
-    const completedCalls = (): NormalizedToolCall[] =>
+    const completedCalls = (): Array<{ call: NormalizedToolCall; thoughtSignature?: string }> =>
       [...calls.entries()]
         .sort(([a], [b]) => a - b)
         .map(([, partial], position) => {
@@ -230,8 +252,38 @@ export function openai(options: OpenAIOptions): LanguageModel {
           if (original !== undefined && call.argumentsError === undefined) {
             call.arguments = stripStrictNulls(call.arguments, original);
           }
-          return call;
+          return partial.thoughtSignature === undefined
+            ? { call }
+            : { call, thoughtSignature: partial.thoughtSignature };
         });
+    function* yieldCalls(): Generator<ModelStreamEvent> {
+      callsYielded = true;
+      for (const { call, thoughtSignature } of completedCalls()) {
+        if (thoughtSignature !== undefined) {
+          yield {
+            type: "reasoning",
+            part: { type: "google.thought_signature", toolCallId: call.id, signature: thoughtSignature },
+          };
+        }
+        yield { type: "tool-call", call };
+      }
+    }
+
+    // A few compatible servers leave out `index`. A piece with an id is the call with that id (a
+    // new one if unknown); a piece with neither index nor id continues the call in progress, unless
+    // it names a function while that call already has a name (then it starts the next call).
+    const indexOf = (piece: ChatToolCallDelta): number => {
+      if (piece.index !== undefined) return piece.index;
+      if (piece.id) {
+        for (const [index, call] of calls) if (call.id === piece.id) return index;
+        return nextIndex();
+      }
+      const inProgress = current === undefined ? undefined : calls.get(current);
+      if (inProgress === undefined) return nextIndex();
+      if (piece.function?.name && inProgress.name) return nextIndex();
+      return current as number;
+    };
+    const nextIndex = (): number => (calls.size === 0 ? 0 : Math.max(...calls.keys()) + 1);
 
     for await (const event of readSse(stream)) {
       if (event.data === "[DONE]") {
@@ -257,27 +309,29 @@ export function openai(options: OpenAIOptions): LanguageModel {
       }
       const choice = chunk.choices?.find((c) => (c.index ?? 0) === 0);
       if (choice === undefined) continue;
-      const content = choice.delta?.content;
+      const delta = choice.delta;
+      const content = delta?.content;
       if (typeof content === "string" && content !== "") yield { type: "text-delta", delta: content };
-      for (const [position, delta] of (choice.delta?.tool_calls ?? []).entries()) {
-        // A few compatible servers leave out `index`; the id, or the position in the chunk, stands in.
-        let index = delta.index;
-        if (index === undefined) {
-          const known = [...calls.entries()].find(([, c]) => delta.id !== undefined && c.id === delta.id);
-          index = known ? known[0] : delta.id !== undefined ? calls.size : position;
-        }
+      if (typeof delta?.refusal === "string" && delta.refusal !== "") {
+        refused = true;
+        yield { type: "refusal-delta", delta: delta.refusal };
+      }
+      const thinking = delta?.reasoning_content ?? delta?.reasoning;
+      if (typeof thinking === "string" && thinking !== "") yield { type: "reasoning-delta", delta: thinking };
+      for (const piece of delta?.tool_calls ?? []) {
+        const index = indexOf(piece);
+        current = index;
         const partial = calls.get(index) ?? { id: "", name: "", arguments: "" };
         calls.set(index, partial);
-        if (delta.id && !partial.id) partial.id = delta.id;
-        if (delta.function?.name && !partial.name) partial.name = delta.function.name;
-        if (typeof delta.function?.arguments === "string") partial.arguments += delta.function.arguments;
+        if (piece.id && !partial.id) partial.id = piece.id;
+        if (piece.function?.name && !partial.name) partial.name = piece.function.name;
+        if (typeof piece.function?.arguments === "string") partial.arguments += piece.function.arguments;
+        const signature = piece.extra_content?.google?.thought_signature;
+        if (typeof signature === "string" && signature !== "") partial.thoughtSignature = signature;
       }
       if (choice.finish_reason) {
         finishReason = choice.finish_reason;
-        if (!callsYielded) {
-          callsYielded = true;
-          for (const call of completedCalls()) yield { type: "tool-call", call };
-        }
+        if (!callsYielded) yield* yieldCalls();
       }
     }
     // A server that closes without `[DONE]` but after a finish_reason gave a whole reply; without
@@ -285,12 +339,12 @@ export function openai(options: OpenAIOptions): LanguageModel {
     if (!done && finishReason === undefined) {
       throw new ModelError("unavailable", "openai: the stream ended before the reply was complete");
     }
-    if (!callsYielded) {
-      for (const call of completedCalls()) yield { type: "tool-call", call };
-    }
+    if (!callsYielded) yield* yieldCalls();
     let reason = mapFinishReason(finishReason ?? "stop");
     // Some compatible servers (Ollama among them) report "stop" for a reply that called tools.
     if (calls.size > 0 && reason === "stop") reason = "tool_calls";
+    // OpenAI ends a refusal with "stop"; the caller needs to know the reply is one.
+    if (refused && reason === "stop") reason = "refusal";
     yield { type: "finish", reason, usage };
   }
 
@@ -304,8 +358,8 @@ export function openai(options: OpenAIOptions): LanguageModel {
         model: options.model,
         messages: convertToOpenAIMessages(prepareMessages(request.messages, capabilities)),
         stream: true,
-        stream_options: { include_usage: true },
       };
+      if (options.includeUsage !== false) body.stream_options = { include_usage: true };
       if (wire.length > 0) {
         body.tools = wire;
         if (request.toolChoice !== undefined) body.tool_choice = mapToolChoice(request.toolChoice);
@@ -314,10 +368,11 @@ export function openai(options: OpenAIOptions): LanguageModel {
       if (request.maxOutputTokens !== undefined) body[maxTokensField] = request.maxOutputTokens;
       if (request.temperature !== undefined) body.temperature = request.temperature;
       const text = JSON.stringify(body);
-      return streamWithRetries(() => attempt(text, strictSchemas, request.signal), {
+      return streamWithRetries((context) => attempt(text, strictSchemas, context), {
         provider: "openai",
         signal: request.signal,
         retry: options.retry,
+        timeouts: options.timeouts,
       });
     },
   };

@@ -19,6 +19,8 @@ export async function postEventStream(request: {
   headers: Record<string, string>;
   body: string;
   signal: AbortSignal | undefined;
+  /** Called when the answer's headers and each chunk of its body arrive (the idle timer). */
+  activity?: () => void;
 }): Promise<ReadableStream<Uint8Array>> {
   const response = await request.fetch(request.url, {
     method: "POST",
@@ -33,5 +35,15 @@ export async function postEventStream(request: {
   if (response.body === null) {
     throw new ModelError("unavailable", `${request.provider}: the response has no body`);
   }
-  return response.body;
+  const activity = request.activity;
+  if (activity === undefined) return response.body;
+  activity();
+  return response.body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        activity();
+        controller.enqueue(chunk);
+      },
+    }),
+  );
 }

@@ -1,3 +1,4 @@
+import { type AttemptContext, CallWatch, type ModelTimeouts } from "./call-timeouts";
 import { ModelError, toModelError } from "./model-error";
 
 /**
@@ -76,7 +77,9 @@ export function sleep(ms: number, signal: AbortSignal | undefined, provider = "m
  * Runs `attempt` and re-yields its events; when it fails with a retryable error before yielding
  * anything, waits and runs it again, at most `maxRetries` more times. Once an event has been
  * yielded the caller has acted on it, so a later failure is thrown as is and never retried.
- * Every failure leaves as a {@link ModelError}.
+ * Every failure leaves as a {@link ModelError}. `timeouts` bound the provider's silence and the
+ * whole call (see {@link ModelTimeouts}); the attempt is given the signal to pass to `fetch` and
+ * the hook to call when bytes arrive.
  *
  * @example
  * ```ts
@@ -84,27 +87,45 @@ export function sleep(ms: number, signal: AbortSignal | undefined, provider = "m
  * ```
  */
 export async function* streamWithRetries<T>(
-  attempt: () => AsyncIterable<T>,
-  options: { provider: string; signal?: AbortSignal | undefined; retry?: RetryOptions | undefined },
+  attempt: (context: AttemptContext) => AsyncIterable<T>,
+  options: {
+    provider: string;
+    signal?: AbortSignal | undefined;
+    retry?: RetryOptions | undefined;
+    timeouts?: ModelTimeouts | undefined;
+  },
 ): AsyncGenerator<T, void, undefined> {
   const { provider, signal } = options;
   const retry = options.retry ?? {};
   const maxRetries = Math.max(0, retry.maxRetries ?? 2);
   const maxRetryAfterMs = retry.maxRetryAfterMs ?? 60_000;
-  for (let attemptNumber = 0; attemptNumber <= maxRetries; attemptNumber++) {
-    if (signal?.aborted) throw new ModelError("aborted", `${provider}: the request was aborted`);
-    let yielded = false;
-    try {
-      for await (const event of attempt()) {
-        yielded = true;
-        yield event;
+  const watch = new CallWatch(provider, options.timeouts, signal);
+  const context: AttemptContext = { signal: watch.controller.signal, activity: () => watch.waiting() };
+  try {
+    for (let attemptNumber = 0; attemptNumber <= maxRetries; attemptNumber++) {
+      if (signal?.aborted) throw new ModelError("aborted", `${provider}: the request was aborted`);
+      let yielded = false;
+      try {
+        watch.waiting();
+        for await (const event of attempt(context)) {
+          yielded = true;
+          watch.pause();
+          yield event;
+          watch.waiting();
+        }
+        return;
+      } catch (thrown) {
+        if (watch.timeoutError) throw watch.timeoutError;
+        const error = toModelError(thrown, signal, provider);
+        const waitTooLong = error.retryAfterMs !== undefined && error.retryAfterMs > maxRetryAfterMs;
+        if (yielded || !error.retryable || attemptNumber >= maxRetries || waitTooLong) throw error;
+        watch.pause();
+        await sleep(retryDelay(attemptNumber, error.retryAfterMs, retry), watch.controller.signal, provider);
       }
-      return;
-    } catch (thrown) {
-      const error = toModelError(thrown, signal, provider);
-      const waitTooLong = error.retryAfterMs !== undefined && error.retryAfterMs > maxRetryAfterMs;
-      if (yielded || !error.retryable || attemptNumber >= maxRetries || waitTooLong) throw error;
-      await sleep(retryDelay(attemptNumber, error.retryAfterMs, retry), signal, provider);
     }
+  } catch (error) {
+    throw watch.timeoutError ?? error;
+  } finally {
+    watch.dispose();
   }
 }

@@ -17,7 +17,9 @@ export interface WireReply {
   status?: number;
   headers?: Record<string, string>;
   /** Written one by one with a short pause, so the client reads them as separate network chunks. */
-  chunks?: string[];
+  chunks?: Array<string | Uint8Array>;
+  /** The pause between chunks. Default 2 ms. */
+  pauseMs?: number;
   /** Destroy the socket after the chunks instead of ending the response. */
   cut?: boolean;
   /** Keep the response open after the chunks until the client goes away. */
@@ -63,7 +65,7 @@ async function answer(response: ServerResponse, reply: WireReply): Promise<void>
   for (const chunk of reply.chunks ?? []) {
     if (response.destroyed) return;
     response.write(chunk);
-    await pause(2);
+    await pause(reply.pauseMs ?? 2);
   }
   if (reply.cut) {
     response.socket?.destroy();

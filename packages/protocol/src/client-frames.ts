@@ -559,6 +559,7 @@ export type Usage = z.infer<typeof UsageSchema>;
 
 /**
  * The agent finished a reply. `reason` says why it stopped; `text` is the final assistant text.
+ * `refusal`: the model declined to answer, and `text` is its refusal, meant for the user.
  *
  * @example
  * ```ts
@@ -570,7 +571,7 @@ export const ResponseCompletedEventSchema = z.object({
   ...sessionEvent,
   responseId: IdSchema,
   commandId: IdSchema.optional(),
-  reason: z.enum(["stop", "interrupted", "max_rounds", "answered_by_worker"]),
+  reason: z.enum(["stop", "interrupted", "max_rounds", "answered_by_worker", "refusal"]),
   text: z.string(),
   usage: UsageSchema.optional(),
 });

@@ -76,6 +76,7 @@ export type {
 } from "./store";
 export type { RoutedToolCall, ToolBackend } from "./tool-location";
 export { failedResult } from "./tool-results";
+export { TRACER_NAME } from "./tracing";
 export type { TurnOptions, TurnOutcome } from "./turn-loop";
 export { Turn } from "./turn-loop";
 export type { VerifiedUserToken } from "./user-token";

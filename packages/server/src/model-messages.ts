@@ -1,4 +1,4 @@
-import type { ModelMessage } from "@patchbay/models";
+import type { ModelMessage, ReasoningPart } from "@patchbay/models";
 import type { ConversationItem, MessageItem, NormalizedToolCall, ToolCallItem } from "@patchbay/protocol";
 import { ModelSentences } from "@patchbay/tools";
 
@@ -6,14 +6,19 @@ import { ModelSentences } from "@patchbay/tools";
  * Builds the messages a model is given from the session's conversation: the agent's
  * instructions, then each message, and for each batch of tool calls an assistant message that
  * makes them followed by one tool message per call (also for calls that never ran, so every call
- * the model made has an answer, which providers require).
+ * the model made has an answer, which providers require). `reasoningOf` gives the provider's
+ * reasoning state kept for a call (by the model's id of it), sent back with the calls' message.
  *
  * @example
  * ```ts
  * const messages = prepareMessages(toModelMessages(agent.instructions, runtime.conversation()), model.capabilities);
  * ```
  */
-export function toModelMessages(instructions: string, items: readonly ConversationItem[]): ModelMessage[] {
+export function toModelMessages(
+  instructions: string,
+  items: readonly ConversationItem[],
+  reasoningOf: (providerCallId: string) => ReasoningPart[] | undefined = () => undefined,
+): ModelMessage[] {
   const messages: ModelMessage[] = [];
   if (instructions.trim()) messages.push({ role: "system", content: instructions });
   let i = 0;
@@ -23,7 +28,7 @@ export function toModelMessages(instructions: string, items: readonly Conversati
       const next = items[i + 1];
       if (item.role === "assistant" && next?.type === "tool_call" && next.responseId === item.responseId) {
         const batch = takeBatch(items, i + 1);
-        pushBatch(messages, item, batch);
+        pushBatch(messages, item, batch, reasoningOf);
         i += 1 + batch.length;
         continue;
       }
@@ -32,7 +37,7 @@ export function toModelMessages(instructions: string, items: readonly Conversati
       continue;
     }
     const batch = takeBatch(items, i);
-    pushBatch(messages, undefined, batch);
+    pushBatch(messages, undefined, batch, reasoningOf);
     i += batch.length;
   }
   return messages;
@@ -64,6 +69,7 @@ function pushBatch(
   messages: ModelMessage[],
   assistant: MessageItem | undefined,
   batch: ToolCallItem[],
+  reasoningOf: (providerCallId: string) => ReasoningPart[] | undefined,
 ): void {
   // The model knows its calls by the ids it gave them; the server's own ids never reach it.
   const toolCalls: NormalizedToolCall[] = batch.map((call, index) => ({
@@ -73,7 +79,19 @@ function pushBatch(
     arguments: call.arguments,
     rawArguments: JSON.stringify(call.arguments),
   }));
-  messages.push({ role: "assistant", content: assistant?.text ?? "", toolCalls });
+  // The calls of one model reply share its reasoning parts: each list is added once.
+  const lists = new Set<ReasoningPart[]>();
+  for (const call of batch) {
+    const list = reasoningOf(providerId(call));
+    if (list !== undefined) lists.add(list);
+  }
+  const reasoning = [...lists].flat();
+  messages.push({
+    role: "assistant",
+    content: assistant?.text ?? "",
+    toolCalls,
+    ...(reasoning.length > 0 ? { reasoning } : {}),
+  });
   for (const call of batch) {
     if (call.result) {
       messages.push({

@@ -1,5 +1,13 @@
-import { type LanguageModel, ModelError, prepareMessages } from "@patchbay/models";
-import type { MessageItem, NormalizedToolCall, ToolSpec, Usage, User, WireError } from "@patchbay/protocol";
+import { type LanguageModel, ModelError, prepareMessages, type ReasoningPart } from "@patchbay/models";
+import type {
+  MessageItem,
+  NormalizedToolCall,
+  ToolCallItem,
+  ToolSpec,
+  Usage,
+  User,
+  WireError,
+} from "@patchbay/protocol";
 import { nanoid } from "nanoid";
 import type { ApprovalFlow } from "./approval-flow";
 import type { MessageRouter } from "./dispatch-seams";
@@ -10,6 +18,7 @@ import type { SessionRuntime } from "./session-runtime";
 import type { TurnRecord } from "./store";
 import { ToolCallRunner } from "./tool-call-runner";
 import type { ToolBackend } from "./tool-location";
+import { TurnTrace } from "./tracing";
 
 /**
  * Everything one turn needs.
@@ -53,12 +62,14 @@ export interface TurnOptions {
  */
 export type TurnOutcome = "completed" | "interrupted" | "failed";
 
-type CompletedReason = "stop" | "interrupted" | "max_rounds" | "answered_by_worker";
+type CompletedReason = "stop" | "interrupted" | "max_rounds" | "answered_by_worker" | "refusal";
 
 interface RoundResult {
   text: string;
   calls: NormalizedToolCall[];
   usage?: Usage;
+  /** The model declined: its text is the refusal the user sees. */
+  refused: boolean;
 }
 
 /**
@@ -83,9 +94,19 @@ export class Turn {
   private readonly startedAt = Date.now();
   private usage: Usage = { inputTokens: 0, outputTokens: 0 };
   private currentRunner: ToolCallRunner | undefined;
+  // The provider's reasoning state of each round (thinking blocks, thought signatures), by the
+  // model's id of each call the round made, handed back with that round's calls in later rounds.
+  private readonly reasoning = new Map<string, ReasoningPart[]>();
+  private readonly trace: TurnTrace;
+  private readonly tracedCalls = new Set<string>();
 
   constructor(private readonly options: TurnOptions) {
     this.responseId = options.responseId;
+    this.trace = new TurnTrace({
+      sessionId: options.runtime.id,
+      agent: options.runtime.agent.id,
+      responseId: options.responseId,
+    });
   }
 
   /** Stops the turn: see the class description. Safe to call more than once. */
@@ -139,14 +160,28 @@ export class Turn {
         await runner.withdraw(result.calls);
         return this.complete("interrupted", text);
       }
+      if (result.refused && result.calls.length === 0) return this.complete("refusal", text);
       if (result.calls.length === 0) return this.complete("stop", text);
       if (round >= maxRounds) {
         await runner.withdraw(result.calls);
         return this.complete("max_rounds", text);
       }
       await runner.run(result.calls);
+      this.traceToolCalls();
     }
     return this.complete("max_rounds", text);
+  }
+
+  /** Records the spans of the turn's tool calls that ended since the last round. */
+  private traceToolCalls(): void {
+    const ended = this.options.runtime
+      .conversation()
+      .filter(
+        (item): item is ToolCallItem =>
+          item.type === "tool_call" && item.responseId === this.responseId && !this.tracedCalls.has(item.id),
+      );
+    for (const item of ended) this.tracedCalls.add(item.id);
+    this.trace.toolCalls(ended);
   }
 
   private runner(): ToolCallRunner {
@@ -171,12 +206,14 @@ export class Turn {
     const { runtime, model } = this.options;
     const tools = this.toolSpecs();
     const messages = prepareMessages(
-      toModelMessages(runtime.agent.instructions, runtime.conversation()),
+      toModelMessages(runtime.agent.instructions, runtime.conversation(), (id) => this.reasoning.get(id)),
       model.capabilities,
     );
     const calls: NormalizedToolCall[] = [];
     let item: MessageItem | undefined;
     let usage: Usage | undefined;
+    let refused = false;
+    const reasoning: ReasoningPart[] = [];
     // Deltas are appended without waiting for each one's transaction, so the deltas of a burst
     // share one (see SessionRuntime.append); `flushDeltas` waits for them and surfaces a failure.
     let deltaWrites: Promise<unknown> = Promise.resolve();
@@ -185,6 +222,7 @@ export class Turn {
       await deltaWrites;
       if (deltaError) throw deltaError.error;
     };
+    const traced = this.trace.modelCall(model);
     try {
       let count = 0;
       for await (const event of model.stream({ messages, tools, signal: this.controller.signal })) {
@@ -196,8 +234,10 @@ export class Turn {
           await flushDeltas();
           await new Promise((resolve) => setImmediate(resolve));
         }
-        if (event.type === "text-delta") {
+        if (event.type === "text-delta" || event.type === "refusal-delta") {
           if (!event.delta) continue;
+          // A refusal is the model's answer to the user: it streams and is kept like text.
+          if (event.type === "refusal-delta") refused = true;
           if (!item) {
             item = {
               type: "message",
@@ -218,12 +258,23 @@ export class Turn {
             });
         } else if (event.type === "tool-call") {
           calls.push(event.call);
+        } else if (event.type === "reasoning") {
+          reasoning.push(event.part);
         } else if (event.type === "finish") {
           usage = event.usage;
+          if (event.reason === "refusal") refused = true;
+          traced.finish(event.reason, event.usage);
         }
       }
       await flushDeltas();
+      traced.interrupted();
     } catch (error) {
+      if (this.interrupted) traced.interrupted();
+      else
+        traced.fail(
+          error instanceof ModelError ? error.code : "internal",
+          error instanceof Error ? error : undefined,
+        );
       if (!this.interrupted) {
         if (item) await this.closeMessage({ ...item, status: "failed" });
         throw error;
@@ -236,7 +287,8 @@ export class Turn {
       };
     }
     if (item) await this.closeMessage({ ...item, status: this.interrupted ? "interrupted" : "completed" });
-    return { text: item?.text ?? "", calls, ...(usage ? { usage } : {}) };
+    if (reasoning.length > 0) for (const call of calls) this.reasoning.set(call.id, reasoning);
+    return { text: item?.text ?? "", calls, refused, ...(usage ? { usage } : {}) };
   }
 
   private async closeMessage(item: MessageItem): Promise<void> {
@@ -284,6 +336,7 @@ export class Turn {
 
   private async complete(reason: CompletedReason, text: string): Promise<TurnOutcome> {
     const outcome: TurnOutcome = reason === "interrupted" ? "interrupted" : "completed";
+    this.trace.end(outcome, reason, this.usage);
     await this.options.runtime.commit({
       turn: this.record(outcome === "interrupted" ? "interrupted" : "completed"),
       events: [
@@ -315,6 +368,7 @@ export class Turn {
   }
 
   private async failWith(error: WireError): Promise<TurnOutcome> {
+    this.trace.end("failed", error.code, this.usage);
     try {
       await this.options.runtime.commit({
         turn: this.record("failed"),
