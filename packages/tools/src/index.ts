@@ -36,6 +36,8 @@ export { ToolOutput } from "./tool-output";
 export { toToolOutputContent } from "./tool-output-content";
 export type { ToolParameters, TypedSchema } from "./tool-parameters";
 export { isZod3Schema, isZod4Schema } from "./tool-parameters";
+export type { PatternEngine } from "./pattern-engine";
+export { setPatternEngine } from "./pattern-engine";
 export { Tools } from "./tools";
 export type { ValidationResult } from "./validate-arguments";
 export { validateArguments } from "./validate-arguments";
