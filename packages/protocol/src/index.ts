@@ -68,7 +68,7 @@ export {
   ToolLocationSchema,
 } from "./conversation";
 export type { DecodeFrameOptions, DecodeResult, FrameChannel, FrameOf } from "./decode-frame";
-export { decodeFrame, frameSchema, knownTypes } from "./decode-frame";
+export { DEFAULT_MAX_JSON_DEPTH, decodeFrame, frameSchema, knownTypes } from "./decode-frame";
 export type { ErrorCode } from "./errors";
 export { ErrorCodes, FrameDecodeError, ProtocolError, ToolCallFormatError } from "./errors";
 export { flattenZodIssues, formatZodIssues, issuePath } from "./format-issues";
