@@ -32,12 +32,13 @@ export function checkDeclaredTools(tools: readonly ToolSpec[], limits: ServerLim
   }
   tools.forEach((tool, index) => {
     const path = `${base}.${index}.parameters`;
+    const refs: Ref[] = [];
+    walk(tool.parameters, path, [], limits, refs);
+    // After the walk, so an oversized enum or pattern is named precisely.
     const bytes = Buffer.byteLength(JSON.stringify(tool.parameters));
     if (bytes > limits.maxSchemaBytes) {
       refuse(path, `the schema has ${bytes} bytes; at most ${limits.maxSchemaBytes} (limit maxSchemaBytes)`);
     }
-    const refs: Ref[] = [];
-    walk(tool.parameters, path, [], limits, refs);
     checkRefs(tool.parameters as Record<string, unknown>, refs);
   });
 }
