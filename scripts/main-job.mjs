@@ -50,9 +50,15 @@ if (demo) {
 }
 
 const port = (name, fallback) => Number(process.env[name] ?? fallback);
+// The server locks its data directory: a second `npm start` in this checkout stops here, before
+// the port fallback could start anything of its own on the first one's data.
 const stack = await startStack({
   dataDir: join(root, ".patchbay-data"),
   ports: { patchbay: port("PATCHBAY_PORT", 8787), page: port("PORT", 5173) },
+}).catch((error) => {
+  if (error?.code !== "data_dir_locked") throw error;
+  console.error(`\nPatchbay is already running from this checkout: ${error.message}`);
+  process.exit(1);
 });
 console.log(`
 Patchbay is running on 127.0.0.1.

@@ -270,3 +270,29 @@ describe("decodeFrame: result frames", () => {
     expect(wider.ok).toBe(true);
   });
 });
+
+describe("decodeFrame: nesting limit", () => {
+  const nested = (depth: number) => {
+    let value: unknown = "leaf";
+    for (let i = 0; i < depth; i++) value = { a: value };
+    return value;
+  };
+
+  it("refuses metadata nested 5,000 deep as invalid_frame with the path, without running out of stack", () => {
+    const deep = `${'{"a":'.repeat(5_000)}"leaf"${"}".repeat(5_000)}`;
+    const text = `{"type":"session.create","requestId":"r1","agent":"a","metadata":${deep}}`;
+    const result = decodeFrame(text, { channel: "client-to-server" });
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.error.code).toBe("invalid_frame");
+    expect(result.error.path).toBe("metadata.a.a.a.a.a.a.a");
+    expect(result.error.message).toContain("nested deeper than 64 levels");
+  });
+
+  it("takes nesting up to the limit and honours maxDepth", () => {
+    const frame = { type: "session.create", requestId: "r1", agent: "a", metadata: nested(60) };
+    expect(decodeFrame(JSON.stringify(frame), { channel: "client-to-server" }).ok).toBe(true);
+    const tight = decodeFrame(JSON.stringify(frame), { channel: "client-to-server", maxDepth: 10 });
+    expect(tight.ok ? undefined : tight.error.path).toBe("metadata.a.a.a.a.a.a.a");
+  });
+});

@@ -56,6 +56,39 @@ export interface DecodeFrameOptions<C extends FrameChannel> {
    * the two limits is parsed to read its `type`, then refused unless it is a result.
    */
   maxResultBytes?: number;
+  /**
+   * Deepest nesting of objects and arrays allowed; a deeper frame is `invalid_frame` with the
+   * path where it goes too deep. Default {@link DEFAULT_MAX_JSON_DEPTH}.
+   */
+  maxDepth?: number;
+}
+
+/**
+ * The default nesting limit of {@link decodeFrame}: far deeper than any frame needs, shallow
+ * enough that checking a frame's fields cannot run out of stack.
+ *
+ * @example
+ * ```ts
+ * decodeFrame(text, { channel: "client-to-server", maxDepth: DEFAULT_MAX_JSON_DEPTH });
+ * ```
+ */
+export const DEFAULT_MAX_JSON_DEPTH = 64;
+
+/** The path of the first value nested deeper than `max`, or `undefined` when none is. */
+function tooDeep(value: unknown, max: number): string[] | undefined {
+  const stack: { value: unknown; path: string[] }[] = [{ value, path: [] }];
+  for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
+    if (typeof node.value !== "object" || node.value === null) continue;
+    if (node.path.length >= max) return node.path;
+    const entries = Array.isArray(node.value)
+      ? node.value.map((item, i) => [String(i), item] as const)
+      : Object.entries(node.value);
+    for (const [key, child] of entries) {
+      if (typeof child === "object" && child !== null)
+        stack.push({ value: child, path: [...node.path, key] });
+    }
+  }
+  return undefined;
 }
 
 /** The frame types that carry a tool result, and so may be as large as `maxResultBytes`. */
@@ -130,6 +163,16 @@ export function decodeFrame<C extends FrameChannel>(
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     return fail("invalid_frame", "frame must be a JSON object");
+  }
+  const maxDepth = options.maxDepth ?? DEFAULT_MAX_JSON_DEPTH;
+  const deep = tooDeep(value, maxDepth);
+  if (deep !== undefined) {
+    const path = deep.slice(0, 8).join(".") + (deep.length > 8 ? ".…" : "");
+    return fail(
+      "invalid_frame",
+      `${path}: nested deeper than ${maxDepth} levels`,
+      deep.slice(0, 8).join("."),
+    );
   }
   const type = (value as { type?: unknown }).type;
   if (typeof type !== "string") {

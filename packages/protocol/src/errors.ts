@@ -22,6 +22,10 @@ export const ErrorCodes = {
   protocolVersion: "protocol_version",
   rateLimited: "rate_limited",
   conflict: "conflict",
+  /** A quota was hit (bytes per message or per second, sessions per user, conversation size); the message names the limit. */
+  quotaExceeded: "quota_exceeded",
+  /** A declared tool whose schema the server does not take (too large, unsafe pattern, remote or looping `$ref`); `path` names it. */
+  invalidToolSpec: "invalid_tool_spec",
   noWorker: "no_worker",
   queueFull: "queue_full",
   unsupportedContent: "unsupported_content",

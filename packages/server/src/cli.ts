@@ -3,6 +3,7 @@ import { parseArgs } from "node:util";
 import { parseCorsOrigins } from "./cors";
 import { createServer } from "./create-server";
 import { ServerError } from "./errors";
+import { parseLimitFlags } from "./limits";
 import { createLogger, LOG_LEVELS, type LogLevel } from "./logger";
 import { createUserToken } from "./user-token";
 
@@ -25,6 +26,8 @@ Options (each also read from the environment variable shown):
   --shutdown-grace-ms <n> PATCHBAY_SHUTDOWN_GRACE_MS  how long SIGTERM waits for running turns (default 10000)
   --cors-origins <list> PATCHBAY_CORS_ORIGINS  origins whose pages may call the server, comma-separated, or *
                                                (default none: same-origin pages only)
+  --limit <name=value>  PATCHBAY_LIMIT_<NAME>  a quota or limit, repeatable, e.g. --limit max-sessions-per-user=50
+                                               (also limits: in <config-dir>/patchbay.yaml; see docs/security.md)
   --expires-in <time>   (token) lifetime, e.g. 15m or 3600 (seconds); default 1h
 `;
 
@@ -46,6 +49,7 @@ async function main(argv: string[]): Promise<number> {
       "shutdown-grace-ms": { type: "string" },
       "cors-origins": { type: "string" },
       "expires-in": { type: "string" },
+      limit: { type: "string", multiple: true },
       help: { type: "boolean", short: "h" },
       version: { type: "boolean", short: "v" },
     },
@@ -92,6 +96,7 @@ async function main(argv: string[]): Promise<number> {
     ),
     logger,
     processMetrics: true,
+    limits: parseLimitFlags(values.limit ?? []),
     ...(corsOrigins ? { cors: parseCorsOrigins(corsOrigins) } : {}),
     ...(apiKey ? { apiKey } : {}),
     ...(secret ? { secret } : {}),

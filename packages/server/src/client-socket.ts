@@ -14,12 +14,14 @@ import { nanoid } from "nanoid";
 import { type RawData, type WebSocket, WebSocketServer } from "ws";
 import type { Authenticator, Principal } from "./auth";
 import { AuthError, ServerError, toWireError } from "./errors";
+import type { ServerLimits } from "./limits";
 import type { LiveSession } from "./live-session";
 import type { Logger } from "./logger";
 import type { ServerMetrics } from "./metrics";
 import { oversizedResult } from "./oversized-result";
 import { TokenBucket } from "./rate-limit";
 import type { SessionManager } from "./session-manager";
+import { type ConnectionGuards, SocketGuards } from "./socket-guards";
 
 /**
  * Limits and timings of the client socket.
@@ -112,6 +114,8 @@ export class ClientSocketServer {
       logger: Logger;
       metrics: ServerMetrics;
       limits?: Partial<ClientSocketLimits>;
+      /** Schema limits, byte quotas and pre-authentication limits (see limits.ts). */
+      quotas?: ServerLimits;
     },
   ) {
     this.limits = { ...DEFAULT_CLIENT_SOCKET_LIMITS, ...options.limits };
@@ -121,13 +125,21 @@ export class ClientSocketServer {
       noServer: true,
       maxPayload: Math.max(this.limits.maxFrameBytes, this.limits.maxResultFrameBytes) + 1024 * 1024,
       perMessageDeflate: false,
+      // decodeFrame answers invalid UTF-8 with an invalid_json error frame (docs/protocol.md);
+      // ws would close the socket with 1007 instead.
+      skipUTF8Validation: true,
     });
+    this.guards = options.quotas ? new SocketGuards(options.quotas) : undefined;
   }
+
+  private readonly guards: SocketGuards | undefined;
 
   /** Takes over an HTTP upgrade request for `/v1/client`. */
   handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const admitted = this.guards?.admit(request, socket);
+    if (admitted === null) return;
     this.wss.handleUpgrade(request, socket, head, (ws) => {
-      const connection = new ClientConnection(ws, this.options, this.limits, () => {
+      const connection = new ClientConnection(ws, { ...this.options, guards: admitted }, this.limits, () => {
         this.connections.delete(connection);
         this.options.metrics.connectedClients.set(this.connections.size);
       });
@@ -153,7 +165,8 @@ class ClientConnection {
   private principal: Principal | undefined;
   private readonly attached = new Map<string, Attachment>();
   private readonly bucket: TokenBucket;
-  private violations = 0;
+  /** Refused frames allowed in a 10 s window before the socket is closed as a flood. */
+  private readonly violations: TokenBucket;
   private slowTimer: ReturnType<typeof setTimeout> | undefined;
   private alive = true;
   private closed = false;
@@ -170,12 +183,17 @@ class ClientConnection {
       sessions: SessionManager;
       logger: Logger;
       metrics: ServerMetrics;
+      guards?: ConnectionGuards | undefined;
     },
     private readonly limits: ClientSocketLimits,
     private readonly onGone: () => void,
   ) {
     this.logger = options.logger.child({ connectionId: this.id });
     this.bucket = new TokenBucket({ capacity: limits.rateBurst, refillPerSecond: limits.ratePerSecond });
+    this.violations = new TokenBucket({
+      capacity: limits.maxRateViolations,
+      refillPerSecond: limits.maxRateViolations / 10,
+    });
     this.helloTimer = setTimeout(
       () => this.close(1008, "no hello within the time allowed"),
       limits.helloTimeoutMs,
@@ -213,6 +231,7 @@ class ClientConnection {
     clearTimeout(this.helloTimer);
     clearInterval(this.heartbeat);
     clearTimeout(this.slowTimer);
+    this.options.guards?.gone();
     for (const [sessionId] of this.attached) this.detach(sessionId);
     this.closed = true;
     this.onGone();
@@ -221,14 +240,27 @@ class ClientConnection {
   private onMessage(data: RawData, isBinary: boolean): void {
     this.alive = true;
     if (this.closed) return;
+    const refused = this.options.guards?.charge(data, this.principal !== undefined);
+    if (refused) {
+      this.options.metrics.framesRejected.inc({ code: refused.code });
+      if (refused.close) {
+        this.close(1009, refused.message);
+        return;
+      }
+      if (!this.violations.take()) {
+        this.close(1008, "rate limit exceeded");
+        return;
+      }
+      this.send({ type: "error", code: refused.code, message: refused.message });
+      return;
+    }
     const charged = this.bucket.take();
     // Over the limit, a frame is still decoded when it may be a free answer (see answersCall):
     // a flood costs at most maxRateViolations decodes before the socket closes.
     const free = !charged && !isBinary ? this.answersCall(data) : undefined;
     if (!charged && !free) {
-      this.violations += 1;
       this.options.metrics.framesRejected.inc({ code: "rate_limited" });
-      if (this.violations > this.limits.maxRateViolations) {
+      if (!this.violations.take()) {
         this.close(1008, "rate limit exceeded");
         return;
       }
@@ -240,7 +272,6 @@ class ClientConnection {
       });
       return;
     }
-    if (charged) this.violations = 0;
     if (isBinary) {
       this.reject({ code: "invalid_frame", message: "frames must be UTF-8 JSON text, not binary" });
       return;
@@ -335,6 +366,7 @@ class ClientConnection {
     if (!principal) throw new AuthError("missing", "the first frame must be 'hello'");
     switch (frame.type) {
       case "session.create": {
+        this.options.guards?.checkTools(frame.tools);
         const info = await this.options.sessions.create(principal, frame.agent, {
           ...(frame.userId === undefined ? {} : { userId: frame.userId }),
           ...(frame.metadata === undefined ? {} : { metadata: frame.metadata }),
@@ -343,6 +375,7 @@ class ClientConnection {
         return;
       }
       case "session.resume":
+        this.options.guards?.checkTools(frame.tools);
         await this.attach(principal, frame.sessionId, frame.requestId, frame.afterSeq, frame.tools);
         return;
       case "session.close":
@@ -364,6 +397,7 @@ class ClientConnection {
         return;
       case "tools.update": {
         const { live } = this.attachment(frame.sessionId);
+        this.options.guards?.checkTools(frame.tools);
         live.runtime.setPageTools(this.id, frame.tools);
         return;
       }
@@ -410,6 +444,7 @@ class ClientConnection {
     }
     this.principal = await this.options.authenticator.fromHello(frame.auth);
     clearTimeout(this.helloTimer);
+    this.options.guards?.authenticated(this.principal.kind === "user" ? this.principal.userId : undefined);
     this.send({
       type: "welcome",
       protocol: PROTOCOL_VERSION,

@@ -6,10 +6,12 @@ import { type AgentConfig, type AgentFileInput, defineAgent, loadAgentConfigs } 
 import { Authenticator } from "./auth";
 import { type ClientSocketLimits, ClientSocketServer } from "./client-socket";
 import { type CorsOptions, CorsPolicy, parseCorsOrigins } from "./cors";
+import { useLinearPatterns } from "./declared-tools";
 import { createDispatch } from "./dispatch";
 import type { DispatchContext, DispatchExtension } from "./dispatch-extension";
 import { ServerError } from "./errors";
 import { createHttpApi, type HttpApiLimits } from "./http-api";
+import { resolveLimits, type ServerLimits } from "./limits";
 import type { LiveSessionDeps } from "./live-session";
 import { createLogger, type Logger, type LogLevel } from "./logger";
 import { ServerMetrics } from "./metrics";
@@ -58,6 +60,13 @@ export interface CreateServerOptions {
   logger?: Logger;
   logLevel?: LogLevel;
   clientSocket?: Partial<ClientSocketLimits>;
+  /**
+   * Quotas and limits against abuse (schema sizes, bytes per message and per second, sessions
+   * per user, conversation size, sockets before authentication). Over the environment
+   * (`PATCHBAY_LIMIT_*`) and `<configDir>/patchbay.yaml`'s `limits:`; defaults in
+   * {@link DEFAULT_SERVER_LIMITS} and docs/security.md.
+   */
+  limits?: Partial<ServerLimits>;
   http?: Partial<HttpApiLimits>;
   /** Quiet period of the progress coalescing rule. Default 250 ms. */
   progressIntervalMs?: number;
@@ -104,6 +113,8 @@ export interface PatchbayServer {
   metrics: ServerMetrics;
   authenticator: Authenticator;
   logger: Logger;
+  /** The limits in force (see {@link ServerLimits}). */
+  limits: ServerLimits;
   /** Stops accepting, ends or hands back running work (bounded), closes sockets and the store. */
   close(): Promise<void>;
 }
@@ -153,7 +164,10 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
     }
   }
 
-  const store = await openStore(options, env);
+  const limits = resolveLimits(options.limits, env, options.configDir);
+  // Argument checks run schema patterns in RE2, in time linear in the input.
+  useLinearPatterns();
+  const { store, unlock } = await openStore(options, env);
   const metrics = new ServerMetrics({ defaultMetrics: options.processMetrics ?? false });
   const authenticator = new Authenticator({ apiKey, secret });
   const progressIntervalMs = options.progressIntervalMs ?? 250;
@@ -170,11 +184,20 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
     logger,
     metrics,
     progressIntervalMs,
+    limits,
     ...(options.tools ? { serverTools: serverToolsFor(options.tools, agent, idempotency) } : {}),
     ...(extension?.hostedTools ? { hostedTools: extension.hostedTools } : {}),
     ...(extension?.messageRouter ? { messageRouter: extension.messageRouter } : {}),
   });
-  const sessions = new SessionManager({ store, agents, deps, logger, metrics });
+  const sessions = new SessionManager({
+    store,
+    agents,
+    deps,
+    logger,
+    metrics,
+    maxSessionsPerUser: limits.maxSessionsPerUser,
+    liveWindowItems: limits.liveWindowItems,
+  });
   const installDispatch = options.dispatch === undefined ? createDispatch : options.dispatch;
   extension = installDispatch
     ? installDispatch({ authenticator, store, sessions, agents, logger, metrics })
@@ -186,6 +209,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
     sessions,
     logger,
     metrics,
+    quotas: limits,
     ...(options.clientSocket ? { limits: options.clientSocket } : {}),
   });
   const handle = createHttpApi({
@@ -222,6 +246,10 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
       http.off("error", reject);
       resolve();
     });
+  }).catch(async (error) => {
+    await store.close();
+    unlock?.();
+    throw error;
   });
   accepting = true;
   const port = (http.address() as AddressInfo).port;
@@ -241,6 +269,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
       http.closeAllConnections();
       await stopped;
       await store.close();
+      unlock?.();
       logger.info("patchbay server stopped");
     })();
     return closing;
@@ -257,6 +286,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
     metrics,
     authenticator,
     logger,
+    limits,
     close,
   };
 }

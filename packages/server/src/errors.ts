@@ -17,6 +17,9 @@ export const HTTP_STATUS_BY_CODE: Readonly<Record<string, number>> = {
   frame_too_large: 413,
   too_large: 413,
   rate_limited: 429,
+  quota_exceeded: 429,
+  unsupported_content: 400,
+  invalid_tool_spec: 400,
   no_worker: 503,
   unavailable: 503,
 };

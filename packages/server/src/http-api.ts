@@ -222,8 +222,9 @@ export function createHttpApi(
   }
 
   return async (req, res) => {
-    const url = new URL(req.url ?? "/", "http://localhost");
+    let url = new URL("http://localhost/");
     try {
+      url = parseRequestUrl(req.url);
       if (options.cors?.handle(req, res)) return;
       if (url.pathname === "/healthz") return sendJson(res, 200, { status: "ok" });
       if (url.pathname === "/readyz") {
@@ -251,7 +252,7 @@ export function createHttpApi(
       }
       const principal = await options.authenticator.fromHttpHeaders(req.headers);
       rateLimit(principal);
-      const params = route.pattern.exec(url.pathname)!.slice(1).map(decodeURIComponent);
+      const params = route.pattern.exec(url.pathname)!.slice(1).map(decodePathSegment);
       const reply = await route.handler({
         principal,
         params,
@@ -268,6 +269,28 @@ export function createHttpApi(
       );
     }
   };
+}
+
+/** The request's URL; one that does not parse is a 400, not a 500 (nor a crash). */
+function parseRequestUrl(raw: string | undefined): URL {
+  try {
+    return new URL(raw ?? "/", "http://localhost");
+  } catch {
+    throw new ServerError("invalid_request", "the request URL does not parse", { path: "url" });
+  }
+}
+
+/** One path parameter, percent-decoded; a malformed escape (`%E0%A4%A`) is a 400 naming it. */
+function decodePathSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new ServerError(
+      "invalid_request",
+      `the path segment '${segment.slice(0, 100)}' is not valid percent-encoded UTF-8`,
+      { path: "url" },
+    );
+  }
 }
 
 class RateLimited extends ServerError {

@@ -16,6 +16,8 @@ export type { CorsOptions } from "./cors";
 export { CORS_ALLOWED_HEADERS, CORS_ALLOWED_METHODS, CorsPolicy, parseCorsOrigins } from "./cors";
 export type { CreateServerOptions, PatchbayServer } from "./create-server";
 export { createServer } from "./create-server";
+export type { LockHolder } from "./data-dir-lock";
+export { DataDirLockedError } from "./data-dir-lock";
 export type { DispatchModule, DispatchServerOptions } from "./dispatch";
 export { createDispatch, WORKER_SOCKET_PATH } from "./dispatch";
 export type { DispatchContext, DispatchExtension } from "./dispatch-extension";
@@ -41,6 +43,8 @@ export {
 } from "./errors";
 export type { HttpApiLimits, HttpApiOptions, HttpRouteExtension } from "./http-api";
 export { createHttpApi, DEFAULT_HTTP_LIMITS } from "./http-api";
+export type { ServerLimits } from "./limits";
+export { DEFAULT_SERVER_LIMITS, parseLimitFlags, QuotaError, resolveLimits } from "./limits";
 export type { LiveSessionDeps, SendMessageInput } from "./live-session";
 export { LiveSession } from "./live-session";
 export type { Logger, LoggerOptions, LogLevel } from "./logger";

@@ -5,6 +5,8 @@ import { ApprovalFlow } from "./approval-flow";
 import type { HostedToolRouter, MessageRouter } from "./dispatch-seams";
 import { ServerError } from "./errors";
 import { HostedToolBackend } from "./hosted-tool-backend";
+import { checkImages } from "./image-guard";
+import { checkMessageQuotas, type ServerLimits } from "./limits";
 import type { Logger } from "./logger";
 import type { ServerMetrics } from "./metrics";
 import { PageToolRouter } from "./page-tool-router";
@@ -32,6 +34,11 @@ export interface LiveSessionDeps {
   progressIntervalMs: number;
   /** Messages waiting behind a running turn, at most. */
   maxQueuedMessages?: number;
+  /** The message and conversation quotas (`maxMessageBytes`, `maxConversationItems`, `maxConversationBytes`). */
+  limits?: Pick<
+    ServerLimits,
+    "maxMessageBytes" | "maxConversationItems" | "maxConversationBytes" | "allowPrivateImageUrls"
+  >;
 }
 
 /**
@@ -110,6 +117,10 @@ export class LiveSession {
     if (this.closing) throw new ServerError("unavailable", "the session is closing");
     if (this.queue.length >= (this.deps.maxQueuedMessages ?? 32)) {
       throw new ServerError("rate_limited", "too many messages are waiting for this session");
+    }
+    if (this.deps.limits) {
+      checkMessageQuotas(input, this.runtime.conversationSize, this.deps.limits);
+      checkImages(input.images, this.deps.limits.allowPrivateImageUrls === 1);
     }
     const item: MessageItem = {
       type: "message",

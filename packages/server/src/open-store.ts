@@ -1,3 +1,4 @@
+import { lockDataDir } from "./data-dir-lock";
 import { ServerError } from "./errors";
 import { PostgresStore } from "./postgres-store";
 import { SqliteStore } from "./sqlite-store";
@@ -10,8 +11,8 @@ import type { Store } from "./store";
 export async function openStore(
   options: { store?: Store; databaseUrl?: string; dataDir?: string },
   env: Record<string, string | undefined>,
-): Promise<Store> {
-  if (options.store) return options.store;
+): Promise<{ store: Store; unlock?: () => void }> {
+  if (options.store) return { store: options.store };
   const url = options.databaseUrl ?? env.PATCHBAY_DATABASE_URL;
   if (url) {
     if (!/^postgres(ql)?:\/\//.test(url)) {
@@ -20,7 +21,8 @@ export async function openStore(
         "databaseUrl (PATCHBAY_DATABASE_URL) must be a postgres:// or postgresql:// connection string",
       );
     }
-    return PostgresStore.open({ url });
+    // A Postgres store holds its own lock (an advisory lock that dies with the process).
+    return { store: await PostgresStore.open({ url }) };
   }
   if (options.dataDir === undefined) {
     throw new ServerError(
@@ -28,7 +30,14 @@ export async function openStore(
       "a place for data is required: dataDir (SQLite), databaseUrl (Postgres) or a store",
     );
   }
-  return new SqliteStore({ dataDir: options.dataDir });
+  // Two servers on one SQLite store would end each other's turns: the first one holds it.
+  const unlock = lockDataDir(options.dataDir);
+  try {
+    return { store: new SqliteStore({ dataDir: options.dataDir }), unlock };
+  } catch (error) {
+    unlock();
+    throw error;
+  }
 }
 
 /** What a log line says about where data lives (never a password). */

@@ -3,6 +3,7 @@ import { nanoid } from "nanoid";
 import type { AgentConfig } from "./agent-config";
 import { assertCanAccess, type Principal, sessionOwner } from "./auth";
 import { NotFoundError, ServerError } from "./errors";
+import { QuotaError } from "./limits";
 import { LiveSession, type LiveSessionDeps } from "./live-session";
 import type { Logger } from "./logger";
 import type { ServerMetrics } from "./metrics";
@@ -24,6 +25,10 @@ export interface SessionManagerOptions {
   deps: (agent: AgentConfig) => LiveSessionDeps;
   logger: Logger;
   metrics: ServerMetrics;
+  /** Conversation items a live session keeps in memory; default all. */
+  liveWindowItems?: number;
+  /** Sessions one user (a user token) may have; default unlimited. */
+  maxSessionsPerUser?: number;
 }
 
 /**
@@ -65,6 +70,15 @@ export class SessionManager {
     this.assertOpen();
     const agent = this.agent(agentId);
     const userId = sessionOwner(principal, input.userId);
+    const max = this.options.maxSessionsPerUser;
+    if (max !== undefined && principal.kind === "user" && this.options.store.countSessions) {
+      const count = await this.options.store.countSessions({
+        userId,
+        agents: [...this.options.agents.keys()],
+      });
+      if (count >= max)
+        throw new QuotaError("maxSessionsPerUser", `user ${userId} already has ${count} sessions`);
+    }
     const record = {
       id: `s_${nanoid(16)}`,
       agent: agent.id,
@@ -98,7 +112,11 @@ export class SessionManager {
     const live = this.live.get(sessionId);
     if (live) {
       assertCanAccess(principal, live.runtime.info, sessionId);
-      return { session: live.runtime.info, conversation: live.runtime.conversation() };
+      // Memory may hold only the latest part of a long conversation; the store has all of it.
+      const conversation = live.runtime.conversationSize.partial
+        ? await this.options.store.conversation(sessionId)
+        : live.runtime.conversation();
+      return { session: live.runtime.info, conversation };
     }
     const session = await this.info(principal, sessionId);
     return { session, conversation: await this.options.store.conversation(sessionId) };
@@ -211,6 +229,7 @@ export class SessionManager {
           logger,
           pageTools,
         );
+        if (this.options.liveWindowItems !== undefined) runtime.limitWindow(this.options.liveWindowItems);
         const live = new LiveSession(runtime, this.options.deps(agent));
         this.live.set(sessionId, live);
         this.options.metrics.sessions.set(this.live.size);

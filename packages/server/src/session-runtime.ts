@@ -1,6 +1,7 @@
 import type { ConversationItem, SessionEvent, SessionInfo, ToolSpec } from "@patchbay/protocol";
 import { EventEmitter } from "eventemitter3";
 import type { AgentConfig } from "./agent-config";
+import { ConversationWindow } from "./conversation-window";
 import { ServerError } from "./errors";
 import type { Logger } from "./logger";
 import type { EventDraft, SessionChange, SessionRecord, Store } from "./store";
@@ -46,8 +47,8 @@ export class SessionRuntime extends EventEmitter<SessionRuntimeEvents> {
   readonly id: string;
   readonly agent: AgentConfig;
   private record: SessionRecord;
-  private readonly items: ConversationItem[];
-  private readonly itemIndex = new Map<string, number>();
+  /** The conversation in memory: a bounded window of it once `limitWindow` was called. */
+  private readonly window: ConversationWindow;
   private readonly subscribers = new Set<SessionSubscriber>();
   private readonly pageTools = new Map<string, ToolSpec[]>();
   private lastPageTools: ToolSpec[] = [];
@@ -79,10 +80,7 @@ export class SessionRuntime extends EventEmitter<SessionRuntimeEvents> {
     this.id = record.id;
     this.agent = agent;
     this.record = record;
-    this.items = conversation.map((item) => Object.freeze(item));
-    this.items.forEach((item, i) => {
-      this.itemIndex.set(item.id, i);
-    });
+    this.window = new ConversationWindow(conversation.map((item) => Object.freeze(item)));
   }
 
   /** The session as the wire describes it. */
@@ -105,7 +103,17 @@ export class SessionRuntime extends EventEmitter<SessionRuntimeEvents> {
    * handing them out is safe and costs one array copy instead of a deep clone of every item.
    */
   conversation(): ConversationItem[] {
-    return this.items.slice();
+    return this.window.all();
+  }
+
+  /** Keeps at most `items` conversation items in memory (the store keeps them all). */
+  limitWindow(items: number): void {
+    this.window.setLimit(items);
+  }
+
+  /** The whole conversation's size (items and JSON bytes), and whether memory holds only part. */
+  get conversationSize(): { items: number; bytes: number; partial: boolean } {
+    return { items: this.window.itemCount, bytes: this.window.byteCount, partial: this.window.partial };
   }
 
   /**
@@ -117,13 +125,12 @@ export class SessionRuntime extends EventEmitter<SessionRuntimeEvents> {
    * ```
    */
   recentConversation(count: number): ConversationItem[] {
-    return count <= 0 ? [] : this.items.slice(-count);
+    return this.window.last(count);
   }
 
   /** One conversation item by id. */
   item(id: string): ConversationItem | undefined {
-    const index = this.itemIndex.get(id);
-    return index === undefined ? undefined : this.items[index];
+    return this.window.get(id);
   }
 
   /**
@@ -357,14 +364,7 @@ export class SessionRuntime extends EventEmitter<SessionRuntimeEvents> {
   private applyItem(item: ConversationItem): void {
     // Frozen (shallowly: its fields are replaced, never edited) so that sharing it through
     // conversation() cannot let a reader change the session's copy by accident.
-    Object.freeze(item);
-    const index = this.itemIndex.get(item.id);
-    if (index === undefined) {
-      this.itemIndex.set(item.id, this.items.length);
-      this.items.push(item);
-    } else {
-      this.items[index] = item;
-    }
+    this.window.apply(Object.freeze(item));
   }
 
   private broadcast(event: SessionEvent): void {

@@ -115,6 +115,14 @@ export class SqliteStore implements Store {
     return rows.map(toSession);
   }
 
+  async countSessions(query: { userId: string; agents: readonly string[] }): Promise<number> {
+    let total = 0;
+    for (const agent of query.agents) {
+      total += (this.stmts.countByAgentUser.get(agent, query.userId) as { n: number }).n;
+    }
+    return total;
+  }
+
   async deleteSession(id: string): Promise<boolean> {
     return this.db.transaction(() => {
       const existed = this.stmts.deleteSession.run(id).changes > 0;
@@ -271,6 +279,7 @@ function prepare(db: Database.Database) {
     listByAgentUser: db.prepare(
       `SELECT ${SESSION_COLUMNS} FROM sessions WHERE agent = ? AND user_id = ? ORDER BY created_at DESC, id LIMIT ?`,
     ),
+    countByAgentUser: db.prepare("SELECT COUNT(*) AS n FROM sessions WHERE agent = ? AND user_id = ?"),
     deleteSession: db.prepare("DELETE FROM sessions WHERE id = ?"),
     setLastSeq: db.prepare("UPDATE sessions SET last_seq = ? WHERE id = ?"),
     setPageTools: db.prepare("UPDATE sessions SET page_tools = ? WHERE id = ?"),

@@ -149,6 +149,8 @@ export interface Store {
   createSession(record: SessionRecord): Promise<void>;
   getSession(id: string): Promise<SessionRecord | undefined>;
   listSessions(query: { agent: string; userId?: string; limit?: number }): Promise<SessionRecord[]>;
+  /** How many sessions the user has across these agents (for `maxSessionsPerUser`; optional). */
+  countSessions?(query: { userId: string; agents: readonly string[] }): Promise<number>;
   /** Removes a session and everything that belongs to it. Returns whether it existed. */
   deleteSession(id: string): Promise<boolean>;
   commit(sessionId: string, change: SessionChange): Promise<CommitResult>;

@@ -22,6 +22,8 @@ export { InMemoryIdempotencyStore } from "./idempotency-store";
 export { interruptCancels } from "./interrupt-rule";
 export { ModelSentences } from "./model-sentences";
 export { sniffImageType, toImageContent } from "./image-content";
+export type { PatternEngine } from "./pattern-engine";
+export { setPatternEngine } from "./pattern-engine";
 export type { ToolInputMapping } from "./project-tool-input";
 export { projectToolInput } from "./project-tool-input";
 export { RecentMap } from "./recent-map";

@@ -11,6 +11,7 @@ import {
   typeMessage,
   unionMessage,
 } from "./issue-wording";
+import { ensureRegistered, PATTERN_FORMAT_PREFIX, withPatternEngine } from "./pattern-engine";
 
 /**
  * The outcome of checking arguments: the value to hand to the tool (with defaults filled in), or
@@ -225,8 +226,13 @@ function keywordMessage(unit: OutputUnit, ctx: Context): { path: string[]; messa
     }
     case "pattern":
       return { path, message: patternMessage(schema.pattern) };
-    case "format":
-      return { path, message: formatMessage(String(schema.format)) };
+    case "format": {
+      const name = String(schema.format);
+      // A pattern run by the installed engine (see pattern-engine.ts) reads as a pattern.
+      if (name.startsWith(PATTERN_FORMAT_PREFIX))
+        return { path, message: patternMessage(name.slice(PATTERN_FORMAT_PREFIX.length)) };
+      return { path, message: formatMessage(name) };
+    }
     case "uniqueItems":
       return { path, message: "Array items should be unique" };
     case "contains":
@@ -291,9 +297,12 @@ export function validateArguments<T = Record<string, unknown>>(
 ): ValidationResult<T> {
   const value = copyJson(args);
   applyDefaults(jsonSchema, value);
-  const result = validatorFor(jsonSchema).validate(value);
+  const linear = withPatternEngine(jsonSchema);
+  if (linear) ensureRegistered(linear);
+  const root = linear?.schema ?? jsonSchema;
+  const result = validatorFor(root).validate(value);
   if (result.valid) return { ok: true, value: value as T };
-  const ctx: Context = { root: jsonSchema, instance: value, errors: result.errors };
+  const ctx: Context = { root, instance: value, errors: result.errors };
   const lines: string[] = [];
   for (const unit of leafUnits(result.errors, ctx)) {
     const { path, message } = keywordMessage(unit, ctx);

@@ -1,0 +1,92 @@
+import type { ConversationItem } from "@patchbay/protocol";
+
+/**
+ * The part of a session's conversation a live session keeps in memory: the last `limit` items
+ * (the store keeps all of them), cut where a user message starts so that a tool call is never
+ * separated from the turn it belongs to. It also counts the whole conversation, items and bytes
+ * (JSON), for the per-session quotas.
+ */
+export class ConversationWindow {
+  private items: ConversationItem[] = [];
+  private sizes: number[] = [];
+  /** Absolute position of each item ever seen (those cut off keep theirs, below `dropped`). */
+  private readonly index = new Map<string, number>();
+  private dropped = 0;
+  private bytes = 0;
+
+  constructor(
+    items: readonly ConversationItem[],
+    private limit = Number.POSITIVE_INFINITY,
+  ) {
+    for (const item of items) this.apply(item);
+  }
+
+  /** Items in the whole conversation, including those no longer in memory. */
+  get itemCount(): number {
+    return this.dropped + this.items.length;
+  }
+
+  /** Bytes of the whole conversation as JSON (items cut off count as they were last seen). */
+  get byteCount(): number {
+    return this.bytes;
+  }
+
+  /** Whether items were cut off (then the store has the full conversation). */
+  get partial(): boolean {
+    return this.dropped > 0;
+  }
+
+  setLimit(limit: number): void {
+    this.limit = Math.max(1, limit);
+    this.trim();
+  }
+
+  all(): ConversationItem[] {
+    return this.items.slice();
+  }
+
+  last(count: number): ConversationItem[] {
+    return count <= 0 ? [] : this.items.slice(-count);
+  }
+
+  get(id: string): ConversationItem | undefined {
+    const at = this.index.get(id);
+    return at === undefined || at < this.dropped ? undefined : this.items[at - this.dropped];
+  }
+
+  /** Adds an item, or replaces the one with the same id. */
+  apply(item: ConversationItem): void {
+    const size = JSON.stringify(item).length;
+    const at = this.index.get(item.id);
+    if (at === undefined) {
+      this.index.set(item.id, this.dropped + this.items.length);
+      this.items.push(item);
+      this.sizes.push(size);
+      this.bytes += size;
+      this.trim();
+      return;
+    }
+    if (at < this.dropped) return; // cut off: the store has it
+    const offset = at - this.dropped;
+    this.bytes += size - (this.sizes[offset] ?? 0);
+    this.items[offset] = item;
+    this.sizes[offset] = size;
+  }
+
+  private trim(): void {
+    if (this.items.length <= this.limit) return;
+    let cut = this.items.length - this.limit;
+    // Start the window at a user message when one is near, so no call loses its turn.
+    const latest = this.items.length - Math.ceil(this.limit / 2);
+    let boundary = cut;
+    while (boundary < latest && !isUserMessage(this.items[boundary])) boundary++;
+    if (boundary < latest) cut = boundary;
+    this.items = this.items.slice(cut);
+    this.sizes = this.sizes.slice(cut);
+    this.dropped += cut;
+  }
+}
+
+function isUserMessage(item: ConversationItem | undefined): boolean {
+  return item?.type === "message" && item.role === "user";
+}
