@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { basename, extname, join } from "node:path";
+import { type ConnectorEntry, ConnectorEntriesSchema } from "@patchbay/connectors";
 import { type ModelConfig, ModelConfigSchema } from "@patchbay/models";
 import { formatZodIssues, issuePath } from "@patchbay/protocol";
 import { isMap, isSeq, LineCounter, type Node, parseDocument } from "yaml";
@@ -46,6 +47,11 @@ export const AgentFileSchema = z.strictObject({
       incoming_call: toggle.default("disabled"),
     })
     .default({ text: "disabled", incoming_call: "disabled" }),
+  /**
+   * Services the agent uses with no code (MCP servers, OpenAPI APIs): each entry's tools are
+   * offered as `<name>__<tool>`. See docs/connectors.md.
+   */
+  connectors: ConnectorEntriesSchema.default([]),
 });
 
 /**
@@ -83,8 +89,12 @@ export interface AgentConfig {
   approvalTimeoutMs: number;
   maxConcurrentToolCalls: number;
   dispatch: { text: boolean; incomingCall: boolean };
+  /** The `connectors:` entries as written (`${VAR}`s not yet filled in: safe to log). */
+  connectors: ConnectorEntry[];
   /** The file it was read from, when it came from one. */
   file?: string;
+  /** The line and column of a YAML path in that file (for problems found after parsing). */
+  locate?: (path: readonly (string | number)[]) => { line?: number; column?: number };
 }
 
 /**
@@ -214,7 +224,9 @@ export function parseAgentConfig(id: string, text: string, file: string): AgentC
       }),
     );
   }
-  return toAgentConfig(id, parsed.data, file);
+  const config = toAgentConfig(id, parsed.data, file);
+  config.locate = (path) => locate(doc.contents, path, undefined, lineCounter);
+  return config;
 }
 
 /**
@@ -266,6 +278,7 @@ function toAgentConfig(id: string, data: z.output<typeof AgentFileSchema>, file?
       text: data.dispatch.text === "enabled",
       incomingCall: data.dispatch.incoming_call === "enabled",
     },
+    connectors: data.connectors,
   };
   if (file !== undefined) config.file = file;
   return config;

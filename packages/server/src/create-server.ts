@@ -1,8 +1,10 @@
 import { createServer as createHttpServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { Connector, ConnectorSet } from "@patchbay/connectors";
 import { createModel, type LanguageModel } from "@patchbay/models";
 import { allowAll, InMemoryIdempotencyStore, ToolExecutor, type Tools } from "@patchbay/tools";
 import { type AgentConfig, type AgentFileInput, defineAgent, loadAgentConfigs } from "./agent-config";
+import { ChainedToolBackend, connectorReadiness, startAgentConnectors } from "./agent-connectors";
 import { Authenticator } from "./auth";
 import { type ClientSocketLimits, ClientSocketServer } from "./client-socket";
 import { type CorsOptions, CorsPolicy, parseCorsOrigins } from "./cors";
@@ -73,6 +75,10 @@ export interface CreateServerOptions {
    * refused (403); callers without an `Origin` (backends, workers) are not affected.
    */
   cors?: CorsOptions;
+  /** Connector kinds besides the built-in `mcp` and `openapi`, usable in agents' `connectors:`. */
+  connectors?: readonly Connector<any>[];
+  /** How long the start waits for each connector before reporting it down (it may come up later). Default 20 s. */
+  connectorStartTimeoutMs?: number;
 }
 
 /**
@@ -150,6 +156,13 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
   if (!options.store && options.dataDir === undefined) {
     throw new ServerError("invalid_config", "a data directory (dataDir) or a store is required");
   }
+  const connectorSets = await startAgentConnectors(agents.values(), {
+    ...(options.connectors ? { kinds: options.connectors } : {}),
+    env,
+    logger,
+    ...(options.connectorStartTimeoutMs !== undefined ? { startTimeoutMs: options.connectorStartTimeoutMs } : {}),
+    ...(options.tools ? { reserved: (name: string) => options.tools!.has(name) } : {}),
+  });
   const store = options.store ?? new SqliteStore({ dataDir: options.dataDir! });
   const metrics = new ServerMetrics({ defaultMetrics: options.processMetrics ?? false });
   const authenticator = new Authenticator({ apiKey, secret });
@@ -167,7 +180,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
     logger,
     metrics,
     progressIntervalMs,
-    ...(options.tools ? { serverTools: serverToolsFor(options.tools, agent, idempotency) } : {}),
+    ...serverToolsOf(options.tools, connectorSets.get(agent.id), agent, idempotency),
     ...(extension?.hostedTools ? { hostedTools: extension.hostedTools } : {}),
     ...(extension?.messageRouter ? { messageRouter: extension.messageRouter } : {}),
   });
@@ -191,6 +204,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
     metrics,
     logger,
     isReady: () => accepting && (extension?.isReady?.() ?? true),
+    ...(connectorSets.size > 0 ? { readiness: () => ({ connectors_down: connectorReadiness(connectorSets) }) } : {}),
     ...(options.http ? { limits: options.http } : {}),
     ...(extension?.http ? { extensions: [extension.http] } : {}),
     ...(cors ? { cors } : {}),
@@ -234,6 +248,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
       http.closeIdleConnections();
       await sessions.close(options.shutdownGraceMs ?? 10_000);
       await extension?.close?.();
+      await Promise.all([...connectorSets.values()].map((set) => set.close()));
       await clients.close(1001, "server shutting down");
       http.closeAllConnections();
       await stopped;
@@ -255,6 +270,23 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
     authenticator,
     logger,
     close,
+  };
+}
+
+/** The session's in-process tools: the server's `tools`, then the agent's connector tools. */
+function serverToolsOf(
+  tools: Tools | undefined,
+  connectors: ConnectorSet | undefined,
+  agent: AgentConfig,
+  idempotencyStore: InMemoryIdempotencyStore,
+): { serverTools?: (runtime: import("./session-runtime").SessionRuntime) => import("./tool-location").ToolBackend } {
+  if (!connectors) return tools ? { serverTools: serverToolsFor(tools, agent, idempotencyStore) } : {};
+  const own = connectors.tools;
+  return {
+    serverTools: (runtime) => {
+      const viaConnectors = serverToolsFor(own, agent, idempotencyStore)(runtime);
+      return tools ? new ChainedToolBackend([serverToolsFor(tools, agent, idempotencyStore)(runtime), viaConnectors]) : viaConnectors;
+    },
   };
 }
 
