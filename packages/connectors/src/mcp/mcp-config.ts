@@ -19,6 +19,8 @@ export const McpConfigSchema = z
     cwd: z.string().min(1).optional(),
     url: z.url({ protocol: /^https?$/, error: "must be an http or https URL" }).optional(),
     headers: z.record(z.string(), z.string()).optional(),
+    /** The first wait before a stdio server that exited is started again; it doubles each failed try. Default 100 ms. */
+    restart_backoff_ms: z.number().int().min(10).max(600_000).optional(),
     /** The longest wait between restarts of a stdio server that exited. Default 30 s. */
     max_restart_backoff_ms: z.number().int().min(10).max(600_000).optional(),
   })

@@ -132,7 +132,7 @@ class McpSession implements ConnectorSession {
   #scheduleRestart(): void {
     if (this.#closed) return;
     const max = this.config.max_restart_backoff_ms ?? 30_000;
-    const wait = Math.min(max, FIRST_BACKOFF_MS * 2 ** Math.min(this.#restarts, 20));
+    const wait = Math.min(max, (this.config.restart_backoff_ms ?? FIRST_BACKOFF_MS) * 2 ** Math.min(this.#restarts, 20));
     this.#restarts += 1;
     this.context.logger.warn("restarting mcp server", { attempt: this.#restarts, inMs: wait });
     this.#restartTimer = setTimeout(() => {
@@ -165,7 +165,8 @@ class McpSession implements ConnectorSession {
  * `@modelcontextprotocol/sdk` client. Tools come from `tools/list` (refreshed on
  * `list_changed`); results map to text, images and tool errors; progress notifications become
  * progress updates; an interrupt or timeout sends `notifications/cancelled`; a stdio server that
- * exits is restarted with backoff (100 ms doubling, at most `max_restart_backoff_ms`).
+ * exits is restarted with backoff (`restart_backoff_ms`, default 100 ms, doubling up to
+ * `max_restart_backoff_ms`, default 30 s).
  *
  * @example
  * ```ts

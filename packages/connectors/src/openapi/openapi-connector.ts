@@ -30,8 +30,14 @@ function baseUrlOf(config: OpenApiConfig, document: Record<string, unknown>, doc
   const servers = document.servers as { url?: unknown }[] | undefined;
   const first = servers?.[0]?.url;
   if (typeof first === "string" && first) {
-    const url = new URL(first, documentUrl.startsWith("file:") ? undefined : documentUrl);
-    if (url.protocol === "http:" || url.protocol === "https:") return url.href;
+    // A relative server URL is relative to where the document was fetched from (not a file).
+    let url: URL | undefined;
+    try {
+      url = new URL(first, documentUrl.startsWith("file:") ? undefined : documentUrl);
+    } catch {
+      url = undefined;
+    }
+    if (url && (url.protocol === "http:" || url.protocol === "https:")) return url.href;
   }
   throw new Error("no base URL: set 'base_url' or give the document a 'servers' entry with an http(s) URL");
 }

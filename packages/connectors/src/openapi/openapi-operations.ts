@@ -45,7 +45,7 @@ function resolveRefs(document: Json, node: unknown, seen: string[] = []): unknow
 
 function toolName(method: string, path: string, operationId: unknown): string {
   const raw = typeof operationId === "string" && operationId ? operationId : `${method}_${path}`;
-  return raw.replace(/[^A-Za-z0-9_-]+/g, "_").replace(/^_+|_+$/g, "").slice(0, 60) || method;
+  return raw.replace(/[^A-Za-z0-9-]+/g, "_").replace(/^_+|_+$/g, "").slice(0, 60) || method;
 }
 
 /**
