@@ -25,9 +25,7 @@ export const ConnectorEntrySchema = z
       .string({ error: "is required" })
       .regex(CONNECTOR_NAME, { error: "must be 1 to 30 letters, digits or '-'" }),
     /** Which of the service's tools are offered: only `allow` (when given), never `deny`. */
-    tools: z
-      .strictObject({ allow: toolList.optional(), deny: toolList.optional() })
-      .optional(),
+    tools: z.strictObject({ allow: toolList.optional(), deny: toolList.optional() }).optional(),
     /**
      * Who asks the user first. Without it, the tool's annotations decide (asks unless
      * `readOnlyHint: true`). With `tools`, exactly those ask (`[]`: none, `["*"]`: all); `title`
@@ -35,7 +33,9 @@ export const ConnectorEntrySchema = z
      */
     approval: z
       .strictObject({
-        tools: z.array(z.string().regex(/^(\*|[A-Za-z0-9_.\-/]{1,128})$/, { error: "must be a tool name or '*'" })).optional(),
+        tools: z
+          .array(z.string().regex(/^(\*|[A-Za-z0-9_.\-/]{1,128})$/, { error: "must be a tool name or '*'" }))
+          .optional(),
         title: z.string().min(1).max(200).optional(),
       })
       .optional(),
@@ -45,9 +45,17 @@ export const ConnectorEntrySchema = z
   .superRefine((entry, ctx) => {
     const kinds = Object.keys(entry).filter((key) => !COMMON_KEYS.has(key));
     if (kinds.length === 0) {
-      ctx.addIssue({ code: "custom", message: "names no connector kind: add one key such as 'mcp:' or 'openapi:'", path: [] });
+      ctx.addIssue({
+        code: "custom",
+        message: "names no connector kind: add one key such as 'mcp:' or 'openapi:'",
+        path: [],
+      });
     } else if (kinds.length > 1) {
-      ctx.addIssue({ code: "custom", message: `has more than one connector kind (${kinds.join(", ")}): keep one`, path: [kinds[1]!] });
+      ctx.addIssue({
+        code: "custom",
+        message: `has more than one connector kind (${kinds.join(", ")}): keep one`,
+        path: [kinds[1]!],
+      });
     }
   });
 
@@ -73,7 +81,11 @@ export const ConnectorEntriesSchema = z.array(ConnectorEntrySchema).superRefine(
   const seen = new Set<string>();
   entries.forEach((entry, i) => {
     if (seen.has(entry.name)) {
-      ctx.addIssue({ code: "custom", message: `another connector is already named '${entry.name}'`, path: [i, "name"] });
+      ctx.addIssue({
+        code: "custom",
+        message: `another connector is already named '${entry.name}'`,
+        path: [i, "name"],
+      });
     }
     seen.add(entry.name);
   });

@@ -32,8 +32,13 @@ export interface ConnectorSetOptions {
   logger?: ConnectorLogger;
   /** How long `start` waits for a connector before reporting it down (it may still come up later). Default 20 s. */
   startTimeoutMs?: number;
-  /** Tools in this registry come first; a connector tool with the same name is skipped with a warning. */
+  /** Names taken elsewhere: a connector tool with such a name is skipped with a warning. */
   reserved?: (name: string) => boolean;
+  /**
+   * The registry to offer the tools in (an agent's own `Tools`, so its tools and the connector
+   * tools are hosted together). Default: a new one. A name already registered there is skipped.
+   */
+  tools?: Tools;
 }
 
 const quiet: ConnectorLogger = { debug() {}, info() {}, warn() {}, error() {} };
@@ -64,8 +69,8 @@ class Instance {
  * ```
  */
 export class ConnectorSet {
-  /** Every offered connector tool, under its `<connector>__<tool>` name. */
-  readonly tools = new Tools();
+  /** Every offered connector tool, under its `<connector>__<tool>` name (and whatever else `options.tools` held). */
+  readonly tools: Tools;
   readonly #instances: Instance[];
   readonly #logger: ConnectorLogger;
   readonly #reserved: (name: string) => boolean;
@@ -73,11 +78,19 @@ export class ConnectorSet {
   private constructor(prepared: readonly PreparedConnector[], options: ConnectorSetOptions) {
     this.#instances = prepared.map((p) => new Instance(p));
     this.#logger = options.logger ?? quiet;
-    this.#reserved = options.reserved ?? (() => false);
+    this.tools = options.tools ?? new Tools();
+    const reserved = options.reserved ?? (() => false);
+    // Taken: reserved elsewhere, or in the registry and not one of ours.
+    this.#reserved = (name) =>
+      reserved(name) ||
+      (this.tools.has(name) && !this.#instances.some((instance) => instance.offered.has(name)));
   }
 
   /** Connects every connector at once and resolves when each is up, down, or past the start timeout. */
-  static async start(prepared: readonly PreparedConnector[], options: ConnectorSetOptions = {}): Promise<ConnectorSet> {
+  static async start(
+    prepared: readonly PreparedConnector[],
+    options: ConnectorSetOptions = {},
+  ): Promise<ConnectorSet> {
     const set = new ConnectorSet(prepared, options);
     const limit = options.startTimeoutMs ?? 20_000;
     await Promise.all(set.#instances.map((instance) => set.#connect(instance, limit)));
@@ -107,7 +120,10 @@ export class ConnectorSet {
         for (const name of instance.offered.keys()) this.tools.unregister(name);
         instance.offered.clear();
         await instance.session?.close().catch((error) => {
-          this.#logger.warn("connector did not close cleanly", { connector: instance.name, error: String(error) });
+          this.#logger.warn("connector did not close cleanly", {
+            connector: instance.name,
+            error: String(error),
+          });
         });
       }),
     );
@@ -132,7 +148,11 @@ export class ConnectorSet {
         instance.state = "up";
         instance.reason = undefined;
         this.#sync(instance);
-        this.#logger.info("connector up", { connector: entry.name, kind: kind.name, tools: [...instance.offered.keys()] });
+        this.#logger.info("connector up", {
+          connector: entry.name,
+          kind: kind.name,
+          tools: [...instance.offered.keys()],
+        });
       },
       (error: unknown) => {
         this.#setDown(instance, `could not connect: ${messageOf(error)}`);
@@ -174,15 +194,26 @@ export class ConnectorSet {
     for (const tool of instance.session.tools()) {
       if (!isToolOffered(entry, tool.name)) continue;
       const name = offeredToolName(entry.name, tool.name);
-      if (name === undefined || next.has(name) || this.#reserved(name)) {
-        this.#logger.warn("connector tool skipped: its offered name is too long or taken", { connector: entry.name, tool: tool.name });
+      if (name === undefined || next.has(name) || (this.#reserved(name) && !instance.offered.has(name))) {
+        this.#logger.warn("connector tool skipped: its offered name is too long or taken", {
+          connector: entry.name,
+          tool: tool.name,
+        });
         continue;
       }
-      next.set(name, toOfferedDefinition(entry, tool, name, { downReason: () => (instance.state === "down" ? instance.reason : undefined) }));
+      next.set(
+        name,
+        toOfferedDefinition(entry, tool, name, {
+          downReason: () => (instance.state === "down" ? instance.reason : undefined),
+        }),
+      );
     }
     for (const allowed of entry.tools?.allow ?? []) {
       if (![...instance.session.tools()].some((tool) => tool.name === allowed)) {
-        this.#logger.warn("connector allow list names a tool the service does not offer", { connector: entry.name, tool: allowed });
+        this.#logger.warn("connector allow list names a tool the service does not offer", {
+          connector: entry.name,
+          tool: allowed,
+        });
       }
     }
     this.#replace(instance, next);
@@ -193,15 +224,18 @@ export class ConnectorSet {
     const next = new Map<string, ToolDefinition>();
     for (const tool of entry.tools?.allow ?? []) {
       const name = offeredToolName(entry.name, tool);
-      if (name === undefined || this.#reserved(name)) continue;
+      if (name === undefined || (this.#reserved(name) && !instance.offered.has(name))) continue;
       next.set(name, {
         name,
         description: `${tool} from ${entry.name} (unavailable: the service is down)`,
         parameters: { type: "object" },
         run: () => {
-          throw new ToolError(`The ${entry.name} service is unavailable right now (${instance.reason}). Try again later.`, {
-            code: "connector_unavailable",
-          });
+          throw new ToolError(
+            `The ${entry.name} service is unavailable right now (${instance.reason}). Try again later.`,
+            {
+              code: "connector_unavailable",
+            },
+          );
         },
       });
     }
@@ -218,7 +252,11 @@ export class ConnectorSet {
         this.tools.register(definition);
       } catch (error) {
         next.delete(name);
-        this.#logger.warn("connector tool skipped", { connector: instance.name, tool: name, error: messageOf(error) });
+        this.#logger.warn("connector tool skipped", {
+          connector: instance.name,
+          tool: name,
+          error: messageOf(error),
+        });
       }
     }
     instance.offered = next;

@@ -10,6 +10,9 @@
 export interface ConnectorConfigIssue {
   path: (string | number)[];
   message: string;
+  /** Where in the YAML file, when the config came from one. */
+  line?: number;
+  column?: number;
 }
 
 /**
@@ -42,10 +45,19 @@ export class ConnectorError extends Error {
  */
 export class ConnectorConfigError extends ConnectorError {
   readonly issues: ConnectorConfigIssue[];
-  constructor(issues: ConnectorConfigIssue[]) {
-    const lines = issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`);
+  /** The YAML file the config came from, when it did. */
+  readonly file: string | undefined;
+  constructor(issues: ConnectorConfigIssue[], file?: string) {
+    const lines = issues.map((issue) => {
+      const where =
+        file === undefined
+          ? ""
+          : `${file}${issue.line === undefined ? "" : `:${issue.line}:${issue.column ?? 1}`}: `;
+      return `${where}${issue.path.join(".")}: ${issue.message}`;
+    });
     super("invalid_connector_config", `invalid connector config:\n${lines.join("\n")}`);
     this.name = "ConnectorConfigError";
     this.issues = issues;
+    this.file = file;
   }
 }

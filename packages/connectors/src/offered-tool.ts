@@ -40,7 +40,10 @@ export function isToolOffered(entry: ConnectorEntry, tool: string): boolean {
  * needsApproval({ name: "e", mcp: {} }, { name: "echo", annotations: { readOnlyHint: true } } as ConnectorTool); // false
  * ```
  */
-export function needsApproval(entry: ConnectorEntry, tool: Pick<ConnectorTool, "name" | "annotations">): boolean {
+export function needsApproval(
+  entry: ConnectorEntry,
+  tool: Pick<ConnectorTool, "name" | "annotations">,
+): boolean {
   const listed = entry.approval?.tools;
   if (listed) return listed.includes("*") || listed.includes(tool.name);
   const hints = tool.annotations ?? {};
@@ -54,7 +57,9 @@ function approvalFor(entry: ConnectorEntry, tool: ConnectorTool): ToolApproval |
   // The configured title only where every {placeholder} is an argument of this tool.
   const fits =
     title !== undefined &&
-    [...title.matchAll(/\{([^{}]*)\}/g)].every((match) => Object.hasOwn(properties, match[1]!.split(".")[0]!));
+    [...title.matchAll(/\{([^{}]*)\}/g)].every((match) =>
+      Object.hasOwn(properties, match[1]!.split(".")[0]!),
+    );
   if (fits) return { title };
   return { title: `Allow ${entry.name} to run ${tool.name}?` };
 }
@@ -98,9 +103,12 @@ export function toOfferedDefinition(
     run: (args, signal, ctx) => {
       const down = state.downReason();
       if (down !== undefined) {
-        throw new ToolError(`The ${entry.name} service is unavailable right now (${down}). Try again later.`, {
-          code: "connector_unavailable",
-        });
+        throw new ToolError(
+          `The ${entry.name} service is unavailable right now (${down}). Try again later.`,
+          {
+            code: "connector_unavailable",
+          },
+        );
       }
       return tool.run(args, signal, ctx);
     },

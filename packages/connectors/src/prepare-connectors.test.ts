@@ -20,7 +20,9 @@ function issuesOf(entries: unknown[], env: Record<string, string> = {}) {
 describe("prepareConnectors", () => {
   it("checks each kind's config and fills in the environment", () => {
     const [prepared] = prepareConnectors(
-      ConnectorEntriesSchema.parse([{ name: "memory", mcp: { command: "npx", args: ["x"], env: { TOKEN: "${T}" } } }]),
+      ConnectorEntriesSchema.parse([
+        { name: "memory", mcp: { command: "npx", args: ["x"], env: { TOKEN: "${T}" } } },
+      ]),
       { kinds: builtinConnectors, env: { T: "abc" } },
     );
     expect(prepared?.kind.name).toBe("mcp");
@@ -55,7 +57,9 @@ describe("prepareConnectors", () => {
       connect: async () => ({ tools: () => [], close: async () => {} }),
     });
     const entries = ConnectorEntriesSchema.parse([{ name: "time", clock: { zone: 3 } }]);
-    expect(() => prepareConnectors(entries, { kinds: [clock], env: {} })).toThrow(/0\.clock\.zone: Invalid input: expected string/);
+    expect(() => prepareConnectors(entries, { kinds: [clock], env: {} })).toThrow(
+      /0\.clock\.zone: Invalid input: expected string/,
+    );
   });
 });
 
@@ -66,13 +70,24 @@ describe("ConnectorEntriesSchema", () => {
   };
 
   it("refuses a bad allow list, a bad name, no kind, two kinds and a duplicate name", () => {
-    expect(problems([{ name: "e", mcp: {}, tools: { allow: "echo" } }])).toEqual(["0.tools.allow: Invalid input: expected array, received string"]);
+    expect(problems([{ name: "e", mcp: {}, tools: { allow: "echo" } }])).toEqual([
+      "0.tools.allow: Invalid input: expected array, received string",
+    ]);
     expect(problems([{ name: "e", mcp: {}, tools: { allow: ["ok", "has space"] } }])).toEqual([
       "0.tools.allow.1: must be a tool name (letters, digits, '_', '-', '.', '/')",
     ]);
     expect(problems([{ name: "a_b", mcp: {} }])).toEqual(["0.name: must be 1 to 30 letters, digits or '-'"]);
-    expect(problems([{ name: "a" }])).toEqual(["0: names no connector kind: add one key such as 'mcp:' or 'openapi:'"]);
-    expect(problems([{ name: "a", mcp: {}, openapi: {} }])).toEqual(["0.openapi: has more than one connector kind (mcp, openapi): keep one"]);
-    expect(problems([{ name: "a", mcp: {} }, { name: "a", mcp: {} }])).toEqual(["1.name: another connector is already named 'a'"]);
+    expect(problems([{ name: "a" }])).toEqual([
+      "0: names no connector kind: add one key such as 'mcp:' or 'openapi:'",
+    ]);
+    expect(problems([{ name: "a", mcp: {}, openapi: {} }])).toEqual([
+      "0.openapi: has more than one connector kind (mcp, openapi): keep one",
+    ]);
+    expect(
+      problems([
+        { name: "a", mcp: {} },
+        { name: "a", mcp: {} },
+      ]),
+    ).toEqual(["1.name: another connector is already named 'a'"]);
   });
 });

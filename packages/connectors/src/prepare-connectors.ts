@@ -1,4 +1,4 @@
-import { type Connector } from "./connector";
+import type { Connector } from "./connector";
 import { type ConnectorEntry, connectorKindOf } from "./connector-entry";
 import { ConnectorConfigError, type ConnectorConfigIssue } from "./errors";
 import { interpolateEnv } from "./interpolate";
@@ -53,7 +53,10 @@ export function prepareConnectors(
     if (!parsed.success) {
       for (const issue of parsed.error.issues) {
         // The message only: zod messages name types and limits, never the (possibly secret) value.
-        issues.push({ path: [i, kindName, ...issue.path.map((p) => (typeof p === "number" ? p : String(p)))], message: issue.message });
+        issues.push({
+          path: [i, kindName, ...issue.path.map((p) => (typeof p === "number" ? p : String(p)))],
+          message: issue.message,
+        });
       }
       return;
     }

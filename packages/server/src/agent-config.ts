@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { basename, extname, join } from "node:path";
-import { type ConnectorEntry, ConnectorEntriesSchema } from "@patchbay/connectors";
+import { ConnectorEntriesSchema, type ConnectorEntry } from "@patchbay/connectors";
 import { type ModelConfig, ModelConfigSchema } from "@patchbay/models";
 import { formatZodIssues, issuePath } from "@patchbay/protocol";
 import { isMap, isSeq, LineCounter, type Node, parseDocument } from "yaml";

@@ -57,7 +57,11 @@ export async function startAgentConnectors(
   return sets;
 }
 
-function prepareFor(agent: AgentConfig, kinds: readonly Connector<any>[], env: Record<string, string | undefined>) {
+function prepareFor(
+  agent: AgentConfig,
+  kinds: readonly Connector<any>[],
+  env: Record<string, string | undefined>,
+) {
   try {
     return prepareConnectors(agent.connectors, { kinds, env });
   } catch (error) {
@@ -80,7 +84,9 @@ function prepareFor(agent: AgentConfig, kinds: readonly Connector<any>[], env: R
  * connectorReadiness(sets); // [{ agent: "support", name: "everything", kind: "mcp", state: "down", reason: "...", tools: [] }]
  * ```
  */
-export function connectorReadiness(sets: ReadonlyMap<string, ConnectorSet>): (ConnectorStatus & { agent: string })[] {
+export function connectorReadiness(
+  sets: ReadonlyMap<string, ConnectorSet>,
+): (ConnectorStatus & { agent: string })[] {
   const out: (ConnectorStatus & { agent: string })[] = [];
   for (const [agent, set] of sets) {
     for (const status of set.status()) if (status.state !== "up") out.push({ agent, ...status });

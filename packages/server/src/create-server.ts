@@ -104,6 +104,8 @@ export interface PatchbayServer {
   metrics: ServerMetrics;
   authenticator: Authenticator;
   logger: Logger;
+  /** Each agent's running connectors (only agents that have some), with their `status()`. */
+  connectors: ReadonlyMap<string, ConnectorSet>;
   /** Stops accepting, ends or hands back running work (bounded), closes sockets and the store. */
   close(): Promise<void>;
 }
@@ -160,7 +162,9 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
     ...(options.connectors ? { kinds: options.connectors } : {}),
     env,
     logger,
-    ...(options.connectorStartTimeoutMs !== undefined ? { startTimeoutMs: options.connectorStartTimeoutMs } : {}),
+    ...(options.connectorStartTimeoutMs !== undefined
+      ? { startTimeoutMs: options.connectorStartTimeoutMs }
+      : {}),
     ...(options.tools ? { reserved: (name: string) => options.tools!.has(name) } : {}),
   });
   const store = options.store ?? new SqliteStore({ dataDir: options.dataDir! });
@@ -204,7 +208,9 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
     metrics,
     logger,
     isReady: () => accepting && (extension?.isReady?.() ?? true),
-    ...(connectorSets.size > 0 ? { readiness: () => ({ connectors_down: connectorReadiness(connectorSets) }) } : {}),
+    ...(connectorSets.size > 0
+      ? { readiness: () => ({ connectors_down: connectorReadiness(connectorSets) }) }
+      : {}),
     ...(options.http ? { limits: options.http } : {}),
     ...(extension?.http ? { extensions: [extension.http] } : {}),
     ...(cors ? { cors } : {}),
@@ -269,6 +275,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
     metrics,
     authenticator,
     logger,
+    connectors: connectorSets,
     close,
   };
 }
@@ -279,13 +286,19 @@ function serverToolsOf(
   connectors: ConnectorSet | undefined,
   agent: AgentConfig,
   idempotencyStore: InMemoryIdempotencyStore,
-): { serverTools?: (runtime: import("./session-runtime").SessionRuntime) => import("./tool-location").ToolBackend } {
+): {
+  serverTools?: (
+    runtime: import("./session-runtime").SessionRuntime,
+  ) => import("./tool-location").ToolBackend;
+} {
   if (!connectors) return tools ? { serverTools: serverToolsFor(tools, agent, idempotencyStore) } : {};
   const own = connectors.tools;
   return {
     serverTools: (runtime) => {
       const viaConnectors = serverToolsFor(own, agent, idempotencyStore)(runtime);
-      return tools ? new ChainedToolBackend([serverToolsFor(tools, agent, idempotencyStore)(runtime), viaConnectors]) : viaConnectors;
+      return tools
+        ? new ChainedToolBackend([serverToolsFor(tools, agent, idempotencyStore)(runtime), viaConnectors])
+        : viaConnectors;
     },
   };
 }

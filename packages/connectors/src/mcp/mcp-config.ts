@@ -26,17 +26,30 @@ export const McpConfigSchema = z
   })
   .superRefine((config, ctx) => {
     if (config.command === undefined && config.url === undefined) {
-      ctx.addIssue({ code: "custom", path: ["command"], message: "is required: give 'command' (stdio) or 'url' (Streamable HTTP)" });
+      ctx.addIssue({
+        code: "custom",
+        path: ["command"],
+        message: "is required: give 'command' (stdio) or 'url' (Streamable HTTP)",
+      });
     }
     if (config.command !== undefined && config.url !== undefined) {
-      ctx.addIssue({ code: "custom", path: ["url"], message: "give 'command' (stdio) or 'url' (Streamable HTTP), not both" });
+      ctx.addIssue({
+        code: "custom",
+        path: ["url"],
+        message: "give 'command' (stdio) or 'url' (Streamable HTTP), not both",
+      });
     }
     const stdioOnly = (["args", "env", "cwd"] as const).filter((key) => config[key] !== undefined);
     if (config.url !== undefined) {
-      for (const key of stdioOnly) ctx.addIssue({ code: "custom", path: [key], message: "is for stdio servers ('command'), not 'url'" });
+      for (const key of stdioOnly)
+        ctx.addIssue({ code: "custom", path: [key], message: "is for stdio servers ('command'), not 'url'" });
     }
     if (config.command !== undefined && config.headers !== undefined) {
-      ctx.addIssue({ code: "custom", path: ["headers"], message: "is for Streamable HTTP servers ('url'), not 'command'" });
+      ctx.addIssue({
+        code: "custom",
+        path: ["headers"],
+        message: "is for Streamable HTTP servers ('url'), not 'command'",
+      });
     }
   });
 

@@ -15,14 +15,24 @@ const dir = mkdtempSync(join(tmpdir(), "pb-mcp-"));
 const cancelLog = join(dir, "cancelled.log");
 const sets: ConnectorSet[] = [];
 
-async function start(mcp: Record<string, unknown>, extra: Record<string, unknown> = {}, env: Record<string, string> = {}) {
+async function start(
+  mcp: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+  env: Record<string, string> = {},
+) {
   const entries = ConnectorEntriesSchema.parse([{ name: "fx", mcp, approval: { tools: [] }, ...extra }]);
-  const set = await ConnectorSet.start(prepareConnectors(entries, { kinds: [mcpConnector], env }), { startTimeoutMs: 10_000 });
+  const set = await ConnectorSet.start(prepareConnectors(entries, { kinds: [mcpConnector], env }), {
+    startTimeoutMs: 10_000,
+  });
   sets.push(set);
   return set;
 }
 
-const stdio = (env: Record<string, string> = {}) => ({ command: process.execPath, args: [FIXTURE], env: { CANCEL_LOG: cancelLog, ...env } });
+const stdio = (env: Record<string, string> = {}) => ({
+  command: process.execPath,
+  args: [FIXTURE],
+  env: { CANCEL_LOG: cancelLog, ...env },
+});
 
 async function until<T>(read: () => T | undefined, ms = 10_000): Promise<T> {
   const end = Date.now() + ms;
@@ -43,12 +53,18 @@ describe("the MCP connector over stdio", () => {
   it("offers the server's tools by their offered names and maps results", async () => {
     const set = await start(stdio());
     expect(set.status()).toEqual([expect.objectContaining({ name: "fx", kind: "mcp", state: "up" })]);
-    expect(set.tools.names()).toEqual(expect.arrayContaining(["fx__add", "fx__fail", "fx__image", "fx__slow"]));
+    expect(set.tools.names()).toEqual(
+      expect.arrayContaining(["fx__add", "fx__fail", "fx__image", "fx__slow"]),
+    );
     const executor = new ToolExecutor({ tools: set.tools });
     const sum = await executor.execute({ id: "a1", name: "fx__add", arguments: { a: 2, b: 40 } });
     expect(sum).toMatchObject({ outcome: "completed", content: { text: '{"sum":42}', images: [] } });
     const failed = await executor.execute({ id: "a2", name: "fx__fail", arguments: {} });
-    expect(failed).toMatchObject({ outcome: "failed", content: { text: "the fixture refused" }, error: { code: "mcp_tool_error" } });
+    expect(failed).toMatchObject({
+      outcome: "failed",
+      content: { text: "the fixture refused" },
+      error: { code: "mcp_tool_error" },
+    });
     const image = await executor.execute({ id: "a3", name: "fx__image", arguments: {} });
     expect(image.content.text).toBe("a pixel");
     expect(image.content.images).toEqual([expect.objectContaining({ type: "image", mimeType: "image/png" })]);
@@ -99,7 +115,10 @@ describe("the MCP connector over stdio", () => {
     expect(set.tools.has("fx__extra")).toBe(false);
     await new ToolExecutor({ tools: set.tools }).execute({ id: "g1", name: "fx__grow", arguments: {} });
     await until(() => set.tools.has("fx__extra") || undefined);
-    expect((await new ToolExecutor({ tools: set.tools }).execute({ id: "g2", name: "fx__extra", arguments: {} })).content.text).toBe("extra here");
+    expect(
+      (await new ToolExecutor({ tools: set.tools }).execute({ id: "g2", name: "fx__extra", arguments: {} }))
+        .content.text,
+    ).toBe("extra here");
   });
 
   it("restarts a server that exited; calls fail clearly while it is down", async () => {
@@ -111,22 +130,36 @@ describe("the MCP connector over stdio", () => {
     expect(set.status()[0]?.reason).toBe("the MCP server process exited");
     const whileDown = await executor.execute({ id: "c2", name: "fx__add", arguments: { a: 1, b: 1 } });
     expect(whileDown.outcome).toBe("failed");
-    expect(whileDown.content.text).toMatch(/^The fx service is unavailable right now \(the MCP server process exited\)/);
+    expect(whileDown.content.text).toMatch(
+      /^The fx service is unavailable right now \(the MCP server process exited\)/,
+    );
     await until(() => set.status()[0]?.state === "up" || undefined);
-    expect((await executor.execute({ id: "c3", name: "fx__add", arguments: { a: 1, b: 2 } })).content.text).toBe('{"sum":3}');
+    expect(
+      (await executor.execute({ id: "c3", name: "fx__add", arguments: { a: 1, b: 2 } })).content.text,
+    ).toBe('{"sum":3}');
     expect(set.tools.has("fx__grow")).toBe(false);
   });
 
   it("passes env (with ${VAR} filled) to the server and reports a command that cannot start as down", async () => {
-    const set = await start({ ...stdio(), env: { FIXTURE_SECRET: "${FX_SECRET}" } }, {}, { FX_SECRET: "from-env" });
+    const set = await start(
+      { ...stdio(), env: { FIXTURE_SECRET: "${FX_SECRET}" } },
+      {},
+      { FX_SECRET: "from-env" },
+    );
     const executor = new ToolExecutor({ tools: set.tools });
-    expect((await executor.execute({ id: "w1", name: "fx__whoami", arguments: {} })).content.text).toBe("from-env");
+    expect((await executor.execute({ id: "w1", name: "fx__whoami", arguments: {} })).content.text).toBe(
+      "from-env",
+    );
 
     const broken = await start({ command: join(dir, "no-such-server") }, { tools: { allow: ["add"] } });
     const [status] = broken.status();
     expect(status).toMatchObject({ name: "fx", state: "down", tools: ["fx__add"] });
     expect(status?.reason).toMatch(/^could not connect: .*ENOENT/);
-    const answer = await new ToolExecutor({ tools: broken.tools }).execute({ id: "b1", name: "fx__add", arguments: {} });
+    const answer = await new ToolExecutor({ tools: broken.tools }).execute({
+      id: "b1",
+      name: "fx__add",
+      arguments: {},
+    });
     expect(answer.content.text).toMatch(/^The fx service is unavailable right now \(could not connect: /);
   });
 });
@@ -146,13 +179,21 @@ describe("the MCP connector over Streamable HTTP", () => {
   });
 
   it("connects with headers from the environment and calls tools", async () => {
-    const set = await start({ url, headers: { authorization: "Bearer ${FX_TOKEN}" } }, {}, { FX_TOKEN: "fixture-token" });
+    const set = await start(
+      { url, headers: { authorization: "Bearer ${FX_TOKEN}" } },
+      {},
+      { FX_TOKEN: "fixture-token" },
+    );
     expect(set.status()[0]?.state).toBe("up");
     const executor = new ToolExecutor({ tools: set.tools });
     const progress: string[] = [];
     executor.on("progress", ({ text }) => progress.push(text));
-    expect((await executor.execute({ id: "h1", name: "fx__add", arguments: { a: 1, b: 2 } })).content.text).toBe('{"sum":3}');
-    expect((await executor.execute({ id: "h2", name: "fx__slow", arguments: { ms: 200 } })).content.text).toBe("waited 200 ms");
+    expect(
+      (await executor.execute({ id: "h1", name: "fx__add", arguments: { a: 1, b: 2 } })).content.text,
+    ).toBe('{"sum":3}');
+    expect(
+      (await executor.execute({ id: "h2", name: "fx__slow", arguments: { ms: 200 } })).content.text,
+    ).toBe("waited 200 ms");
     expect(progress.length).toBeGreaterThan(0);
   });
 

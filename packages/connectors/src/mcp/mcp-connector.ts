@@ -1,9 +1,14 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ToolListChangedNotificationSchema, type Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
+import { type Tool as McpTool, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { ToolError } from "@patchbay/tools";
-import { type ConnectorContext, type ConnectorSession, type ConnectorTool, defineConnector } from "../connector";
+import {
+  type ConnectorContext,
+  type ConnectorSession,
+  type ConnectorTool,
+  defineConnector,
+} from "../connector";
 import { type McpConfig, McpConfigSchema } from "./mcp-config";
 import { toToolResultValue } from "./mcp-result";
 
@@ -99,9 +104,17 @@ class McpSession implements ConnectorSession {
     return connectorTool;
   }
 
-  async #call(name: string, args: Record<string, unknown>, signal: AbortSignal, update: (text: string) => void) {
+  async #call(
+    name: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+    update: (text: string) => void,
+  ) {
     const client = this.#client;
-    if (!client) throw new ToolError(`The ${this.context.name} service is not connected. Try again later.`, { code: "connector_unavailable" });
+    if (!client)
+      throw new ToolError(`The ${this.context.name} service is not connected. Try again later.`, {
+        code: "connector_unavailable",
+      });
     let result: Awaited<ReturnType<Client["callTool"]>>;
     try {
       result = await client.callTool({ name, arguments: args }, undefined, {
@@ -115,7 +128,10 @@ class McpSession implements ConnectorSession {
     } catch (error) {
       if (signal.aborted) throw error;
       const message = error instanceof Error ? error.message : String(error);
-      throw new ToolError(`The ${this.context.name} service could not run ${name}: ${message}`, { code: "mcp_call_failed", cause: error });
+      throw new ToolError(`The ${this.context.name} service could not run ${name}: ${message}`, {
+        code: "mcp_call_failed",
+        cause: error,
+      });
     }
     return toToolResultValue(result as Parameters<typeof toToolResultValue>[0]);
   }
@@ -124,7 +140,10 @@ class McpSession implements ConnectorSession {
   #lost(client: Client): void {
     if (this.#closed || client !== this.#client) return;
     this.#client = undefined;
-    const how = this.config.command !== undefined ? "the MCP server process exited" : "the connection to the MCP server closed";
+    const how =
+      this.config.command !== undefined
+        ? "the MCP server process exited"
+        : "the connection to the MCP server closed";
     this.context.setDown(how);
     this.#scheduleRestart();
   }
@@ -132,7 +151,10 @@ class McpSession implements ConnectorSession {
   #scheduleRestart(): void {
     if (this.#closed) return;
     const max = this.config.max_restart_backoff_ms ?? 30_000;
-    const wait = Math.min(max, (this.config.restart_backoff_ms ?? FIRST_BACKOFF_MS) * 2 ** Math.min(this.#restarts, 20));
+    const wait = Math.min(
+      max,
+      (this.config.restart_backoff_ms ?? FIRST_BACKOFF_MS) * 2 ** Math.min(this.#restarts, 20),
+    );
     this.#restarts += 1;
     this.context.logger.warn("restarting mcp server", { attempt: this.#restarts, inMs: wait });
     this.#restartTimer = setTimeout(() => {
@@ -143,7 +165,9 @@ class McpSession implements ConnectorSession {
           this.context.setDown(undefined);
         },
         (error: unknown) => {
-          this.context.setDown(`the MCP server could not be restarted: ${error instanceof Error ? error.message : String(error)}`);
+          this.context.setDown(
+            `the MCP server could not be restarted: ${error instanceof Error ? error.message : String(error)}`,
+          );
           this.#scheduleRestart();
         },
       );

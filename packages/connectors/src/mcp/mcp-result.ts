@@ -54,12 +54,19 @@ export function toToolResultValue(result: McpCallResult): ToolOutput {
         break;
       case "image":
         if (typeof block.data === "string") {
-          images.push(block.mimeType ? ({ data: block.data, mimeType: block.mimeType } as ToolImage) : { data: block.data });
+          images.push(
+            block.mimeType
+              ? ({ data: block.data, mimeType: block.mimeType } as ToolImage)
+              : { data: block.data },
+          );
         }
         break;
       case "resource":
         if (typeof block.resource?.text === "string") texts.push(block.resource.text);
-        else texts.push(`[resource ${block.resource?.uri ?? ""}${block.resource?.mimeType ? ` (${block.resource.mimeType})` : ""}]`);
+        else
+          texts.push(
+            `[resource ${block.resource?.uri ?? ""}${block.resource?.mimeType ? ` (${block.resource.mimeType})` : ""}]`,
+          );
         break;
       case "resource_link":
         texts.push(`[${block.name ?? "resource"}](${block.uri ?? ""})`);
@@ -75,6 +82,7 @@ export function toToolResultValue(result: McpCallResult): ToolOutput {
     texts.push(...kept, json);
   }
   const text = texts.join("\n");
-  if (result.isError) throw new ToolError(text || "The tool reported an error without saying why.", { code: "mcp_tool_error" });
+  if (result.isError)
+    throw new ToolError(text || "The tool reported an error without saying why.", { code: "mcp_tool_error" });
   return new ToolOutput({ text, images });
 }

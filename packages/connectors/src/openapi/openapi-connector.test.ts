@@ -10,7 +10,10 @@ import { prepareConnectors } from "../prepare-connectors";
 import { openApiConnector } from "./openapi-connector";
 
 const SPEC = fileURLToPath(new URL("../../test/fixtures/pets-openapi.json", import.meta.url));
-const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==", "base64");
+const PNG = Buffer.from(
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==",
+  "base64",
+);
 const pets = new Map<number, { id: number; name: string; tag?: string }>([[1, { id: 1, name: "Rex" }]]);
 const seen: { method: string; url: string; auth: string | undefined }[] = [];
 let server: Server;
@@ -26,12 +29,16 @@ async function body(req: IncomingMessage): Promise<string> {
 beforeAll(async () => {
   server = createServer(async (req, res) => {
     const url = new URL(req.url ?? "/", "http://x");
-    if (url.pathname === "/openapi.json") return void res.writeHead(200, { "content-type": "application/json" }).end(readFileSync(SPEC));
+    if (url.pathname === "/openapi.json")
+      return void res.writeHead(200, { "content-type": "application/json" }).end(readFileSync(SPEC));
     seen.push({ method: req.method ?? "", url: url.pathname + url.search, auth: req.headers.authorization });
-    if (req.headers.authorization !== "Bearer pets-token") return void res.writeHead(401).end("missing token");
-    const json = (status: number, value: unknown) => res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(value));
+    if (req.headers.authorization !== "Bearer pets-token")
+      return void res.writeHead(401).end("missing token");
+    const json = (status: number, value: unknown) =>
+      res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(value));
     const one = /^\/v1\/pets\/(\d+)(\/photo)?$/.exec(url.pathname);
-    if (url.pathname === "/v1/pets" && req.method === "GET") return json(200, [...pets.values()].slice(0, Number(url.searchParams.get("limit") ?? 100)));
+    if (url.pathname === "/v1/pets" && req.method === "GET")
+      return json(200, [...pets.values()].slice(0, Number(url.searchParams.get("limit") ?? 100)));
     if (url.pathname === "/v1/pets" && req.method === "POST") {
       const pet = { id: pets.size + 1, ...JSON.parse(await body(req)) };
       pets.set(pet.id, pet);
@@ -59,15 +66,26 @@ afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
 async function start(openapi: Record<string, unknown>, extra: Record<string, unknown> = {}) {
   const entries = ConnectorEntriesSchema.parse([{ name: "pets", openapi, ...extra }]);
-  const set = await ConnectorSet.start(prepareConnectors(entries, { kinds: [openApiConnector], env: { PETS_TOKEN: "pets-token" } }));
+  const set = await ConnectorSet.start(
+    prepareConnectors(entries, { kinds: [openApiConnector], env: { PETS_TOKEN: "pets-token" } }),
+  );
   sets.push(set);
   return set;
 }
 
 describe("the OpenAPI connector against a real HTTP server", () => {
   it("turns every operation into a tool with its parameters and body as the schema", async () => {
-    const set = await start({ spec: `${origin}/openapi.json`, headers: { authorization: "Bearer ${PETS_TOKEN}" } });
-    expect(set.tools.names()).toEqual(["pets__listPets", "pets__createPet", "pets__showPet", "pets__delete_pets_petId", "pets__petPhoto"]);
+    const set = await start({
+      spec: `${origin}/openapi.json`,
+      headers: { authorization: "Bearer ${PETS_TOKEN}" },
+    });
+    expect(set.tools.names()).toEqual([
+      "pets__listPets",
+      "pets__createPet",
+      "pets__showPet",
+      "pets__delete_pets_petId",
+      "pets__petPhoto",
+    ]);
     const create = set.tools.list().find((spec) => spec.name === "pets__createPet")!;
     expect(create.parameters).toMatchObject({
       properties: { body: { type: "object", properties: { name: { type: "string" } }, required: ["name"] } },
@@ -75,15 +93,25 @@ describe("the OpenAPI connector against a real HTTP server", () => {
     });
     expect(create.approval).toEqual({ title: "Allow pets to run createPet?" });
     expect(set.tools.list().find((spec) => spec.name === "pets__showPet")).toMatchObject({
-      parameters: { properties: { petId: { type: "integer", description: "The pet's id" } }, required: ["petId"] },
+      parameters: {
+        properties: { petId: { type: "integer", description: "The pet's id" } },
+        required: ["petId"],
+      },
     });
     expect(set.tools.list().find((spec) => spec.name === "pets__showPet")?.approval).toBeUndefined();
   });
 
   it("calls the API with the base URL, parameters, body and auth header; non-2xx is a tool error", async () => {
-    const set = await start({ spec: SPEC, base_url: `${origin}/v1`, headers: { authorization: "Bearer ${PETS_TOKEN}" } }, { approval: { tools: [] } });
+    const set = await start(
+      { spec: SPEC, base_url: `${origin}/v1`, headers: { authorization: "Bearer ${PETS_TOKEN}" } },
+      { approval: { tools: [] } },
+    );
     const executor = new ToolExecutor({ tools: set.tools });
-    const created = await executor.execute({ id: "o1", name: "pets__createPet", arguments: { body: { name: "Tom", tag: "cat" } } });
+    const created = await executor.execute({
+      id: "o1",
+      name: "pets__createPet",
+      arguments: { body: { name: "Tom", tag: "cat" } },
+    });
     expect(JSON.parse(created.content.text)).toEqual({ id: 2, name: "Tom", tag: "cat" });
     const listed = await executor.execute({ id: "o2", name: "pets__listPets", arguments: { limit: 1 } });
     expect(JSON.parse(listed.content.text)).toEqual([{ id: 1, name: "Rex" }]);
@@ -99,7 +127,10 @@ describe("the OpenAPI connector against a real HTTP server", () => {
 
   it("is down with the reason when the document cannot be read or has no base URL", async () => {
     const set = await start({ spec: `${origin}/missing.json` });
-    expect(set.status()[0]).toMatchObject({ state: "down", reason: `could not connect: the OpenAPI document ${origin}/missing.json answered HTTP 401` });
+    expect(set.status()[0]).toMatchObject({
+      state: "down",
+      reason: `could not connect: the OpenAPI document ${origin}/missing.json answered HTTP 401`,
+    });
     const local = await start({ spec: SPEC });
     expect(local.status()[0]?.reason).toBe(
       "could not connect: no base URL: set 'base_url' or give the document a 'servers' entry with an http(s) URL",

@@ -7,7 +7,10 @@ import { type ConnectorTool, defineConnector } from "../connector";
 import { type OpenApiConfig, OpenApiConfigSchema } from "./openapi-config";
 import { type OpenApiOperation, operationsOf } from "./openapi-operations";
 
-async function loadDocument(spec: string, signalMs = 15_000): Promise<{ document: Record<string, unknown>; base: string }> {
+async function loadDocument(
+  spec: string,
+  signalMs = 15_000,
+): Promise<{ document: Record<string, unknown>; base: string }> {
   let text: string;
   let base: string;
   if (/^https?:\/\//.test(spec)) {
@@ -20,8 +23,11 @@ async function loadDocument(spec: string, signalMs = 15_000): Promise<{ document
     text = await readFile(path, "utf8");
     base = pathToFileURL(path).href;
   }
-  const document = (spec.endsWith(".json") || text.trimStart().startsWith("{") ? JSON.parse(text) : parseYaml(text)) as unknown;
-  if (document === null || typeof document !== "object") throw new Error(`the OpenAPI document ${spec} is not an object`);
+  const document = (
+    spec.endsWith(".json") || text.trimStart().startsWith("{") ? JSON.parse(text) : parseYaml(text)
+  ) as unknown;
+  if (document === null || typeof document !== "object")
+    throw new Error(`the OpenAPI document ${spec} is not an object`);
   return { document: document as Record<string, unknown>, base };
 }
 
@@ -42,7 +48,12 @@ function baseUrlOf(config: OpenApiConfig, document: Record<string, unknown>, doc
   throw new Error("no base URL: set 'base_url' or give the document a 'servers' entry with an http(s) URL");
 }
 
-function requestOf(operation: OpenApiOperation, baseUrl: string, headers: Record<string, string>, args: Record<string, unknown>) {
+function requestOf(
+  operation: OpenApiOperation,
+  baseUrl: string,
+  headers: Record<string, string>,
+  args: Record<string, unknown>,
+) {
   let path = operation.path;
   const query = new URLSearchParams();
   const sent: Record<string, string> = { accept: "application/json, */*;q=0.5", ...headers };
@@ -52,7 +63,9 @@ function requestOf(operation: OpenApiOperation, baseUrl: string, headers: Record
     const text = typeof value === "string" ? value : JSON.stringify(value);
     if (parameter.in === "path") path = path.replace(`{${parameter.name}}`, encodeURIComponent(text));
     else if (parameter.in === "query") {
-      if (Array.isArray(value)) for (const item of value) query.append(parameter.name, typeof item === "string" ? item : JSON.stringify(item));
+      if (Array.isArray(value))
+        for (const item of value)
+          query.append(parameter.name, typeof item === "string" ? item : JSON.stringify(item));
       else query.append(parameter.name, text);
     } else if (parameter.in === "header") sent[parameter.name.toLowerCase()] = text;
   }
@@ -63,20 +76,30 @@ function requestOf(operation: OpenApiOperation, baseUrl: string, headers: Record
     body = JSON.stringify(args.body);
     sent["content-type"] = "application/json";
   }
-  return { url, init: { method: operation.method.toUpperCase(), headers: sent, ...(body !== undefined ? { body } : {}) } };
+  return {
+    url,
+    init: { method: operation.method.toUpperCase(), headers: sent, ...(body !== undefined ? { body } : {}) },
+  };
 }
 
 async function resultOf(response: Response, maxChars: number): Promise<string | ToolOutput> {
   const type = response.headers.get("content-type") ?? "";
   if (type.startsWith("image/")) {
-    return new ToolOutput({ text: `${response.status} ${type}`, images: [new Uint8Array(await response.arrayBuffer())] });
+    return new ToolOutput({
+      text: `${response.status} ${type}`,
+      images: [new Uint8Array(await response.arrayBuffer())],
+    });
   }
   let text = await response.text();
-  if (text.length > maxChars) text = `${text.slice(0, maxChars)}\n[cut: the response had ${text.length} characters]`;
+  if (text.length > maxChars)
+    text = `${text.slice(0, maxChars)}\n[cut: the response had ${text.length} characters]`;
   if (!response.ok) {
-    throw new ToolError(`The API answered HTTP ${response.status} ${response.statusText}${text ? `: ${text}` : ""}`, {
-      code: `http_${response.status}`,
-    });
+    throw new ToolError(
+      `The API answered HTTP ${response.status} ${response.statusText}${text ? `: ${text}` : ""}`,
+      {
+        code: `http_${response.status}`,
+      },
+    );
   }
   return text;
 }
@@ -116,7 +139,9 @@ export const openApiConnector = defineConnector({
           response = await fetch(url, { ...init, signal });
         } catch (error) {
           if (signal.aborted) throw error;
-          throw new ToolError(`The API could not be reached: ${(error as Error).message}`, { code: "http_unreachable" });
+          throw new ToolError(`The API could not be reached: ${(error as Error).message}`, {
+            code: "http_unreachable",
+          });
         }
         return resultOf(response, maxChars);
       },

@@ -45,7 +45,12 @@ function resolveRefs(document: Json, node: unknown, seen: string[] = []): unknow
 
 function toolName(method: string, path: string, operationId: unknown): string {
   const raw = typeof operationId === "string" && operationId ? operationId : `${method}_${path}`;
-  return raw.replace(/[^A-Za-z0-9-]+/g, "_").replace(/^_+|_+$/g, "").slice(0, 60) || method;
+  return (
+    raw
+      .replace(/[^A-Za-z0-9-]+/g, "_")
+      .replace(/^_+|_+$/g, "")
+      .slice(0, 60) || method
+  );
 }
 
 /**
@@ -81,24 +86,37 @@ export function operationsOf(document: Json): OpenApiOperation[] {
         const isRequired = parameter.required === true || where === "path";
         parameters.push({ name, in: where, required: isRequired });
         const schema = { ...((parameter.schema as Json | undefined) ?? { type: "string" }) };
-        if (typeof parameter.description === "string" && schema.description === undefined) schema.description = parameter.description;
+        if (typeof parameter.description === "string" && schema.description === undefined)
+          schema.description = parameter.description;
         properties[name] = schema;
         if (isRequired) required.push(name);
       }
       const body = op.requestBody as Json | undefined;
       const content = (body?.content ?? {}) as Json;
-      const jsonBody = (content["application/json"] ?? Object.entries(content).find(([type]) => type.endsWith("+json"))?.[1]) as
-        | Json
-        | undefined;
+      const jsonBody = (content["application/json"] ??
+        Object.entries(content).find(([type]) => type.endsWith("+json"))?.[1]) as Json | undefined;
       const hasBody = jsonBody !== undefined;
       if (hasBody) {
-        properties.body = { ...((jsonBody.schema as Json | undefined) ?? {}), description: String(body?.description ?? "The request body (JSON).") };
+        properties.body = {
+          ...((jsonBody.schema as Json | undefined) ?? {}),
+          description: String(body?.description ?? "The request body (JSON)."),
+        };
         if (body?.required === true) required.push("body");
       }
       const inputSchema: JsonSchemaObject = { type: "object", properties };
       if (required.length > 0) inputSchema.required = required;
-      const description = [op.summary, op.description].filter((text) => typeof text === "string" && text).join(". ") || `${method.toUpperCase()} ${path}`;
-      operations.push({ name: toolName(method, path, op.operationId), method, path, description, parameters, hasBody, inputSchema });
+      const description =
+        [op.summary, op.description].filter((text) => typeof text === "string" && text).join(". ") ||
+        `${method.toUpperCase()} ${path}`;
+      operations.push({
+        name: toolName(method, path, op.operationId),
+        method,
+        path,
+        description,
+        parameters,
+        hasBody,
+        inputSchema,
+      });
     }
   }
   return operations;
