@@ -59,7 +59,7 @@ export function readConnectorsFile(
   }
   const locate = (issues: ConnectorConfigIssue[]): ConnectorConfigIssue[] =>
     issues.map((issue) => {
-      const node = nodeAt(doc.contents, issue.path);
+      const node = nodeAt(doc.contents, issue.path, issue.atKey);
       return node?.range ? { ...issue, ...at(node.range[0]) } : { ...issue, line: 1, column: 1 };
     });
   const value = (doc.toJS() ?? {}) as { connectors?: unknown };

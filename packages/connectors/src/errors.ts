@@ -10,6 +10,8 @@
 export interface ConnectorConfigIssue {
   path: (string | number)[];
   message: string;
+  /** The problem is the key at the end of `path` itself (an unknown kind), not its value. */
+  atKey?: boolean;
   /** Where in the YAML file, when the config came from one. */
   line?: number;
   column?: number;

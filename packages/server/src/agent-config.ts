@@ -94,7 +94,7 @@ export interface AgentConfig {
   /** The file it was read from, when it came from one. */
   file?: string;
   /** The line and column of a YAML path in that file (for problems found after parsing). */
-  locate?: (path: readonly (string | number)[]) => { line?: number; column?: number };
+  locate?: (path: readonly (string | number)[], atKey?: boolean) => { line?: number; column?: number };
 }
 
 /**
@@ -225,7 +225,10 @@ export function parseAgentConfig(id: string, text: string, file: string): AgentC
     );
   }
   const config = toAgentConfig(id, parsed.data, file);
-  config.locate = (path) => locate(doc.contents, path, undefined, lineCounter);
+  config.locate = (path, atKey) =>
+    atKey && path.length > 0
+      ? locate(doc.contents, path.slice(0, -1), String(path.at(-1)), lineCounter)
+      : locate(doc.contents, path, undefined, lineCounter);
   return config;
 }
 

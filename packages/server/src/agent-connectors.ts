@@ -70,7 +70,7 @@ function prepareFor(
       agent.file,
       error.issues.map((issue) => {
         const path = ["connectors", ...issue.path];
-        return { path: path.join("."), message: issue.message, ...(agent.locate?.(path) ?? {}) };
+        return { path: path.join("."), message: issue.message, ...(agent.locate?.(path, issue.atKey) ?? {}) };
       }),
     );
   }
