@@ -17,7 +17,9 @@ function write(text: string): string {
 
 describe("readConnectorsFile (a worker's own YAML)", () => {
   it("prepares the entries with the environment filled in", () => {
-    const file = write("connectors:\n  - name: memory\n    mcp:\n      command: npx\n      env: { MEMORY_FILE_PATH: '${MEM}' }\n");
+    const file = write(
+      "connectors:\n  - name: memory\n    mcp:\n      command: npx\n      env: { MEMORY_FILE_PATH: '${MEM}' }\n",
+    );
     const [prepared] = readConnectorsFile(file, { kinds: builtinConnectors, env: { MEM: "/tmp/m.json" } });
     expect(prepared?.config).toEqual({ command: "npx", env: { MEMORY_FILE_PATH: "/tmp/m.json" } });
   });
@@ -34,8 +36,12 @@ describe("readConnectorsFile (a worker's own YAML)", () => {
     }
     expect(error).toBeInstanceOf(ConnectorConfigError);
     // The shape problem is found first; the kind and env problems once the shape is right.
-    expect((error as Error).message).toBe(`invalid connector config:\n${file}:9:20: connectors.2.tools.deny: Invalid input: expected array, received number`);
-    const fixed = write("connectors:\n  - name: a\n    ftp: {}\n  - name: b\n    mcp:\n      url: '${MISSING}'\n");
+    expect((error as Error).message).toBe(
+      `invalid connector config:\n${file}:9:20: connectors.2.tools.deny: Invalid input: expected array, received number`,
+    );
+    const fixed = write(
+      "connectors:\n  - name: a\n    ftp: {}\n  - name: b\n    mcp:\n      url: '${MISSING}'\n",
+    );
     expect(() => readConnectorsFile(fixed, { kinds: builtinConnectors, env: {} })).toThrow(
       `invalid connector config:\n${fixed}:3:5: connectors.0.ftp: unknown connector kind 'ftp' (known: mcp, openapi)\n${fixed}:6:12: connectors.1.mcp.url: \${MISSING} is not set in the environment`,
     );
@@ -43,6 +49,8 @@ describe("readConnectorsFile (a worker's own YAML)", () => {
 
   it("reports a YAML syntax error with its line", () => {
     const file = write("connectors:\n  - name: a\n    mcp: {command: x\n");
-    expect(() => readConnectorsFile(file, { kinds: builtinConnectors, env: {} })).toThrow(new RegExp(`^invalid connector config:\\n${file}:\\d+:\\d+: `));
+    expect(() => readConnectorsFile(file, { kinds: builtinConnectors, env: {} })).toThrow(
+      new RegExp(`^invalid connector config:\\n${file}:\\d+:\\d+: `),
+    );
   });
 });

@@ -5,15 +5,17 @@ import { ConnectorEntriesSchema } from "./connector-entry";
 import { ConnectorConfigError, type ConnectorConfigIssue } from "./errors";
 import { type PreparedConnector, prepareConnectors } from "./prepare-connectors";
 
-function nodeAt(root: unknown, path: readonly (string | number)[]): Node | undefined {
+/** The YAML node at a path (the nearest one that exists); with `atKey`, the last segment's key. */
+function nodeAt(root: unknown, path: readonly (string | number)[], atKey = false): Node | undefined {
   let node = root as Node | undefined;
-  for (const segment of path) {
+  for (const [i, segment] of path.entries()) {
     let child: Node | undefined;
     if (isMap(node)) {
       const pair = node.items.find(
         (item) => String((item.key as { value?: unknown } | null)?.value ?? item.key) === String(segment),
       );
-      child = (pair?.value as Node | null | undefined) ?? (pair?.key as Node | undefined);
+      const key = pair?.key as Node | undefined;
+      child = atKey && i === path.length - 1 ? key : ((pair?.value as Node | null | undefined) ?? key);
     } else if (isSeq(node) && typeof segment === "number") {
       child = node.items[segment] as Node | undefined;
     }

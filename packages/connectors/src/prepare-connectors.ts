@@ -40,7 +40,11 @@ export function prepareConnectors(
     const kind = options.kinds.find((candidate) => candidate.name === kindName);
     if (!kind) {
       const known = options.kinds.map((candidate) => candidate.name).join(", ");
-      issues.push({ path: [i, kindName], atKey: true, message: `unknown connector kind '${kindName}' (known: ${known})` });
+      issues.push({
+        path: [i, kindName],
+        atKey: true,
+        message: `unknown connector kind '${kindName}' (known: ${known})`,
+      });
       return;
     }
     const raw = (entry as Record<string, unknown>)[kindName] ?? {};

@@ -81,7 +81,10 @@ const logOf = (file: string) => {
 describe("MCP connectors end to end (server-everything from npm)", () => {
   it("over stdio: results, approval, image, progress and an interrupt that reaches the server as a cancellation", async () => {
     const log = join(dir, "stdio.log");
-    server = await startTestServer({ agentFiles: { support: stdioAgent(log) }, env: { NODE_BIN: process.execPath } });
+    server = await startTestServer({
+      agentFiles: { support: stdioAgent(log) },
+      env: { NODE_BIN: process.execPath },
+    });
     const client = await userClient(server, "u_1");
     const session = await client.agent("support").sessions.create();
 
@@ -101,15 +104,29 @@ describe("MCP connectors end to end (server-everything from npm)", () => {
       expect.objectContaining({ type: "image", mimeType: "image/png" }),
     ]);
 
-    const progressed = nextEvent(session, "toolCall", (item) => item.name === "everything__trigger-long-running-operation" && item.progress === "1 of 8");
+    const progressed = nextEvent(
+      session,
+      "toolCall",
+      (item) => item.name === "everything__trigger-long-running-operation" && item.progress === "1 of 8",
+    );
     const long = session.responses.create("do the long thing");
     await progressed;
     await session.interrupt();
     expect((await long).reason).toBe("interrupted");
     const longCall = session.conversation.filter((item) => item.type === "tool_call").at(-1);
-    expect(longCall).toMatchObject({ name: "everything__trigger-long-running-operation", status: "cancelled" });
-    const cancelled = await waitFor(() => logOf(log).split("\n").find((line) => line.includes('"notifications/cancelled"')));
-    expect(JSON.parse(cancelled.slice(2))).toMatchObject({ method: "notifications/cancelled", params: { requestId: expect.anything() } });
+    expect(longCall).toMatchObject({
+      name: "everything__trigger-long-running-operation",
+      status: "cancelled",
+    });
+    const cancelled = await waitFor(() =>
+      logOf(log)
+        .split("\n")
+        .find((line) => line.includes('"notifications/cancelled"')),
+    );
+    expect(JSON.parse(cancelled.slice(2))).toMatchObject({
+      method: "notifications/cancelled",
+      params: { requestId: expect.anything() },
+    });
   });
 
   it("restarts a crashed stdio server; meanwhile its tools say why and the server keeps serving", async () => {
@@ -134,7 +151,9 @@ describe("MCP connectors end to end (server-everything from npm)", () => {
     expect(readyz.status).toBe(200);
     expect(await readyz.json()).toMatchObject({
       status: "ready",
-      connectors_down: [{ agent: "support", name: "everything", state: "down", reason: "the MCP server process exited" }],
+      connectors_down: [
+        { agent: "support", name: "everything", state: "down", reason: "the MCP server process exited" },
+      ],
     });
     expect((await session.responses.create("echo meanwhile")).text).toBe(
       "Echo failed: The everything service is unavailable right now (the MCP server process exited). Try again later.",
@@ -146,7 +165,10 @@ describe("MCP connectors end to end (server-everything from npm)", () => {
 
   it("over Streamable HTTP", async () => {
     const port = await freePort();
-    const child = spawn(process.execPath, [MCP_SERVERS.everything, "streamableHttp"], { env: { ...process.env, PORT: String(port) }, stdio: ["ignore", "ignore", "pipe"] });
+    const child = spawn(process.execPath, [MCP_SERVERS.everything, "streamableHttp"], {
+      env: { ...process.env, PORT: String(port) },
+      stdio: ["ignore", "ignore", "pipe"],
+    });
     children.push(child);
     await new Promise<void>((resolve, reject) => {
       child.stderr!.on("data", (chunk: Buffer) => {
@@ -174,7 +196,15 @@ describe("MCP connectors end to end (server-everything from npm)", () => {
     const body = (await (await fetch(`${server.url}/readyz`)).json()) as Record<string, unknown>;
     expect(body).toMatchObject({
       status: "ready",
-      connectors_down: [{ agent: "support", name: "everything", kind: "mcp", state: "down", reason: expect.stringMatching(/^could not connect: .*ENOENT/) }],
+      connectors_down: [
+        {
+          agent: "support",
+          name: "everything",
+          kind: "mcp",
+          state: "down",
+          reason: expect.stringMatching(/^could not connect: .*ENOENT/),
+        },
+      ],
     });
     const client = await userClient(server, "u_1");
     const session = await client.agent("support").sessions.create();

@@ -62,7 +62,11 @@ describe("connectors in the agent YAML", () => {
     );
     const agent = loadAgentConfigs(root).get("support")!;
     expect(agent.connectors).toEqual([
-      { name: "memory", mcp: { command: "npx", args: ["-y", "@modelcontextprotocol/server-memory"], env: { TOKEN: "${T}" } }, timeout_ms: 5000 },
+      {
+        name: "memory",
+        mcp: { command: "npx", args: ["-y", "@modelcontextprotocol/server-memory"], env: { TOKEN: "${T}" } },
+        timeout_ms: 5000,
+      },
     ]);
   });
 });

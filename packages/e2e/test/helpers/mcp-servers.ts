@@ -5,9 +5,15 @@ import { fileURLToPath } from "node:url";
 export const E2E_DIR = fileURLToPath(new URL("../..", import.meta.url));
 /** The entry scripts of the third-party MCP servers installed from npm. */
 export const MCP_SERVERS = {
-  everything: fileURLToPath(new URL("../../node_modules/@modelcontextprotocol/server-everything/dist/index.js", import.meta.url)),
-  memory: fileURLToPath(new URL("../../node_modules/@modelcontextprotocol/server-memory/dist/index.js", import.meta.url)),
-  filesystem: fileURLToPath(new URL("../../node_modules/@modelcontextprotocol/server-filesystem/dist/index.js", import.meta.url)),
+  everything: fileURLToPath(
+    new URL("../../node_modules/@modelcontextprotocol/server-everything/dist/index.js", import.meta.url),
+  ),
+  memory: fileURLToPath(
+    new URL("../../node_modules/@modelcontextprotocol/server-memory/dist/index.js", import.meta.url),
+  ),
+  filesystem: fileURLToPath(
+    new URL("../../node_modules/@modelcontextprotocol/server-filesystem/dist/index.js", import.meta.url),
+  ),
 };
 export const MCP_TAP = fileURLToPath(new URL("./mcp-tap.mjs", import.meta.url));
 
