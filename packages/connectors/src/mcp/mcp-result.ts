@@ -24,19 +24,11 @@ export interface McpCallResult {
   isError?: boolean;
 }
 
-function sameJson(text: string, value: unknown): boolean {
-  try {
-    return JSON.stringify(JSON.parse(text)) === JSON.stringify(value);
-  } catch {
-    return false;
-  }
-}
-
 /**
  * What the model is shown for an MCP tool result: text blocks as text, image blocks as images
  * (checked by the executor: type sniffed, 5 MB at most), embedded text resources as text, other
- * resources and audio as a one-line mention, `structuredContent` as JSON text (a text block that
- * only repeats it is dropped). `isError` throws a `ToolError` with the text, which the model reads.
+ * resources and audio as a one-line mention. When there is `structuredContent`, the text is its
+ * JSON (text blocks beside it are the server's rendering of the same and are left out). `isError` throws a `ToolError` with the text, which the model reads.
  *
  * @example
  * ```ts
@@ -75,13 +67,11 @@ export function toToolResultValue(result: McpCallResult): ToolOutput {
         texts.push(`[${block.type}${block.mimeType ? ` ${block.mimeType}` : ""} omitted]`);
     }
   }
-  if (result.structuredContent !== undefined && result.structuredContent !== null) {
-    const json = JSON.stringify(result.structuredContent);
-    const kept = texts.filter((text) => !sameJson(text, result.structuredContent));
-    texts.length = 0;
-    texts.push(...kept, json);
-  }
-  const text = texts.join("\n");
+  // The structured result is the result; the text blocks beside it are its rendering (the spec
+  // has servers repeat it as text for clients without structured content).
+  const structured = result.structuredContent;
+  const text =
+    structured !== undefined && structured !== null ? JSON.stringify(structured) : texts.join("\n");
   if (result.isError)
     throw new ToolError(text || "The tool reported an error without saying why.", { code: "mcp_tool_error" });
   return new ToolOutput({ text, images });
