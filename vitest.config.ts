@@ -2,7 +2,7 @@ import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
 // Tests import every @patchbay package from its source, so a test run never reads a stale build.
-const packages = ["protocol", "tools", "models", "server", "client", "dispatch"];
+const packages = ["protocol", "tools", "models", "server", "client", "dispatch", "connectors"];
 // Absolute, so a run started from a package directory (`pnpm test` there) finds the same files.
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 const alias = Object.fromEntries(

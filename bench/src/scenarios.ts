@@ -1,4 +1,5 @@
 // Every scenario, in the order the table prints them.
+import { connectorScenario } from "./connector-call";
 import { executorScenario } from "./executor";
 import { hostedToolCallScenario } from "./hosted-tool-call";
 import { mcpScenario } from "./mcp-peer";
@@ -19,4 +20,5 @@ export const scenarios: Scenario[] = [
   scaleMemoryScenario,
   scaleWorkersScenario,
   executorScenario,
+  connectorScenario,
 ];

@@ -95,6 +95,14 @@ export async function runDemo(stack, print = console.log) {
       "declining the approval kept the tool from running",
     );
     check(declined.text.startsWith("I did not get your location"), "the model was told it was declined");
+    print("   (a connector: the MCP memory server from npm, configured in the agent YAML, no code)");
+    await say(assistant, "remember that I prefer window seats");
+    check(
+      lastCall(assistant, "memory__create_entities")?.status === "completed",
+      "the memory connector's tool ran, offered as memory__create_entities",
+    );
+    const recalled = await say(assistant, "what do you remember?");
+    check(recalled.text.includes("I prefer window seats"), "the connector's result reached the model");
 
     heading(print, 7, "A resumed session: a new client picks the travel session up by its id");
     const items = travel.conversation.length;

@@ -47,6 +47,12 @@ export async function startStack({
     secret,
     logLevel: quiet ? "error" : "warn",
     createModel: (agent) => (real ? models.defaultModelFromEnv(env) : models.createModel(agent.model, env)),
+    // What the assistant's memory connector reads from its ${...} (apps/browser-assistant/agents/assistant.yaml).
+    env: {
+      ...env,
+      BROWSER_ASSISTANT_DIR: browserAssistant.browserAssistantConfigDir,
+      PATCHBAY_MEMORY_FILE: join(dataDir, "memory.json"),
+    },
   };
   const patchbay = await listenOn(ports.patchbay, (port) => server.createServer({ ...options, port }));
 

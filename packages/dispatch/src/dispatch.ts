@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import type { ConnectorSet } from "@patchbay/connectors";
 import {
   type InboundCall,
   type InboundMessage,
@@ -14,6 +15,7 @@ import { ChannelSessions, type SessionFactory } from "./channel-sessions";
 import { DispatchError } from "./dispatch-error";
 import { type HostableAgent, HostedTools, type HostOptions } from "./hosted-tools";
 import { type ConnectionState, WorkerConnection } from "./worker-connection";
+import { type ConnectOptions, startWorkerConnectors } from "./worker-connectors";
 import { workerSocketUrl } from "./worker-url";
 
 /**
@@ -209,6 +211,7 @@ export class Dispatch extends EventEmitter<DispatchEvents> {
   #onMessage: MessageHandler | undefined;
   #onCall: CallHandler | undefined;
   readonly #hosted: HostedTools;
+  readonly #connectorSets: ConnectorSet[] = [];
   readonly #channels: ChannelSessions;
   readonly #active = new Map<string, ActiveWork>();
   readonly #messageWork = new Map<string, string>();
@@ -324,6 +327,34 @@ export class Dispatch extends EventEmitter<DispatchEvents> {
     this.#mustNotRun("host");
     this.#hosted.host(agent, options);
     return this;
+  }
+
+  /**
+   * Hosts connectors for an agent in this worker, so their credentials and network access stay
+   * on your backend: `config` is a YAML file with a `connectors:` list (the worker's own config)
+   * or the entries themselves, in the agent YAML's shape. The tools are offered as
+   * `<connector>__<tool>` next to the agent's own (`agent.tools`, when you pass the agent). Await
+   * it before `run()`; the connectors close when the worker stops. Bad config throws a
+   * `ConnectorConfigError` with the file, line and field; a connector that cannot connect does
+   * not throw (see the returned set's `status()`), and its allowed tools answer with the reason.
+   *
+   * @example
+   * ```ts
+   * await dispatch.connect("support", [{ name: "memory", mcp: { command: "npx", args: ["-y", "@modelcontextprotocol/server-memory"] } }]);
+   * await dispatch.run();
+   * ```
+   */
+  async connect(
+    agent: string | HostableAgent,
+    config: string | readonly unknown[],
+    options: ConnectOptions = {},
+  ): Promise<ConnectorSet> {
+    this.#mustNotRun("connect");
+    const env = options.env ?? this.#options.env ?? process.env;
+    const { set, hostable } = await startWorkerConnectors(agent, config, options, env);
+    this.#connectorSets.push(set);
+    this.host(hostable, options.host);
+    return set;
   }
 
   /**
@@ -461,6 +492,7 @@ export class Dispatch extends EventEmitter<DispatchEvents> {
   async #drain(timeoutMs: number): Promise<StopResult> {
     if (this.#phase !== "running") {
       this.#phase = "stopped";
+      await this.#closeConnectors();
       const result = { drained: true, unfinished: { work: [], calls: [] } };
       this.emit("stopped", result);
       return result;
@@ -495,11 +527,16 @@ export class Dispatch extends EventEmitter<DispatchEvents> {
     await this.#connection?.close("worker stopped");
     this.#phase = "stopped";
     this.#hosted.close();
+    await this.#closeConnectors();
     const result: StopResult = { drained: outcome === "done", unfinished };
     this.emit("state", { state: "closed" });
     this.emit("stopped", result);
     this.#settleRun?.resolve();
     return result;
+  }
+
+  async #closeConnectors(): Promise<void> {
+    await Promise.all(this.#connectorSets.splice(0).map((set) => set.close()));
   }
 
   #mustNotRun(method: string): void {

@@ -17,4 +17,5 @@ export type { DispatchErrorCode } from "./dispatch-error";
 export { DispatchError, DispatchErrorCodes } from "./dispatch-error";
 export type { HostableAgent, HostOptions } from "./hosted-tools";
 export type { ConnectionState } from "./worker-connection";
+export type { ConnectOptions } from "./worker-connectors";
 export { WORKER_PATH, workerSocketUrl } from "./worker-url";

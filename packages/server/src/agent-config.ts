@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { basename, extname, join } from "node:path";
+import { ConnectorEntriesSchema, type ConnectorEntry } from "@patchbay/connectors";
 import { type ModelConfig, ModelConfigSchema } from "@patchbay/models";
 import { formatZodIssues, issuePath } from "@patchbay/protocol";
 import { isMap, isSeq, LineCounter, type Node, parseDocument } from "yaml";
@@ -59,6 +60,11 @@ export const AgentFileSchema = z.strictObject({
       incoming_call: toggle.default("disabled"),
     })
     .default({ text: "disabled", incoming_call: "disabled" }),
+  /**
+   * Services the agent uses with no code (MCP servers, OpenAPI APIs): each entry's tools are
+   * offered as `<name>__<tool>`. See docs/connectors.md.
+   */
+  connectors: ConnectorEntriesSchema.default([]),
 });
 
 /**
@@ -100,8 +106,12 @@ export interface AgentConfig {
   approvalTimeoutMs: number;
   maxConcurrentToolCalls: number;
   dispatch: { text: boolean; incomingCall: boolean };
+  /** The `connectors:` entries as written (`${VAR}`s not yet filled in: safe to log). */
+  connectors: ConnectorEntry[];
   /** The file it was read from, when it came from one. */
   file?: string;
+  /** The line and column of a YAML path in that file (for problems found after parsing). */
+  locate?: (path: readonly (string | number)[], atKey?: boolean) => { line?: number; column?: number };
 }
 
 /**
@@ -231,7 +241,12 @@ export function parseAgentConfig(id: string, text: string, file: string): AgentC
       }),
     );
   }
-  return toAgentConfig(id, parsed.data, file);
+  const config = toAgentConfig(id, parsed.data, file);
+  config.locate = (path, atKey) =>
+    atKey && path.length > 0
+      ? locate(doc.contents, path.slice(0, -1), String(path.at(-1)), lineCounter)
+      : locate(doc.contents, path, undefined, lineCounter);
+  return config;
 }
 
 /**
@@ -285,6 +300,7 @@ function toAgentConfig(id: string, data: z.output<typeof AgentFileSchema>, file?
       text: data.dispatch.text === "enabled",
       incomingCall: data.dispatch.incoming_call === "enabled",
     },
+    connectors: data.connectors,
   };
   if (file !== undefined) config.file = file;
   return config;

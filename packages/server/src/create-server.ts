@@ -1,8 +1,10 @@
 import { createServer as createHttpServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { Connector, ConnectorSet } from "@patchbay/connectors";
 import { createModel, type LanguageModel } from "@patchbay/models";
 import { InMemoryIdempotencyStore, type Tools } from "@patchbay/tools";
 import { type AgentConfig, type AgentFileInput, defineAgent, loadAgentConfigs } from "./agent-config";
+import { ChainedToolBackend, connectorReadiness, startAgentConnectors } from "./agent-connectors";
 import { Authenticator } from "./auth";
 import { type ClientSocketLimits, ClientSocketServer } from "./client-socket";
 import { type CorsOptions, CorsPolicy, parseCorsOrigins } from "./cors";
@@ -88,6 +90,10 @@ export interface CreateServerOptions {
    * refused (403); callers without an `Origin` (backends, workers) are not affected.
    */
   cors?: CorsOptions;
+  /** Connector kinds besides the built-in `mcp` and `openapi`, usable in agents' `connectors:`. */
+  connectors?: readonly Connector<any>[];
+  /** How long the start waits for each connector before reporting it down (it may come up later). Default 20 s. */
+  connectorStartTimeoutMs?: number;
 }
 
 /**
@@ -115,6 +121,8 @@ export interface PatchbayServer {
   logger: Logger;
   /** The limits in force (see {@link ServerLimits}). */
   limits: ServerLimits;
+  /** Each agent's running connectors (only agents that have some), with their `status()`. */
+  connectors: ReadonlyMap<string, ConnectorSet>;
   /** Stops accepting, ends or hands back running work (bounded), closes sockets and the store. */
   close(): Promise<void>;
 }
@@ -168,6 +176,15 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
   // Argument checks run schema patterns in RE2, in time linear in the input.
   useLinearPatterns();
   const { store, unlock } = await openStore(options, env);
+  const connectorSets = await startAgentConnectors(agents.values(), {
+    ...(options.connectors ? { kinds: options.connectors } : {}),
+    env,
+    logger,
+    ...(options.connectorStartTimeoutMs !== undefined
+      ? { startTimeoutMs: options.connectorStartTimeoutMs }
+      : {}),
+    ...(options.tools ? { reserved: (name: string) => options.tools!.has(name) } : {}),
+  });
   const metrics = new ServerMetrics({ defaultMetrics: options.processMetrics ?? false });
   const authenticator = new Authenticator({ apiKey, secret });
   const progressIntervalMs = options.progressIntervalMs ?? 250;
@@ -185,7 +202,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
     metrics,
     progressIntervalMs,
     limits,
-    ...(options.tools ? { serverTools: serverToolsFor(options.tools, agent, idempotency) } : {}),
+    ...serverToolsOf(options.tools, connectorSets.get(agent.id), agent, idempotency),
     ...(extension?.hostedTools ? { hostedTools: extension.hostedTools } : {}),
     ...(extension?.messageRouter ? { messageRouter: extension.messageRouter } : {}),
   });
@@ -218,6 +235,9 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
     metrics,
     logger,
     isReady: () => accepting && (extension?.isReady?.() ?? true),
+    ...(connectorSets.size > 0
+      ? { readiness: () => ({ connectors_down: connectorReadiness(connectorSets) }) }
+      : {}),
     ...(options.http ? { limits: options.http } : {}),
     ...(extension?.http ? { extensions: [extension.http] } : {}),
     ...(cors ? { cors } : {}),
@@ -265,6 +285,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
       http.closeIdleConnections();
       await sessions.close(options.shutdownGraceMs ?? 10_000);
       await extension?.close?.();
+      await Promise.all([...connectorSets.values()].map((set) => set.close()));
       await clients.close(1001, "server shutting down");
       http.closeAllConnections();
       await stopped;
@@ -287,7 +308,31 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
     authenticator,
     logger,
     limits,
+    connectors: connectorSets,
     close,
+  };
+}
+
+/** The session's in-process tools: the server's `tools`, then the agent's connector tools. */
+function serverToolsOf(
+  tools: Tools | undefined,
+  connectors: ConnectorSet | undefined,
+  agent: AgentConfig,
+  idempotencyStore: InMemoryIdempotencyStore,
+): {
+  serverTools?: (
+    runtime: import("./session-runtime").SessionRuntime,
+  ) => import("./tool-location").ToolBackend;
+} {
+  if (!connectors) return tools ? { serverTools: serverToolsFor(tools, agent, idempotencyStore) } : {};
+  const own = connectors.tools;
+  return {
+    serverTools: (runtime) => {
+      const viaConnectors = serverToolsFor(own, agent, idempotencyStore)(runtime);
+      return tools
+        ? new ChainedToolBackend([serverToolsFor(tools, agent, idempotencyStore)(runtime), viaConnectors])
+        : viaConnectors;
+    },
   };
 }
 

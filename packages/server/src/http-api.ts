@@ -84,6 +84,8 @@ export interface HttpApiOptions {
   logger: Logger;
   /** `/readyz` answers 503 while this is false (starting or shutting down). */
   isReady: () => boolean;
+  /** More to say in `/readyz`'s body (connectors that are down, and why). */
+  readiness?: () => Record<string, unknown>;
   limits?: Partial<HttpApiLimits>;
   extensions?: HttpRouteExtension[];
   /** Lets pages of other origins call the API (preflights, `access-control-*`). Off when absent. */
@@ -228,9 +230,10 @@ export function createHttpApi(
       if (options.cors?.handle(req, res)) return;
       if (url.pathname === "/healthz") return sendJson(res, 200, { status: "ok" });
       if (url.pathname === "/readyz") {
+        const more = options.readiness?.() ?? {};
         return options.isReady()
-          ? sendJson(res, 200, { status: "ready" })
-          : sendJson(res, 503, { status: "unavailable" });
+          ? sendJson(res, 200, { status: "ready", ...more })
+          : sendJson(res, 503, { status: "unavailable", ...more });
       }
       if (url.pathname === "/metrics" && req.method === "GET") {
         const text = await options.metrics.render();

@@ -1,0 +1,37 @@
+import { describe, expect, it } from "vitest";
+import { interpolateEnv, referencesEnv } from "./interpolate";
+
+describe("interpolateEnv", () => {
+  it("fills ${VAR} in nested strings, keeps $$ as $, and leaves the input unchanged", () => {
+    const input = {
+      headers: { authorization: "Bearer ${TOKEN}" },
+      args: ["--price=$$5", "${HOME_DIR}/x"],
+      n: 3,
+    };
+    const { value, issues } = interpolateEnv(input, { TOKEN: "s3cret", HOME_DIR: "/home/a" });
+    expect(issues).toEqual([]);
+    expect(value).toEqual({
+      headers: { authorization: "Bearer s3cret" },
+      args: ["--price=$5", "/home/a/x"],
+      n: 3,
+    });
+    expect(input.headers.authorization).toBe("Bearer ${TOKEN}");
+  });
+
+  it("names each unset variable at its path", () => {
+    const { issues } = interpolateEnv(
+      { env: { KEY: "${MISSING_KEY}" }, args: ["ok", "${ALSO_MISSING}"] },
+      {},
+      [0, "mcp"],
+    );
+    expect(issues).toEqual([
+      { path: [0, "mcp", "env", "KEY"], message: "${MISSING_KEY} is not set in the environment" },
+      { path: [0, "mcp", "args", 1], message: "${ALSO_MISSING} is not set in the environment" },
+    ]);
+  });
+
+  it("says whether a config references the environment", () => {
+    expect(referencesEnv({ a: ["x", { b: "${Y}" }] })).toBe(true);
+    expect(referencesEnv({ a: ["x", { b: "$Y" }] })).toBe(false);
+  });
+});

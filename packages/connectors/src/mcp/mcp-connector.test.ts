@@ -1,0 +1,205 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { ToolExecutor } from "@patchbay/tools";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { ConnectorEntriesSchema } from "../connector-entry";
+import { ConnectorSet } from "../connector-set";
+import { prepareConnectors } from "../prepare-connectors";
+import { mcpConnector } from "./mcp-connector";
+
+const FIXTURE = fileURLToPath(new URL("../../test/fixtures/mcp-fixture.mjs", import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), "pb-mcp-"));
+const cancelLog = join(dir, "cancelled.log");
+const sets: ConnectorSet[] = [];
+
+async function start(
+  mcp: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+  env: Record<string, string> = {},
+) {
+  const entries = ConnectorEntriesSchema.parse([{ name: "fx", mcp, approval: { tools: [] }, ...extra }]);
+  const set = await ConnectorSet.start(prepareConnectors(entries, { kinds: [mcpConnector], env }), {
+    startTimeoutMs: 10_000,
+  });
+  sets.push(set);
+  return set;
+}
+
+const stdio = (env: Record<string, string> = {}) => ({
+  command: process.execPath,
+  args: [FIXTURE],
+  env: { CANCEL_LOG: cancelLog, ...env },
+});
+
+async function until<T>(read: () => T | undefined, ms = 10_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const value = read();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > end) throw new Error("condition not met in time");
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+afterEach(async () => {
+  await Promise.all(sets.splice(0).map((set) => set.close()));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("the MCP connector over stdio", () => {
+  it("offers the server's tools by their offered names and maps results", async () => {
+    const set = await start(stdio());
+    expect(set.status()).toEqual([expect.objectContaining({ name: "fx", kind: "mcp", state: "up" })]);
+    expect(set.tools.names()).toEqual(
+      expect.arrayContaining(["fx__add", "fx__fail", "fx__image", "fx__slow"]),
+    );
+    const executor = new ToolExecutor({ tools: set.tools });
+    const sum = await executor.execute({ id: "a1", name: "fx__add", arguments: { a: 2, b: 40 } });
+    expect(sum).toMatchObject({ outcome: "completed", content: { text: '{"sum":42}', images: [] } });
+    const failed = await executor.execute({ id: "a2", name: "fx__fail", arguments: {} });
+    expect(failed).toMatchObject({
+      outcome: "failed",
+      content: { text: "the fixture refused" },
+      error: { code: "mcp_tool_error" },
+    });
+    const image = await executor.execute({ id: "a3", name: "fx__image", arguments: {} });
+    expect(image.content.text).toBe("a pixel");
+    expect(image.content.images).toEqual([expect.objectContaining({ type: "image", mimeType: "image/png" })]);
+    const invalid = await executor.execute({ id: "a4", name: "fx__add", arguments: { a: "x" } });
+    expect(invalid.outcome).toBe("invalid_arguments");
+  });
+
+  it("turns progress notifications into progress, and an interrupt into notifications/cancelled", async () => {
+    const set = await start(stdio());
+    const executor = new ToolExecutor({ tools: set.tools });
+    const progress: string[] = [];
+    executor.on("progress", ({ text }) => progress.push(text));
+    const done = await executor.execute({ id: "p1", name: "fx__slow", arguments: { ms: 250 } });
+    expect(done.content.text).toBe("waited 250 ms");
+    expect(progress.length).toBeGreaterThan(0);
+    expect(progress.every((text) => /^step [1-5]$/.test(text))).toBe(true);
+
+    const running = executor.execute({ id: "p2", name: "fx__slow", arguments: { ms: 3000 } });
+    await until(() => progress.length > 5 || undefined);
+    expect(executor.cancel("p2")).toBe(true);
+    expect((await running).outcome).toBe("cancelled");
+    await until(() => {
+      try {
+        return readFileSync(cancelLog, "utf8").includes("cancelled");
+      } catch {
+        return undefined;
+      }
+    });
+  });
+
+  it("times a call out at timeout_ms and cancels it at the server", async () => {
+    rmSync(cancelLog, { force: true });
+    const set = await start(stdio(), { timeout_ms: 300 });
+    const executor = new ToolExecutor({ tools: set.tools });
+    const result = await executor.execute({ id: "t1", name: "fx__slow", arguments: { ms: 3000 } });
+    expect(result.outcome).toBe("timed_out");
+    await until(() => {
+      try {
+        return readFileSync(cancelLog, "utf8").includes("cancelled");
+      } catch {
+        return undefined;
+      }
+    });
+  });
+
+  it("refreshes the tools on list_changed", async () => {
+    const set = await start(stdio());
+    expect(set.tools.has("fx__extra")).toBe(false);
+    await new ToolExecutor({ tools: set.tools }).execute({ id: "g1", name: "fx__grow", arguments: {} });
+    await until(() => set.tools.has("fx__extra") || undefined);
+    expect(
+      (await new ToolExecutor({ tools: set.tools }).execute({ id: "g2", name: "fx__extra", arguments: {} }))
+        .content.text,
+    ).toBe("extra here");
+  });
+
+  it("restarts a server that exited; calls fail clearly while it is down", async () => {
+    // A 1 s first backoff keeps the server down long enough to call it meanwhile.
+    const set = await start({ ...stdio(), restart_backoff_ms: 1000 }, { tools: { deny: ["grow"] } });
+    const executor = new ToolExecutor({ tools: set.tools });
+    await executor.execute({ id: "c1", name: "fx__crash", arguments: {} });
+    await until(() => set.status()[0]?.state === "down" || undefined);
+    expect(set.status()[0]?.reason).toBe("the MCP server process exited");
+    const whileDown = await executor.execute({ id: "c2", name: "fx__add", arguments: { a: 1, b: 1 } });
+    expect(whileDown.outcome).toBe("failed");
+    expect(whileDown.content.text).toMatch(
+      /^The fx service is unavailable right now \(the MCP server process exited\)/,
+    );
+    await until(() => set.status()[0]?.state === "up" || undefined);
+    expect(
+      (await executor.execute({ id: "c3", name: "fx__add", arguments: { a: 1, b: 2 } })).content.text,
+    ).toBe('{"sum":3}');
+    expect(set.tools.has("fx__grow")).toBe(false);
+  });
+
+  it("passes env (with ${VAR} filled) to the server and reports a command that cannot start as down", async () => {
+    const set = await start(
+      { ...stdio(), env: { FIXTURE_SECRET: "${FX_SECRET}" } },
+      {},
+      { FX_SECRET: "from-env" },
+    );
+    const executor = new ToolExecutor({ tools: set.tools });
+    expect((await executor.execute({ id: "w1", name: "fx__whoami", arguments: {} })).content.text).toBe(
+      "from-env",
+    );
+
+    const broken = await start({ command: join(dir, "no-such-server") }, { tools: { allow: ["add"] } });
+    const [status] = broken.status();
+    expect(status).toMatchObject({ name: "fx", state: "down", tools: ["fx__add"] });
+    expect(status?.reason).toMatch(/^could not connect: .*ENOENT/);
+    const answer = await new ToolExecutor({ tools: broken.tools }).execute({
+      id: "b1",
+      name: "fx__add",
+      arguments: {},
+    });
+    expect(answer.content.text).toMatch(/^The fx service is unavailable right now \(could not connect: /);
+  });
+});
+
+describe("the MCP connector over Streamable HTTP", () => {
+  let child: ChildProcess;
+  let url: string;
+  beforeAll(async () => {
+    child = spawn(process.execPath, [FIXTURE, "http"], { stdio: ["ignore", "pipe", "inherit"] });
+    url = await new Promise<string>((resolve, reject) => {
+      child.stdout!.once("data", (chunk: Buffer) => resolve(JSON.parse(chunk.toString()).url));
+      child.once("exit", (code) => reject(new Error(`fixture exited ${code}`)));
+    });
+  });
+  afterAll(() => {
+    child.kill();
+  });
+
+  it("connects with headers from the environment and calls tools", async () => {
+    const set = await start(
+      { url, headers: { authorization: "Bearer ${FX_TOKEN}" } },
+      {},
+      { FX_TOKEN: "fixture-token" },
+    );
+    expect(set.status()[0]?.state).toBe("up");
+    const executor = new ToolExecutor({ tools: set.tools });
+    const progress: string[] = [];
+    executor.on("progress", ({ text }) => progress.push(text));
+    expect(
+      (await executor.execute({ id: "h1", name: "fx__add", arguments: { a: 1, b: 2 } })).content.text,
+    ).toBe('{"sum":3}');
+    expect(
+      (await executor.execute({ id: "h2", name: "fx__slow", arguments: { ms: 200 } })).content.text,
+    ).toBe("waited 200 ms");
+    expect(progress.length).toBeGreaterThan(0);
+  });
+
+  it("reports a server that refuses the credentials as down", async () => {
+    const set = await start({ url, headers: { authorization: "Bearer wrong" } });
+    expect(set.status()[0]).toMatchObject({ state: "down" });
+    expect(set.status()[0]?.reason).toMatch(/^could not connect: /);
+  });
+});

@@ -1,0 +1,216 @@
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { type Tool as McpTool, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { ToolError } from "@patchbay/tools";
+import {
+  type ConnectorContext,
+  type ConnectorSession,
+  type ConnectorTool,
+  defineConnector,
+} from "../connector";
+import { type McpConfig, McpConfigSchema } from "./mcp-config";
+import { toToolResultValue } from "./mcp-result";
+
+/** The SDK's own per-request timeout is turned off in effect: the executor's timeout aborts the call (and so sends `notifications/cancelled`). */
+const NO_SDK_TIMEOUT = 2_000_000_000;
+const FIRST_BACKOFF_MS = 100;
+
+/**
+ * One MCP server as a connector session: the SDK client, its tool list (refreshed on
+ * `notifications/tools/list_changed`), and for stdio the restart loop after the server exits.
+ */
+class McpSession implements ConnectorSession {
+  #client: Client | undefined;
+  #tools: ConnectorTool[] = [];
+  #closed = false;
+  #restarts = 0;
+  #restartTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly config: McpConfig,
+    private readonly context: ConnectorContext,
+  ) {}
+
+  tools(): ConnectorTool[] {
+    return this.#tools;
+  }
+
+  async open(): Promise<void> {
+    const client = new Client({ name: "patchbay", version: "1" }, { capabilities: {} });
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      void this.#refresh(client);
+    });
+    const transport = this.#transport();
+    client.onclose = () => this.#lost(client);
+    try {
+      await client.connect(transport);
+      this.#client = client;
+      await this.#refresh(client);
+    } catch (error) {
+      this.#client = undefined;
+      await client.close().catch(() => {});
+      throw error;
+    }
+  }
+
+  #transport(): StdioClientTransport | StreamableHTTPClientTransport {
+    const { config } = this;
+    if (config.url !== undefined) {
+      return new StreamableHTTPClientTransport(new URL(config.url), {
+        requestInit: { headers: { ...config.headers } },
+      });
+    }
+    const transport = new StdioClientTransport({
+      command: config.command!,
+      args: config.args ?? [],
+      env: { ...getDefaultEnvironment(), ...config.env },
+      ...(config.cwd !== undefined ? { cwd: config.cwd } : {}),
+      stderr: "pipe",
+    });
+    // The server's stderr goes to the log at debug, line by line, never to ours.
+    transport.stderr?.on("data", (chunk: Buffer) => {
+      for (const line of chunk.toString("utf8").split("\n")) {
+        if (line.trim()) this.context.logger.debug("mcp server stderr", { line: line.slice(0, 500) });
+      }
+    });
+    return transport;
+  }
+
+  async #refresh(client: Client): Promise<void> {
+    const listed: McpTool[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < 100; page++) {
+      const result = await client.listTools(cursor === undefined ? {} : { cursor });
+      listed.push(...result.tools);
+      cursor = result.nextCursor;
+      if (!cursor) break;
+    }
+    if (client !== this.#client && this.#client !== undefined) return;
+    this.#tools = listed.map((tool) => this.#toConnectorTool(tool));
+    this.context.toolsChanged();
+  }
+
+  #toConnectorTool(tool: McpTool): ConnectorTool {
+    const connectorTool: ConnectorTool = {
+      name: tool.name,
+      description: tool.description ?? tool.title ?? "",
+      inputSchema: tool.inputSchema as ConnectorTool["inputSchema"],
+      run: (args, signal, ctx) => this.#call(tool.name, args, signal, ctx.update.bind(ctx)),
+    };
+    if (tool.annotations) connectorTool.annotations = { ...tool.annotations };
+    const title = tool.title ?? tool.annotations?.title;
+    if (title) connectorTool.displayTitle = title;
+    return connectorTool;
+  }
+
+  async #call(
+    name: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+    update: (text: string) => void,
+  ) {
+    const client = this.#client;
+    if (!client)
+      throw new ToolError(`The ${this.context.name} service is not connected. Try again later.`, {
+        code: "connector_unavailable",
+      });
+    let result: Awaited<ReturnType<Client["callTool"]>>;
+    try {
+      result = await client.callTool({ name, arguments: args }, undefined, {
+        signal,
+        timeout: NO_SDK_TIMEOUT,
+        onprogress: (progress) => {
+          const of = progress.total !== undefined ? ` of ${progress.total}` : "";
+          update(progress.message ?? `${progress.progress}${of}`);
+        },
+      });
+    } catch (error) {
+      if (signal.aborted) throw error;
+      const message = error instanceof Error ? error.message : String(error);
+      throw new ToolError(`The ${this.context.name} service could not run ${name}: ${message}`, {
+        code: "mcp_call_failed",
+        cause: error,
+      });
+    }
+    return toToolResultValue(result as Parameters<typeof toToolResultValue>[0]);
+  }
+
+  /** The connection ended. A stdio server is started again with backoff; calls fail meanwhile. */
+  #lost(client: Client): void {
+    if (this.#closed || client !== this.#client) return;
+    this.#client = undefined;
+    const how =
+      this.config.command !== undefined
+        ? "the MCP server process exited"
+        : "the connection to the MCP server closed";
+    this.context.setDown(how);
+    this.#scheduleRestart();
+  }
+
+  #scheduleRestart(): void {
+    if (this.#closed) return;
+    const max = this.config.max_restart_backoff_ms ?? 30_000;
+    const wait = Math.min(
+      max,
+      (this.config.restart_backoff_ms ?? FIRST_BACKOFF_MS) * 2 ** Math.min(this.#restarts, 20),
+    );
+    this.#restarts += 1;
+    this.context.logger.warn("restarting mcp server", { attempt: this.#restarts, inMs: wait });
+    this.#restartTimer = setTimeout(() => {
+      this.open().then(
+        () => {
+          if (this.#closed) return void this.#client?.close();
+          this.#restarts = 0;
+          this.context.setDown(undefined);
+        },
+        (error: unknown) => {
+          this.context.setDown(
+            `the MCP server could not be restarted: ${error instanceof Error ? error.message : String(error)}`,
+          );
+          this.#scheduleRestart();
+        },
+      );
+    }, wait);
+    this.#restartTimer.unref?.();
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearTimeout(this.#restartTimer);
+    const client = this.#client;
+    this.#client = undefined;
+    await client?.close();
+  }
+}
+
+/**
+ * The MCP connector: any MCP server, over stdio or Streamable HTTP, through the official
+ * `@modelcontextprotocol/sdk` client. Tools come from `tools/list` (refreshed on
+ * `list_changed`); results map to text, images and tool errors; progress notifications become
+ * progress updates; an interrupt or timeout sends `notifications/cancelled`; a stdio server that
+ * exits is restarted with backoff (`restart_backoff_ms`, default 100 ms, doubling up to
+ * `max_restart_backoff_ms`, default 30 s).
+ *
+ * @example
+ * ```ts
+ * const set = await ConnectorSet.start(prepareConnectors(
+ *   [{ name: "memory", mcp: { command: "npx", args: ["@modelcontextprotocol/server-memory"] } }],
+ *   { kinds: [mcpConnector], env: process.env },
+ * ));
+ * ```
+ */
+export const mcpConnector = defineConnector({
+  name: "mcp",
+  configSchema: McpConfigSchema,
+  async connect(config, context) {
+    const session = new McpSession(config, context);
+    try {
+      await session.open();
+    } catch (error) {
+      await session.close().catch(() => {});
+      throw error;
+    }
+    return session;
+  },
+});

@@ -1,0 +1,122 @@
+import { type ToolApproval, type ToolDefinition, ToolError } from "@patchbay/tools";
+import type { ConnectorTool } from "./connector";
+import type { ConnectorEntry } from "./connector-entry";
+
+const SEPARATOR = "__";
+
+/**
+ * The name a connector tool is offered under: `<connector>__<tool>`, with characters a tool name
+ * may not hold (`.`, `/`) turned into `_`. `undefined` when it would pass 64 characters.
+ *
+ * @example
+ * ```ts
+ * offeredToolName("everything", "get-sum"); // "everything__get-sum"
+ * ```
+ */
+export function offeredToolName(connector: string, tool: string): string | undefined {
+  const name = `${connector}${SEPARATOR}${tool.replace(/[^A-Za-z0-9_-]/g, "_")}`;
+  return name.length <= 64 ? name : undefined;
+}
+
+/**
+ * Whether the entry's `tools:` lists let this tool through.
+ *
+ * @example
+ * ```ts
+ * isToolOffered({ name: "e", mcp: {}, tools: { allow: ["echo"] } }, "echo"); // true
+ * ```
+ */
+export function isToolOffered(entry: ConnectorEntry, tool: string): boolean {
+  if (entry.tools?.allow && !entry.tools.allow.includes(tool)) return false;
+  return !entry.tools?.deny?.includes(tool);
+}
+
+/**
+ * Whether a call of this tool asks the user first: the entry's `approval.tools` when given
+ * (`*` for all), else the annotations (asks unless read-only and not destructive).
+ *
+ * @example
+ * ```ts
+ * needsApproval({ name: "e", mcp: {} }, { name: "echo", annotations: { readOnlyHint: true } } as ConnectorTool); // false
+ * ```
+ */
+export function needsApproval(
+  entry: ConnectorEntry,
+  tool: Pick<ConnectorTool, "name" | "annotations">,
+): boolean {
+  const listed = entry.approval?.tools;
+  if (listed) return listed.includes("*") || listed.includes(tool.name);
+  const hints = tool.annotations ?? {};
+  return !(hints.readOnlyHint === true && hints.destructiveHint !== true);
+}
+
+function approvalFor(entry: ConnectorEntry, tool: ConnectorTool): ToolApproval | undefined {
+  if (!needsApproval(entry, tool)) return undefined;
+  const title = entry.approval?.title;
+  const properties = (tool.inputSchema.properties ?? {}) as Record<string, unknown>;
+  // The configured title only where every {placeholder} is an argument of this tool.
+  const fits =
+    title !== undefined &&
+    [...title.matchAll(/\{([^{}]*)\}/g)].every((match) =>
+      Object.hasOwn(properties, match[1]!.split(".")[0]!),
+    );
+  if (fits) return { title };
+  return { title: `Allow ${entry.name} to run ${tool.name}?` };
+}
+
+/**
+ * How a connector instance answers for its state when a call runs.
+ *
+ * @example
+ * ```ts
+ * const state: ConnectorRunState = { downReason: () => undefined };
+ * ```
+ */
+export interface ConnectorRunState {
+  /** Why the connector is down, or `undefined` while it is up. */
+  downReason(): string | undefined;
+}
+
+/**
+ * The tool definition a connector tool is registered as: the offered name, the service's schema
+ * as the JSON Schema, approval from the entry or the annotations, the entry's `timeout_ms`,
+ * interruptible (an interrupt aborts the call's signal, which the connector passes on). While the
+ * connector is down the call fails with a tool error saying so.
+ *
+ * @example
+ * ```ts
+ * tools.register(toOfferedDefinition(entry, tool, "everything__echo", state));
+ * ```
+ */
+export function toOfferedDefinition(
+  entry: ConnectorEntry,
+  tool: ConnectorTool,
+  offeredName: string,
+  state: ConnectorRunState,
+): ToolDefinition {
+  const { $schema: _dialect, ...parameters } = tool.inputSchema as Record<string, unknown>;
+  const definition: ToolDefinition = {
+    name: offeredName,
+    description: tool.description.trim() || tool.annotations?.title || `${tool.name} (${entry.name})`,
+    parameters: { type: "object", properties: {}, ...parameters } as ToolDefinition["parameters"],
+    interruptible: true,
+    run: (args, signal, ctx) => {
+      const down = state.downReason();
+      if (down !== undefined) {
+        throw new ToolError(
+          `The ${entry.name} service is unavailable right now (${down}). Try again later.`,
+          {
+            code: "connector_unavailable",
+          },
+        );
+      }
+      return tool.run(args, signal, ctx);
+    },
+  };
+  const approval = approvalFor(entry, tool);
+  if (approval) definition.approval = approval;
+  if (entry.timeout_ms !== undefined) definition.timeoutMs = entry.timeout_ms;
+  const displayTitle = tool.displayTitle ?? tool.annotations?.title;
+  if (displayTitle) definition.displayTitle = displayTitle;
+  return definition;
+}

@@ -1,0 +1,1 @@
+export { WebhookConfigSchema, webhookConnector } from "./webhook-connector";

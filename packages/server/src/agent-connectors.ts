@@ -1,0 +1,130 @@
+import {
+  builtinConnectors,
+  type Connector,
+  ConnectorConfigError,
+  ConnectorSet,
+  type ConnectorStatus,
+  prepareConnectors,
+} from "@patchbay/connectors";
+import type { ToolResult, ToolSpec } from "@patchbay/protocol";
+import { type AgentConfig, AgentConfigError } from "./agent-config";
+import type { HostedToolHandlers } from "./dispatch-seams";
+import type { Logger } from "./logger";
+import type { RoutedToolCall, ToolBackend } from "./tool-location";
+
+/**
+ * Starts the connectors of every agent (its `connectors:` entries) before the server listens.
+ * Bad config (an unknown kind, a config the kind refuses, an unset `${VAR}`) throws an
+ * {@link AgentConfigError} with the agent file, line and field; a connector that cannot connect
+ * does not throw: it is reported down in the logs and on `/readyz`, and its tools say why.
+ *
+ * @example
+ * ```ts
+ * const sets = await startAgentConnectors(agents, { kinds: builtinConnectors, env: process.env, logger });
+ * sets.get("support")?.tools.names(); // ["everything__echo"]
+ * ```
+ */
+export async function startAgentConnectors(
+  agents: Iterable<AgentConfig>,
+  options: {
+    kinds?: readonly Connector<any>[];
+    env: Record<string, string | undefined>;
+    logger: Logger;
+    startTimeoutMs?: number;
+    reserved?: (name: string) => boolean;
+  },
+): Promise<Map<string, ConnectorSet>> {
+  const kinds = [...builtinConnectors, ...(options.kinds ?? [])];
+  const prepared = [...agents]
+    .filter((agent) => agent.connectors.length > 0)
+    .map((agent) => ({ agent, connectors: prepareFor(agent, kinds, options.env) }));
+  const sets = new Map<string, ConnectorSet>();
+  try {
+    await Promise.all(
+      prepared.map(async ({ agent, connectors }) => {
+        const set = await ConnectorSet.start(connectors, {
+          logger: options.logger.child({ agent: agent.id }),
+          ...(options.startTimeoutMs !== undefined ? { startTimeoutMs: options.startTimeoutMs } : {}),
+          ...(options.reserved ? { reserved: options.reserved } : {}),
+        });
+        sets.set(agent.id, set);
+      }),
+    );
+  } catch (error) {
+    await Promise.all([...sets.values()].map((set) => set.close()));
+    throw error;
+  }
+  return sets;
+}
+
+function prepareFor(
+  agent: AgentConfig,
+  kinds: readonly Connector<any>[],
+  env: Record<string, string | undefined>,
+) {
+  try {
+    return prepareConnectors(agent.connectors, { kinds, env });
+  } catch (error) {
+    if (!(error instanceof ConnectorConfigError)) throw error;
+    throw new AgentConfigError(
+      agent.file,
+      error.issues.map((issue) => {
+        const path = ["connectors", ...issue.path];
+        return { path: path.join("."), message: issue.message, ...(agent.locate?.(path, issue.atKey) ?? {}) };
+      }),
+    );
+  }
+}
+
+/**
+ * What `/readyz` says about connectors: every one that is not up, by agent, with why.
+ *
+ * @example
+ * ```ts
+ * connectorReadiness(sets); // [{ agent: "support", name: "everything", kind: "mcp", state: "down", reason: "...", tools: [] }]
+ * ```
+ */
+export function connectorReadiness(
+  sets: ReadonlyMap<string, ConnectorSet>,
+): (ConnectorStatus & { agent: string })[] {
+  const out: (ConnectorStatus & { agent: string })[] = [];
+  for (const [agent, set] of sets) {
+    for (const status of set.status()) if (status.state !== "up") out.push({ agent, ...status });
+  }
+  return out;
+}
+
+/**
+ * Two in-process backends as one (the server's `tools` first, then the agent's connector tools):
+ * a call goes to the first that has its tool.
+ *
+ * @example
+ * ```ts
+ * const backend = new ChainedToolBackend([builtin, connectorTools]);
+ * ```
+ */
+export class ChainedToolBackend implements ToolBackend {
+  readonly location = "server" as const;
+  constructor(private readonly backends: readonly ToolBackend[]) {}
+
+  specs(): ToolSpec[] {
+    return this.backends.flatMap((backend) => backend.specs());
+  }
+
+  has(name: string): boolean {
+    return this.backends.some((backend) => backend.has(name));
+  }
+
+  run(call: RoutedToolCall, handlers: HostedToolHandlers): Promise<ToolResult> {
+    const backend = this.backends.find((candidate) => candidate.has(call.spec.name)) ?? this.backends[0]!;
+    return backend.run(call, handlers);
+  }
+
+  interrupt(callId: string): boolean {
+    return this.backends.some((backend) => backend.interrupt(callId));
+  }
+
+  running(): string[] {
+    return this.backends.flatMap((backend) => backend.running?.() ?? []);
+  }
+}
