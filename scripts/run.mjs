@@ -1,10 +1,13 @@
 // The entry behind the README's commands (`npm start`, `npm test`, `npm run demo`, `npm run bench`).
 // It makes a fresh clone usable on a machine that has only Node 20 and npm: it fetches the pinned
 // pnpm through npx when pnpm is not installed, installs the workspace from the lockfile, builds
-// the packages (turbo caches, so later runs are quick), then runs the task.
+// the packages (turbo caches, so later runs are quick), then runs the task. The install and the
+// build print what they are doing and how long it has taken so far (scripts/progress.mjs).
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { pack } from "./pack.mjs";
+import { runStep } from "./progress.mjs";
 
 const root = join(import.meta.dirname, "..");
 const task = process.argv[2];
@@ -31,20 +34,39 @@ function pnpm() {
   return ["npx", ["--yes", pinned]];
 }
 
-function withPnpm(args, what) {
+async function withPnpm(args, what) {
   const [cmd, pre] = pnpm();
-  must(cmd, [...pre, ...args], what);
+  const status = await runStep(what, cmd, [...pre, ...args], { cwd: root });
+  if (status !== 0) {
+    console.error(`\n${what} failed (exit ${status}).`);
+    process.exit(status);
+  }
 }
 
-if (!existsSync(join(root, "node_modules", ".modules.yaml"))) {
-  withPnpm(["install", "--frozen-lockfile"], "Installing the workspace");
+if (!tasksNames().includes(task)) {
+  console.error(`usage: node scripts/run.mjs <${tasksNames().join("|")}>`);
+  process.exit(2);
 }
-withPnpm(["exec", "turbo", "run", "build", "--output-logs=errors-only"], "Building the packages");
+if (!existsSync(join(root, "node_modules", ".modules.yaml"))) {
+  await withPnpm(["install", "--frozen-lockfile"], "Installing the workspace (first run, pnpm)");
+}
+await withPnpm(
+  ["exec", "turbo", "run", "build", "--output-logs=errors-only"],
+  "Building the packages (turbo; cached after the first run)",
+);
+
+function tasksNames() {
+  return ["start", "demo", "bench", "test", "pack"];
+}
 
 const tasks = {
   start: () => run(process.execPath, [join(root, "scripts", "main-job.mjs"), ...rest]),
   demo: () => run(process.execPath, [join(root, "scripts", "main-job.mjs"), "--demo", ...rest]),
   bench: () => run(...pnpmArgs(["--filter", "@patchbay/bench", "bench", ...rest])),
+  pack: () => {
+    pack(pnpm());
+    return 0;
+  },
   test: () => {
     ensureChromium();
     return run(process.execPath, [join(root, "scripts", "vitest-summary.mjs"), ...rest]);
@@ -69,8 +91,4 @@ function ensureChromium() {
   }
 }
 
-if (!tasks[task]) {
-  console.error(`usage: node scripts/run.mjs <${Object.keys(tasks).join("|")}>`);
-  process.exit(2);
-}
 process.exit(tasks[task]());

@@ -94,7 +94,7 @@ export async function runDemo(stack, print = console.log) {
       lastCall(assistant, "get_location")?.status === "declined",
       "declining the approval kept the tool from running",
     );
-    check(declined.text.startsWith("I did not get your location"), "the model was told it was declined");
+    check(declined.text.startsWith("Without your location"), "the model was told it was declined");
 
     heading(print, 7, "A resumed session: a new client picks the travel session up by its id");
     const items = travel.conversation.length;

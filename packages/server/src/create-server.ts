@@ -128,7 +128,8 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
   }
   const agents = new Map<string, AgentConfig>();
   if (options.configDir !== undefined)
-    for (const [id, agent] of loadAgentConfigs(options.configDir)) agents.set(id, agent);
+    for (const [id, agent] of loadAgentConfigs(options.configDir, { warn: (message) => logger.warn(message) }))
+      agents.set(id, agent);
   for (const [id, input] of Object.entries(options.agents ?? {})) {
     if (agents.has(id))
       throw new ServerError("invalid_config", `agent '${id}' is defined in code and in a file`);
