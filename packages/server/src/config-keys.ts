@@ -130,7 +130,7 @@ export function closest(input: string, known: readonly string[]): string | undef
   let best: string | undefined;
   let bestDistance = Math.max(1, Math.floor(input.length / 3));
   for (const candidate of known) {
-    const distance = editDistance(snakeCase(input), candidate);
+    const distance = editDistance(snakeCase(input), snakeCase(candidate));
     if (distance <= bestDistance) {
       best = candidate;
       bestDistance = distance;

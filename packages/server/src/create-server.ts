@@ -16,6 +16,7 @@ import { ServerMetrics } from "./metrics";
 import { recoverInterruptedTurns } from "./recovery";
 import { ServerToolBackend } from "./server-tool-backend";
 import { SessionManager } from "./session-manager";
+import { checkServerOptions } from "./server-options";
 import { SqliteStore } from "./sqlite-store";
 import type { Store } from "./store";
 
@@ -116,15 +117,21 @@ export interface PatchbayServer {
  * ```
  */
 export async function createServer(options: CreateServerOptions = {}): Promise<PatchbayServer> {
+  checkServerOptions(options, (message) =>
+    (options.logger ?? createLogger({ level: options.logLevel ?? "info" })).warn(message),
+  );
   const env = options.env ?? process.env;
   const logger = options.logger ?? createLogger({ level: options.logLevel ?? "info" });
   const apiKey = options.apiKey ?? env.PATCHBAY_API_KEY;
   const secret = options.secret ?? env.PATCHBAY_API_SECRET;
   if (!apiKey || !secret) {
-    throw new ServerError(
-      "invalid_config",
-      "an API key and a secret are required: pass apiKey and secret, or set PATCHBAY_API_KEY and PATCHBAY_API_SECRET",
-    );
+    const missing = [
+      ...(apiKey ? [] : ["apiKey (or PATCHBAY_API_KEY)"]),
+      ...(secret ? [] : ["secret (or PATCHBAY_API_SECRET)"]),
+    ];
+    throw new ServerError("invalid_config", `createServer: missing ${missing.join(" and ")}`, {
+      path: apiKey ? "secret" : "apiKey",
+    });
   }
   const agents = new Map<string, AgentConfig>();
   if (options.configDir !== undefined)

@@ -20,7 +20,10 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
     stopping = true;
     console.log("\nStopping...");
     app.close().then(
-      () => process.exit(0),
+      () => {
+        console.log("Stopped.");
+        process.exit(0);
+      },
       (error: unknown) => {
         console.error(error);
         process.exit(1);
