@@ -40,7 +40,9 @@ export function pack(pnpm = ["pnpm", []], out = defaultOut, log = console.log) {
       throw new Error(`packing ${name} failed (exit ${result.status})`);
     }
   }
-  const files = readdirSync(out).filter((file) => file.endsWith(".tgz")).sort();
+  const files = readdirSync(out)
+    .filter((file) => file.endsWith(".tgz"))
+    .sort();
   log(`Packed ${files.length} packages into ${out}:`);
   for (const file of files) log(`  ${file}`);
   return files;

@@ -32,16 +32,22 @@ describe("connect failures", () => {
   });
 
   it("names DNS and TLS failures and a non-Patchbay answer, and leaves resets to the retry", () => {
-    expect(connectFailure({ error: Object.assign(new Error("getaddrinfo ENOTFOUND nope"), { code: "ENOTFOUND" }) })).toBe(
-      "the host name does not resolve (DNS)",
-    );
+    expect(
+      connectFailure({
+        error: Object.assign(new Error("getaddrinfo ENOTFOUND nope"), { code: "ENOTFOUND" }),
+      }),
+    ).toBe("the host name does not resolve (DNS)");
     const tls = Object.assign(new Error("Hostname/IP does not match certificate's altnames"), {
       code: "ERR_TLS_CERT_ALTNAME_INVALID",
     });
     expect(connectFailure(new TypeError("fetch failed", { cause: tls }))).toMatch(
       /^TLS failed: Hostname\/IP does not match .*\(ERR_TLS_CERT_ALTNAME_INVALID\)$/,
     );
-    expect(connectFailure({ error: new Error("Unexpected server response: 404") })).toMatch(/answered HTTP 404/);
-    expect(connectFailure({ error: Object.assign(new Error("socket hang up"), { code: "ECONNRESET" }) })).toBeUndefined();
+    expect(connectFailure({ error: new Error("Unexpected server response: 404") })).toMatch(
+      /answered HTTP 404/,
+    );
+    expect(
+      connectFailure({ error: Object.assign(new Error("socket hang up"), { code: "ECONNRESET" }) }),
+    ).toBeUndefined();
   });
 });

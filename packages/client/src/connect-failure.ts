@@ -19,7 +19,9 @@ export function connectFailure(error: unknown): string | undefined {
     const code = typeof e.code === "string" ? e.code : undefined;
     if (code && REASONS[code]) return REASONS[code];
     if (code && (code === "EPROTO" || /CERT|TLS|SSL/.test(code))) return `TLS failed: ${e.message} (${code})`;
-    const status = /^Unexpected server response: (\d+)/.exec(typeof e.message === "string" ? e.message : "")?.[1];
+    const status = /^Unexpected server response: (\d+)/.exec(
+      typeof e.message === "string" ? e.message : "",
+    )?.[1];
     if (status) {
       return `the server answered HTTP ${status} instead of opening the socket (is this the Patchbay server's address?)`;
     }

@@ -50,9 +50,16 @@ function main(argv: string[]): number {
   );
   if (!values["no-install"]) {
     process.stdout.write("Installing with npm...\n");
-    const install = spawnSync("npm", ["install"], { cwd: result.dir, stdio: "inherit", shell: process.platform === "win32" });
+    const install = spawnSync("npm", ["install"], {
+      cwd: result.dir,
+      stdio: "inherit",
+      shell: process.platform === "win32",
+    });
     if (install.status !== 0) {
-      return fail(`npm install failed in ${where} (exit ${install.status}); fix the cause and run it again there`, 1);
+      return fail(
+        `npm install failed in ${where} (exit ${install.status}); fix the cause and run it again there`,
+        1,
+      );
     }
   }
   process.stdout.write(`

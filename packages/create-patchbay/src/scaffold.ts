@@ -1,4 +1,12 @@
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -77,8 +85,9 @@ export interface ScaffoldResult {
 const here = dirname(fileURLToPath(import.meta.url));
 /** The template ships beside dist/ (and beside src/ in the repository). */
 const TEMPLATE_DIR = join(here, "..", "template");
-const OWN_VERSION = (JSON.parse(readFileSync(join(here, "..", "package.json"), "utf8")) as { version: string })
-  .version;
+const OWN_VERSION = (
+  JSON.parse(readFileSync(join(here, "..", "package.json"), "utf8")) as { version: string }
+).version;
 
 /** Template files whose names npm would drop or mangle when packing get a `_` instead of the dot. */
 const RENAMED: Record<string, string> = { _gitignore: ".gitignore", "_env.example": ".env.example" };
@@ -105,11 +114,15 @@ export function scaffold(options: ScaffoldOptions): ScaffoldResult {
   if (existsSync(dir) && (!statSync(dir).isDirectory() || readdirSync(dir).length > 0)) {
     throw new ScaffoldError("target_not_empty", `${dir} already exists and is not an empty folder`);
   }
-  const patchbay = options.from === undefined ? fromRegistry(options.version) : fromTarballs(options.from, dir);
+  const patchbay =
+    options.from === undefined ? fromRegistry(options.version) : fromTarballs(options.from, dir);
 
   mkdirSync(dir, { recursive: true });
   const files = copyTemplate(TEMPLATE_DIR, dir);
-  writeFileSync(join(dir, "package.json"), `${JSON.stringify(packageJson(name, patchbay, options), null, 2)}\n`);
+  writeFileSync(
+    join(dir, "package.json"),
+    `${JSON.stringify(packageJson(name, patchbay, options), null, 2)}\n`,
+  );
   files.push("package.json");
   if (options.from !== undefined) files.push(...Object.values(patchbay).map((spec) => spec.slice(5)));
   return { dir, name, files: files.sort(), patchbay };

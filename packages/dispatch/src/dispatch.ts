@@ -70,9 +70,18 @@ export interface DispatchLogger {
 const stderrLogger: DispatchLogger = {
   warn(msg, fields = {}) {
     const { error, ...rest } = fields;
-    const pairs = Object.entries(rest).map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`);
-    const stack = error instanceof Error ? `\n${error.stack ?? error.message}` : error === undefined ? "" : ` ${String(error)}`;
-    process.stderr.write(`patchbay dispatch warn: ${msg}${pairs.length ? ` (${pairs.join(", ")})` : ""}${stack}\n`);
+    const pairs = Object.entries(rest).map(
+      ([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`,
+    );
+    const stack =
+      error instanceof Error
+        ? `\n${error.stack ?? error.message}`
+        : error === undefined
+          ? ""
+          : ` ${String(error)}`;
+    process.stderr.write(
+      `patchbay dispatch warn: ${msg}${pairs.length ? ` (${pairs.join(", ")})` : ""}${stack}\n`,
+    );
   },
 };
 

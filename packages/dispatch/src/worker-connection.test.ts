@@ -40,7 +40,9 @@ describe("a worker that cannot connect", () => {
     expect(events[0]).toMatchObject({ attempt: 1, url, reason: "connection refused (ECONNREFUSED)" });
     expect(events[1]).toMatchObject({ attempt: 2, url, reason: "connection refused (ECONNREFUSED)" });
     expect(lines[0]).toMatch(
-      new RegExp(`^cannot reach ${url}: connection refused \\(ECONNREFUSED\\); retrying in \\d+\\.\\d s \\(attempt 1\\)$`),
+      new RegExp(
+        `^cannot reach ${url}: connection refused \\(ECONNREFUSED\\); retrying in \\d+\\.\\d s \\(attempt 1\\)$`,
+      ),
     );
   });
 });

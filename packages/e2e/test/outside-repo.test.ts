@@ -27,7 +27,9 @@ afterAll(() => {
 /** The environment of a user's shell: no npm_* or pnpm variables of the test runner's parents. */
 function userEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env = Object.fromEntries(
-    Object.entries(process.env).filter(([key]) => !/^(npm_|pnpm_|PNPM_|INIT_CWD$|VITEST|NODE_OPTIONS$)/i.test(key)),
+    Object.entries(process.env).filter(
+      ([key]) => !/^(npm_|pnpm_|PNPM_|INIT_CWD$|VITEST|NODE_OPTIONS$)/i.test(key),
+    ),
   );
   return { ...env, CI: "true", ...extra };
 }
@@ -79,13 +81,25 @@ describe("a new project outside the repository, with npm only", () => {
     expect(existsSync(join(project, ".env.example"))).toBe(true);
     const manifest = JSON.parse(readFileSync(join(project, "package.json"), "utf8"));
     expect(manifest.type).toBe("module");
-    expect(manifest.dependencies["@patchbay/server"]).toBe("file:patchbay-packages/patchbay-server-0.1.0.tgz");
+    expect(manifest.dependencies["@patchbay/server"]).toBe(
+      "file:patchbay-packages/patchbay-server-0.1.0.tgz",
+    );
 
     // npm start, with credentials as .env would give them.
     const apiKey = "pk_outside";
     const secret = "0123456789abcdef0123456789abcdef0123456789abcdef";
-    const env = userEnv({ PORT: "0", PATCHBAY_PORT: "0", PATCHBAY_API_KEY: apiKey, PATCHBAY_API_SECRET: secret });
-    const child = spawn("npm", ["start"], { cwd: project, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    const env = userEnv({
+      PORT: "0",
+      PATCHBAY_PORT: "0",
+      PATCHBAY_API_KEY: apiKey,
+      PATCHBAY_API_SECRET: secret,
+    });
+    const child = spawn("npm", ["start"], {
+      cwd: project,
+      env,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     started = child;
     let out = "";
     child.stdout!.on("data", (chunk) => {

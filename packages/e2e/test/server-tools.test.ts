@@ -221,16 +221,22 @@ describe("the model's own failures and limits", () => {
     // The end user gets a neutral sentence and a reference, never the provider's text...
     const failed = await session.responses.create("break").then(
       () => undefined,
-      (error: Error & { wireCode?: string }) => error,
+      (error: unknown) => error as Error & { wireCode?: string },
     );
     expect(failed).toMatchObject({ code: "response_failed", wireCode: "rate_limited" });
-    const ref = /^The assistant is busy right now\. Please try again in a moment\. \(reference (err_[0-9a-f]{10})\)$/.exec(
-      failed!.message,
-    )?.[1];
+    const ref =
+      /^The assistant is busy right now\. Please try again in a moment\. \(reference (err_[0-9a-f]{10})\)$/.exec(
+        failed!.message,
+      )?.[1];
     expect(ref, failed!.message).toBeDefined();
     // ...and the developer finds the whole error under that reference, at warn, with the ids.
     const entry = log.map((line) => JSON.parse(line)).find((line) => line.ref === ref);
-    expect(entry).toMatchObject({ level: "warn", msg: "model call failed", sessionId: session.id, code: "rate_limited" });
+    expect(entry).toMatchObject({
+      level: "warn",
+      msg: "model call failed",
+      sessionId: session.id,
+      code: "rate_limited",
+    });
     expect(entry.error.message).toBe("provider said slow down");
     expect(entry.error.stack).toContain("ModelError");
     expect((await session.responses.create("hello")).text).toBe("Hi again.");

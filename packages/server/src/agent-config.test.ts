@@ -138,7 +138,10 @@ describe("agent config", () => {
     ].join("\n");
     const warnings: string[] = [];
     const agent = parseAgentConfig("a", snake, "agents/a.yaml", { warn: (m) => warnings.push(m) });
-    expect(agent.model).toMatchObject({ baseURL: "http://127.0.0.1:11434/v1", headers: { "X-Team": "agents" } });
+    expect(agent.model).toMatchObject({
+      baseURL: "http://127.0.0.1:11434/v1",
+      headers: { "X-Team": "agents" },
+    });
     expect(warnings).toEqual([]);
 
     const camel = [
@@ -152,7 +155,9 @@ describe("agent config", () => {
     ].join("\n");
     const old = parseAgentConfig("b", camel, "agents/b.yaml", { warn: (m) => warnings.push(m) });
     expect(old.maxToolRounds).toBe(3);
-    expect(old.model).toMatchObject({ rules: [{ toolCalls: [{ tool: "greet", arguments: { fullName: "x" } }] }] });
+    expect(old.model).toMatchObject({
+      rules: [{ toolCalls: [{ tool: "greet", arguments: { fullName: "x" } }] }],
+    });
     expect(warnings).toEqual([
       "agents/b.yaml:1:1: maxToolRounds: camelCase keys are deprecated, write max_tool_rounds",
       "agents/b.yaml:6:7: model.rules.0.toolCalls: camelCase keys are deprecated, write tool_calls",

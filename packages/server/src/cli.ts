@@ -203,7 +203,10 @@ function parseArgsMessage(error: TypeError): string {
   const flag = /'(--?[^'\s]+)'/.exec(error.message)?.[1];
   if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" && flag) {
     const name = flag.replace(/^-+/, "").split("=")[0] ?? "";
-    const suggestion = closest(name.replaceAll("-", "_"), FLAGS.map((f) => f.replaceAll("-", "_")));
+    const suggestion = closest(
+      name.replaceAll("-", "_"),
+      FLAGS.map((f) => f.replaceAll("-", "_")),
+    );
     return `unknown option '${flag}'${suggestion ? ` (did you mean --${suggestion.replaceAll("_", "-")}?)` : ""}`;
   }
   return error.message.split("\n")[0] ?? error.message;

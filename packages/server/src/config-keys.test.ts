@@ -29,8 +29,15 @@ describe("config keys", () => {
       { foo_bar: { innerKey: 1 }, headers: { "X-Some_Header": "a" }, list: [{ item_name: "x" }], fooBaz: 1 },
       schema,
     );
-    expect(value).toEqual({ fooBar: { innerKey: 1 }, headers: { "X-Some_Header": "a" }, list: [{ itemName: "x" }], fooBaz: 1 });
-    expect(report.deprecated).toEqual([{ path: ["foo_bar", "innerKey"], written: "innerKey", preferred: "inner_key" }]);
+    expect(value).toEqual({
+      fooBar: { innerKey: 1 },
+      headers: { "X-Some_Header": "a" },
+      list: [{ itemName: "x" }],
+      fooBaz: 1,
+    });
+    expect(report.deprecated).toEqual([
+      { path: ["foo_bar", "innerKey"], written: "innerKey", preferred: "inner_key" },
+    ]);
     expect(report.suggestions.get("fooBaz")).toBe("foo_bar");
   });
 });

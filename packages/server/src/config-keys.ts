@@ -58,7 +58,10 @@ function walk(
   }
   if (def.type === "record" && isPlainObject(value)) {
     return Object.fromEntries(
-      Object.entries(value).map(([k, v]) => [k, walk(v, def.valueType, [...path, k], [...written, k], report)]),
+      Object.entries(value).map(([k, v]) => [
+        k,
+        walk(v, def.valueType, [...path, k], [...written, k], report),
+      ]),
     );
   }
   if (def.type !== "object" || !isPlainObject(value)) return value;
@@ -87,7 +90,9 @@ function unwrap(schema: z.ZodType | undefined, value: unknown): z.ZodType | unde
   let s = schema as any;
   for (let depth = 0; s && depth < 20; depth++) {
     const def = s.def;
-    if (["default", "optional", "nullable", "readonly", "catch", "prefault", "nonoptional"].includes(def.type)) {
+    if (
+      ["default", "optional", "nullable", "readonly", "catch", "prefault", "nonoptional"].includes(def.type)
+    ) {
       s = def.innerType;
     } else if (def.type === "pipe") {
       s = def.in;
@@ -147,7 +152,8 @@ function editDistance(a: string, b: string): number {
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
       let d = Math.min(rows[i - 1]![j]! + 1, rows[i]![j - 1]! + 1, rows[i - 1]![j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, rows[i - 2]![j - 2]! + 1);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        d = Math.min(d, rows[i - 2]![j - 2]! + 1);
       rows[i]![j] = d;
     }
   }

@@ -14,9 +14,9 @@ import type { LiveSessionDeps } from "./live-session";
 import { createLogger, type Logger, type LogLevel } from "./logger";
 import { ServerMetrics } from "./metrics";
 import { recoverInterruptedTurns } from "./recovery";
+import { checkServerOptions } from "./server-options";
 import { ServerToolBackend } from "./server-tool-backend";
 import { SessionManager } from "./session-manager";
-import { checkServerOptions } from "./server-options";
 import { SqliteStore } from "./sqlite-store";
 import type { Store } from "./store";
 
@@ -135,7 +135,9 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
   }
   const agents = new Map<string, AgentConfig>();
   if (options.configDir !== undefined)
-    for (const [id, agent] of loadAgentConfigs(options.configDir, { warn: (message) => logger.warn(message) }))
+    for (const [id, agent] of loadAgentConfigs(options.configDir, {
+      warn: (message) => logger.warn(message),
+    }))
       agents.set(id, agent);
   for (const [id, input] of Object.entries(options.agents ?? {})) {
     if (agents.has(id))
@@ -175,7 +177,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
     logger,
     metrics,
     progressIntervalMs,
-    ...(options.tools ? { serverTools: serverToolsFor(options.tools, agent, idempotency) } : {}),
+    ...(options.tools ? { serverTools: serverToolsFor(options.tools, agent, idempotency, logger) } : {}),
     ...(extension?.hostedTools ? { hostedTools: extension.hostedTools } : {}),
     ...(extension?.messageRouter ? { messageRouter: extension.messageRouter } : {}),
   });
@@ -266,18 +268,26 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
   };
 }
 
-function serverToolsFor(tools: Tools, agent: AgentConfig, idempotencyStore: InMemoryIdempotencyStore) {
-  return (runtime: import("./session-runtime").SessionRuntime) =>
-    new ServerToolBackend(
-      new ToolExecutor({
-        tools,
-        sessionId: runtime.id,
-        user: { id: runtime.userId },
-        conversation: () => runtime.conversation(),
-        approvalGate: allowAll,
-        idempotencyStore,
-        maxConcurrentCalls: agent.maxConcurrentToolCalls,
-      }),
-      () => tools.list(),
+function serverToolsFor(
+  tools: Tools,
+  agent: AgentConfig,
+  idempotencyStore: InMemoryIdempotencyStore,
+  logger: Logger,
+) {
+  return (runtime: import("./session-runtime").SessionRuntime) => {
+    const executor = new ToolExecutor({
+      tools,
+      sessionId: runtime.id,
+      user: { id: runtime.userId },
+      conversation: () => runtime.conversation(),
+      approvalGate: allowAll,
+      idempotencyStore,
+      maxConcurrentCalls: agent.maxConcurrentToolCalls,
+    });
+    // This process ran the tool: its log gets the whole error; the model gets a sentence.
+    executor.on("threw", ({ callId, name, sessionId, error }) =>
+      logger.warn(`tool ${name} threw`, { tool: name, callId, sessionId, error }),
     );
+    return new ServerToolBackend(executor, () => tools.list());
+  };
 }

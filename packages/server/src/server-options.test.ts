@@ -15,7 +15,14 @@ const agents = { support: { model: { provider: "scripted" as const, rules: [] } 
 async function refusal(options: Record<string, unknown>): Promise<ServerError> {
   const dataDir = mkdtempSync(join(tmpdir(), "patchbay-options-"));
   dirs.push(dataDir);
-  const error = await createServer({ port: 0, dataDir, apiKey: "k", secret: "s", agents, ...options } as never).then(
+  const error = await createServer({
+    port: 0,
+    dataDir,
+    apiKey: "k",
+    secret: "s",
+    agents,
+    ...options,
+  } as never).then(
     async (server) => {
       await server.close();
       throw new Error("createServer accepted the options");
@@ -52,7 +59,15 @@ describe("createServer's options", () => {
     dirs.push(dataDir);
     const lines: string[] = [];
     const logger = createLogger({ level: "warn", write: (line) => lines.push(line) });
-    const server = await createServer({ port: 0, dataDir, apiKey: "k", secret: "s", agents, logger, shutdownGraceMS: 5 } as never);
+    const server = await createServer({
+      port: 0,
+      dataDir,
+      apiKey: "k",
+      secret: "s",
+      agents,
+      logger,
+      shutdownGraceMS: 5,
+    } as never);
     await server.close();
     expect(lines.map((line) => JSON.parse(line).msg)).toContain(
       "createServer: unknown option 'shutdownGraceMS' (did you mean 'shutdownGraceMs'?); it is ignored",

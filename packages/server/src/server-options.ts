@@ -11,7 +11,9 @@ const logger = z.custom<object>(
   (v) =>
     typeof v === "object" &&
     v !== null &&
-    ["debug", "info", "warn", "error", "child"].every((m) => typeof (v as Record<string, unknown>)[m] === "function"),
+    ["debug", "info", "warn", "error", "child"].every(
+      (m) => typeof (v as Record<string, unknown>)[m] === "function",
+    ),
   "expected a logger with debug, info, warn, error and child",
 );
 
@@ -70,6 +72,8 @@ export function checkServerOptions(options: unknown, warn: (message: string) => 
   for (const key of Object.keys(options)) {
     if (known.includes(key)) continue;
     const suggestion = closest(key, known);
-    warn(`createServer: unknown option '${key}'${suggestion ? ` (did you mean '${suggestion}'?)` : ""}; it is ignored`);
+    warn(
+      `createServer: unknown option '${key}'${suggestion ? ` (did you mean '${suggestion}'?)` : ""}; it is ignored`,
+    );
   }
 }

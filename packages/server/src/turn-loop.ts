@@ -1,9 +1,9 @@
 import { type LanguageModel, ModelError, prepareMessages } from "@patchbay/models";
-import { endUserError, newErrorReference } from "./end-user-error";
 import type { MessageItem, NormalizedToolCall, ToolSpec, Usage, User, WireError } from "@patchbay/protocol";
 import { nanoid } from "nanoid";
 import type { ApprovalFlow } from "./approval-flow";
 import type { MessageRouter } from "./dispatch-seams";
+import { endUserError, newErrorReference } from "./end-user-error";
 import type { Logger } from "./logger";
 import type { ServerMetrics } from "./metrics";
 import { toModelMessages } from "./model-messages";

@@ -46,6 +46,8 @@ test("the page is served with its script and a token endpoint", async () => {
   assert.match(html, /<script type="module" src="\/page.js">/);
   const script = await fetch(`${app.pageUrl}/page.js`);
   assert.equal(script.status, 200);
-  const token = (await (await fetch(`${app.pageUrl}/api/token`, { method: "POST" })).json()) as { token: string };
+  const token = (await (await fetch(`${app.pageUrl}/api/token`, { method: "POST" })).json()) as {
+    token: string;
+  };
   assert.equal(token.token.split(".").length, 3);
 });

@@ -47,7 +47,14 @@ export async function startCli(args: string[], env: Record<string, string>): Pro
       reject(new Error(`patchbay exited with ${code} before listening: ${stderr}`));
     });
   });
-  return { child, url, wsUrl: `${url.replace(/^http/, "ws")}/v1/client`, stderr: () => stderr, stdout: () => stdout, exited };
+  return {
+    child,
+    url,
+    wsUrl: `${url.replace(/^http/, "ws")}/v1/client`,
+    stderr: () => stderr,
+    stdout: () => stdout,
+    exited,
+  };
 }
 
 /** Runs `patchbay <args>` to its end and resolves with its exit code and output. */
