@@ -15,6 +15,7 @@ export {
   DEFAULT_ANTHROPIC_MODEL,
   DEFAULT_OPENAI_MODEL,
   defaultModelFromEnv,
+  describeModelFromEnv,
   ModelConfigSchema,
   OpenAIModelConfigSchema,
 } from "./create-model";
