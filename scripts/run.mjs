@@ -3,7 +3,7 @@
 // pnpm through npx when pnpm is not installed, installs the workspace from the lockfile, builds
 // the packages (turbo caches, so later runs are quick), then runs the task. The install and the
 // build print what they are doing and how long it has taken so far (scripts/progress.mjs).
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pack } from "./pack.mjs";
@@ -50,19 +50,63 @@ if (!tasksNames().includes(task)) {
 if (!existsSync(join(root, "node_modules", ".modules.yaml"))) {
   await withPnpm(["install", "--frozen-lockfile"], "Installing the workspace (first run, pnpm)");
 }
-await withPnpm(
-  ["exec", "turbo", "run", "build", "--output-logs=errors-only"],
-  "Building the packages (turbo; cached after the first run)",
-);
+// The tests that run these scripts set PATCHBAY_SKIP_BUILD: the suite runs after the build, and a
+// turbo cache restore would rewrite dist/ under the other tests running beside them.
+if (!process.env.PATCHBAY_SKIP_BUILD) {
+  await withPnpm(
+    ["exec", "turbo", "run", "build", "--output-logs=errors-only"],
+    "Building the packages (turbo; cached after the first run)",
+  );
+}
 
 function tasksNames() {
-  return ["start", "demo", "bench", "test", "pack"];
+  return ["start", "demo", "bench", "test", "pack", "sample"];
+}
+
+/** The samples `npm run sample:<name>` starts, each from its app folder. */
+const SAMPLES = {
+  "browser-assistant": "backend/start.ts",
+  "flight-booking": "src/start.ts",
+  "support-desk": "src/demo.ts",
+};
+
+/**
+ * Runs a long-lived child with the terminal. Ctrl-C reaches the whole foreground process group,
+ * so the child gets it too and shuts down its own way; this parent only waits for it (a second
+ * Ctrl-C still ends everything) and exits with its code, so npm prints no error for a clean stop.
+ */
+function attached(cmd, args, cwd = root) {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { cwd, stdio: "inherit" });
+    let interrupts = 0;
+    const onInterrupt = () => {
+      interrupts += 1;
+      if (interrupts > 1) child.kill("SIGKILL");
+    };
+    const onTerm = () => child.kill("SIGTERM");
+    process.on("SIGINT", onInterrupt);
+    process.on("SIGTERM", onTerm);
+    child.on("close", (code, signal) => {
+      process.off("SIGINT", onInterrupt);
+      process.off("SIGTERM", onTerm);
+      resolve(code ?? (signal === "SIGINT" ? 0 : 1));
+    });
+  });
 }
 
 const tasks = {
-  start: () => run(process.execPath, [join(root, "scripts", "main-job.mjs"), ...rest]),
-  demo: () => run(process.execPath, [join(root, "scripts", "main-job.mjs"), "--demo", ...rest]),
-  bench: () => run(...pnpmArgs(["--filter", "@patchbay/bench", "bench", ...rest])),
+  start: () => attached(process.execPath, [join(root, "scripts", "main-job.mjs"), ...rest]),
+  demo: () => attached(process.execPath, [join(root, "scripts", "main-job.mjs"), "--demo", ...rest]),
+  bench: () => attached(process.execPath, ["--import", "tsx", "src/main.ts", ...rest], join(root, "bench")),
+  sample: () => {
+    const [name, ...args] = rest;
+    if (!SAMPLES[name]) {
+      console.error(`usage: node scripts/run.mjs sample <${Object.keys(SAMPLES).join("|")}>`);
+      return 2;
+    }
+    const app = join(root, "apps", name);
+    return attached(process.execPath, ["--import", "tsx", join(app, SAMPLES[name]), ...args], app);
+  },
   pack: () => {
     pack(pnpm());
     return 0;
@@ -73,10 +117,6 @@ const tasks = {
   },
 };
 
-function pnpmArgs(args) {
-  const [cmd, pre] = pnpm();
-  return [cmd, [...pre, ...args]];
-}
 
 // The browser tests drive Debian's Chromium through playwright-core. Install it when we may.
 function ensureChromium() {
@@ -91,4 +131,4 @@ function ensureChromium() {
   }
 }
 
-process.exit(tasks[task]());
+process.exit(await tasks[task]());
