@@ -22,6 +22,14 @@ export default defineConfig({
           include: ["src/**/*.test.ts", "test/**/*.test.ts"],
         },
       })),
+      {
+        extends: true,
+        test: {
+          name: "create-patchbay",
+          root: here("./packages/create-patchbay"),
+          include: ["src/**/*.test.ts"],
+        },
+      },
       // The benchmark harness's smoke test (a --quick run; no timing is asserted).
       { extends: true, test: { name: "bench", root: here("./bench"), include: ["src/**/*.test.ts"] } },
     ],

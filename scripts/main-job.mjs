@@ -66,7 +66,7 @@ Patchbay is running on 127.0.0.1.
   Browser assistant  ${stack.page.url}        <- open this
   Patchbay server    ${stack.patchbay.url}   (health: ${stack.patchbay.url}/healthz)
   Flight worker      connected, hosting search_flights, book_flight, seat_map
-  Model              ${realModelName() ?? "scripted (set OPENAI_API_KEY or ANTHROPIC_API_KEY for a real one)"}
+  Model              ${realModelName() ?? "scripted (OPENAI_API_KEY or ANTHROPIC_API_KEY in the environment of npm start: a real one)"}
   Data               ${join(root, ".patchbay-data")}
 
 Try "where am I?", "seat map for LH400", "flights to New York". Ctrl-C stops everything.

@@ -17,6 +17,9 @@ it("prints every row of every scenario in a quick run", () => {
     timeout: 90_000,
   });
   expect(run.status, run.stderr).toBe(0);
+  // Quiet except the table (stdout) and its progress lines (stderr, each `bench: ...`).
+  const noise = run.stderr.split("\n").filter((line) => line !== "" && !line.startsWith("bench: "));
+  expect(noise).toEqual([]);
   const lines = run.stdout.split("\n");
   expect(lines[0]).toMatch(/^machine: \d+ cores .*node v\d+/);
   for (const scenario of scenarios) {

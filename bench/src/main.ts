@@ -1,6 +1,7 @@
 // `pnpm bench`: runs every scenario against its baseline in the same run and prints one table.
 // Flags: `--quick` (a smoke run with tiny caps, for the test that checks every row is printed),
 // `--only <text>` (scenarios whose id contains the text; for working on one scenario).
+import "./quiet-warnings";
 import { cpus, loadavg, platform } from "node:os";
 import { FULL, QUICK } from "./budget";
 import { killAllChildren } from "./children";

@@ -94,7 +94,7 @@ export async function runDemo(stack, print = console.log) {
       lastCall(assistant, "get_location")?.status === "declined",
       "declining the approval kept the tool from running",
     );
-    check(declined.text.startsWith("I did not get your location"), "the model was told it was declined");
+    check(declined.text.startsWith("Without your location"), "the model was told it was declined");
     print("   (a connector: the MCP memory server from npm, configured in the agent YAML, no code)");
     await say(assistant, "remember that I prefer window seats");
     check(

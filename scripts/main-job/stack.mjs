@@ -14,10 +14,9 @@ const AGENT_FILES = {
 };
 
 /** Whether a real model answers: a key in the environment replaces the apps' scripted model. */
+/** Its provider, model, base URL and whether it takes images; undefined for the scripted model. */
 export function realModelName(env = process.env) {
-  if (env.OPENAI_API_KEY) return `OpenAI ${env.OPENAI_MODEL ?? models.DEFAULT_OPENAI_MODEL}`;
-  if (env.ANTHROPIC_API_KEY) return `Anthropic ${env.ANTHROPIC_MODEL ?? models.DEFAULT_ANTHROPIC_MODEL}`;
-  return undefined;
+  return models.describeModelFromEnv(env);
 }
 
 /**

@@ -1,6 +1,7 @@
 // The peer: `lookup_order` served by the official MCP TypeScript SDK, the way its README shows,
 // over stdio (`mcp-server stdio`, spawned by the SDK's stdio client) or Streamable HTTP
 // (`mcp-server http`, stateful sessions, one McpServer per session as the SDK requires).
+import "../quiet-warnings";
 import { randomUUID } from "node:crypto";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";

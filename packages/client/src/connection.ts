@@ -7,6 +7,7 @@ import {
 } from "@patchbay/protocol";
 import { EventEmitter } from "eventemitter3";
 import { type BackoffOptions, backoffDelay } from "./backoff";
+import { connectFailure } from "./connect-failure";
 import {
   AuthError,
   type ClientError,
@@ -219,9 +220,25 @@ export class Connection extends EventEmitter<ConnectionEvents> {
       socket.send(JSON.stringify(hello));
     };
     socket.onmessage = (event) => this.#onMessage(generation, event.data);
-    socket.onclose = (event) => this.#onClosed(generation, `closed ${event.code} ${event.reason}`.trim());
-    // The close event that follows an error carries everything; this only keeps it from being thrown.
-    socket.onerror = () => {};
+    let failure: { reason: string; cause: unknown } | undefined;
+    socket.onclose = (event) => {
+      // Refused, DNS, TLS: say so at once, with the URL, instead of retrying behind a timeout.
+      // Only before the first welcome: a server that was there and went away is waited for.
+      if (failure && !this.#welcomedBefore && generation === this.#generation) {
+        this.#giveUp(
+          new DisconnectedError(`cannot connect to ${this.#options.url}: ${failure.reason}`, {
+            cause: failure.cause,
+          }),
+        );
+        return;
+      }
+      this.#onClosed(generation, `closed ${event.code} ${event.reason}`.trim());
+    };
+    // The close event that follows an error decides what happens next.
+    socket.onerror = (event) => {
+      const reason = connectFailure(event);
+      if (reason !== undefined) failure = { reason, cause: event?.error ?? event };
+    };
   }
 
   #onMessage(generation: number, data: unknown): void {

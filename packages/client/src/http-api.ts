@@ -1,4 +1,5 @@
 import type { ConversationItem, JsonObject, SessionEvent, SessionInfo } from "@patchbay/protocol";
+import { connectFailure } from "./connect-failure";
 import {
   AuthError,
   ClientError,
@@ -135,9 +136,14 @@ export class HttpApi {
       if (controller.signal.aborted) {
         throw new TimeoutError(`${method} ${path} got no answer within ${timeoutMs} ms`, { cause: error });
       }
-      throw new ClientError("disconnected", `${method} ${path} failed: ${(error as Error).message}`, {
-        cause: error,
-      });
+      const reason = connectFailure(error);
+      throw new ClientError(
+        "disconnected",
+        reason === undefined
+          ? `${method} ${path} failed: ${(error as Error).message}`
+          : `cannot connect to ${this.#options.baseUrl}: ${reason}`,
+        { cause: error },
+      );
     } finally {
       clearTimeout(timer);
     }

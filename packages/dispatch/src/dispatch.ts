@@ -46,7 +46,46 @@ export interface DispatchOptions {
   maxChannelSessions?: number;
   /** Where to read `PATCHBAY_*` settings from. Default `process.env`. */
   env?: Record<string, string | undefined>;
+  /**
+   * Where the worker tells the developer what went wrong in this process, at warn level: each
+   * failed connection attempt (URL, reason, the wait before the next) and each tool that threw
+   * (the error with its stack, the call id, the session id; the model only gets a short
+   * sentence). The server's `createLogger()` fits. Default: lines on stderr; `false` for none
+   * (the `reconnecting` event carries the same).
+   */
+  logger?: DispatchLogger | false;
 }
+
+/**
+ * The part of a logger the worker uses (the server's `Logger` and pino-style wrappers fit).
+ *
+ * @example
+ * ```ts
+ * const logger: DispatchLogger = { warn: (msg, fields) => console.warn(msg, fields) };
+ * ```
+ */
+export interface DispatchLogger {
+  warn(msg: string, fields?: Record<string, unknown>): void;
+}
+
+/** The default: one readable line on stderr, with the stack of an error under it. */
+const stderrLogger: DispatchLogger = {
+  warn(msg, fields = {}) {
+    const { error, ...rest } = fields;
+    const pairs = Object.entries(rest).map(
+      ([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`,
+    );
+    const stack =
+      error instanceof Error
+        ? `\n${error.stack ?? error.message}`
+        : error === undefined
+          ? ""
+          : ` ${String(error)}`;
+    process.stderr.write(
+      `patchbay dispatch warn: ${msg}${pairs.length ? ` (${pairs.join(", ")})` : ""}${stack}\n`,
+    );
+  },
+};
 
 /**
  * What a handler is given besides the work itself.
@@ -126,8 +165,8 @@ export interface DispatchEvents {
   ready: (event: { workerId: string; reconnected: boolean }) => void;
   /** The socket dropped; the worker reconnects by itself. */
   disconnected: (event: { code: number; reason: string }) => void;
-  /** The worker waits `delayMs` before reconnect attempt `attempt`. */
-  reconnecting: (event: { attempt: number; delayMs: number }) => void;
+  /** The worker waits `delayMs` before reconnect attempt `attempt`; `reason` says why the last one ended. */
+  reconnecting: (event: { attempt: number; delayMs: number; url: string; reason: string }) => void;
   /** A message or call started running in its handler. */
   "work.started": (event: { workId: string; kind: "message" | "call"; attempt: number }) => void;
   /** A message or call finished; `error` when its handler threw. */
@@ -202,6 +241,7 @@ const DONE_MEMORY = 1_024;
 export class Dispatch extends EventEmitter<DispatchEvents> {
   /** How many messages and calls run at once. */
   readonly capacity: number;
+  readonly #logger: DispatchLogger | undefined;
   /** This worker's stable id. */
   readonly workerId: string;
   readonly #url: string;
@@ -261,10 +301,17 @@ export class Dispatch extends EventEmitter<DispatchEvents> {
     this.#secret = secret;
     this.#options = options;
     this.#channels = new ChannelSessions(options.maxChannelSessions ?? 10_000);
-    this.#hosted = new HostedTools({
-      send: (frame, durable) => this.#connection?.send(frame, { durable }),
-      emit: (event, payload) => (this.emit as (e: string, p: unknown) => boolean)(event, payload),
-    });
+    this.#logger = options.logger === false ? undefined : (options.logger ?? stderrLogger);
+    this.#hosted = new HostedTools(
+      {
+        send: (frame, durable) => this.#connection?.send(frame, { durable }),
+        emit: (event, payload) => (this.emit as (e: string, p: unknown) => boolean)(event, payload),
+      },
+      {
+        onToolError: ({ callId, name, sessionId, error }) =>
+          this.#logger?.warn(`tool ${name} threw`, { tool: name, callId, sessionId, error }),
+      },
+    );
   }
 
   /** Where the worker stands. */
@@ -447,7 +494,12 @@ export class Dispatch extends EventEmitter<DispatchEvents> {
       this.#sendLoad();
     });
     connection.on("disconnected", (event) => this.emit("disconnected", event));
-    connection.on("reconnecting", (event) => this.emit("reconnecting", event));
+    connection.on("reconnecting", (event) => {
+      this.#logger?.warn(
+        `cannot reach ${event.url}: ${event.reason}; retrying in ${(event.delayMs / 1000).toFixed(1)} s (attempt ${event.attempt})`,
+      );
+      this.emit("reconnecting", event);
+    });
     connection.on("error", (error) => this.emit("error", error));
     connection.on("frame", (frame) => this.#onFrame(frame));
     const settled = new Promise<void>((resolve, reject) => {

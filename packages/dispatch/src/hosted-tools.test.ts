@@ -1,7 +1,7 @@
 import type { ConversationItem, ServerToWorkerFrame } from "@patchbay/protocol";
 import { type ToolCallContext, Tools } from "@patchbay/tools";
 import { afterEach, describe, expect, it } from "vitest";
-import { Dispatch } from "./dispatch";
+import { Dispatch, type DispatchOptions } from "./dispatch";
 import {
   type ScriptedServer,
   type ScriptedSocket,
@@ -16,7 +16,10 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
 });
 
-async function setup(tools: Tools, options: { capacity?: number; toolTimeoutMs?: number } = {}) {
+async function setup(
+  tools: Tools,
+  options: { capacity?: number; toolTimeoutMs?: number; logger?: DispatchOptions["logger"] } = {},
+) {
   const server = await startScriptedServer();
   servers.push(server);
   const dispatch = new Dispatch({
@@ -26,6 +29,7 @@ async function setup(tools: Tools, options: { capacity?: number; toolTimeoutMs?:
     secret: "sk",
     backoff: { initialDelayMs: 20, maxDelayMs: 50 },
     env: {},
+    ...(options.logger === undefined ? {} : { logger: options.logger }),
   });
   workers.push(dispatch);
   dispatch.host(
@@ -400,6 +404,32 @@ describe("hosted tools", () => {
       attempt: 3,
       result: { outcome: "cancelled" },
     });
+  });
+
+  it("logs a tool that threw at warn with its stack, call id and session id; the model gets a sentence", async () => {
+    const warnings: { msg: string; fields: Record<string, unknown> | undefined }[] = [];
+    const tools = new Tools().register({
+      name: "lookup_order",
+      description: "Look up",
+      run: () => {
+        throw new TypeError("cannot read properties of undefined (reading 'status')");
+      },
+    });
+    const { server, dispatch } = await setup(tools, {
+      logger: { warn: (msg, fields) => warnings.push({ msg, fields }) },
+    });
+    void dispatch.run();
+    const socket = await server.nextSocket();
+    call(socket, "call_boom");
+    const result = (await socket.next("hosted.result")).result;
+    expect(result.outcome).toBe("failed");
+    expect(result.content.text).not.toContain("at ");
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatchObject({
+      msg: "tool lookup_order threw",
+      fields: { tool: "lookup_order", callId: "call_boom", sessionId: "s_1" },
+    });
+    expect((warnings[0]!.fields!.error as Error).stack).toContain("hosted-tools.test.ts");
   });
 
   it("answers a call for a tool it does not host as unknown", async () => {

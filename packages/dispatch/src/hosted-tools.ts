@@ -106,6 +106,8 @@ export interface HostedToolsOptions {
   maxIdleExecutors?: number;
   /** The clock the TTL reads. Default `Date.now`. */
   now?: () => number;
+  /** Told when a tool's `run` threw, with the error (stack included) and the ids. */
+  onToolError?: (event: { callId: string; name: string; sessionId: string; error: unknown }) => void;
 }
 
 /**
@@ -127,6 +129,7 @@ export class HostedTools {
   readonly #idleTtlMs: number;
   readonly #maxIdle: number;
   readonly #now: () => number;
+  readonly #onToolError: HostedToolsOptions["onToolError"];
   #sweepTimer: ReturnType<typeof setTimeout> | undefined;
   #idleWaiters: Array<() => void> = [];
 
@@ -135,6 +138,7 @@ export class HostedTools {
     this.#idleTtlMs = options.idleExecutorTtlMs ?? 60_000;
     this.#maxIdle = options.maxIdleExecutors ?? 1_000;
     this.#now = options.now ?? Date.now;
+    this.#onToolError = options.onToolError;
   }
 
   /** Session executors kept now, running or idle. */
@@ -406,6 +410,7 @@ export class HostedTools {
       this.#link.send({ type: "hosted.progress", callId, text }, false),
     );
     executor.on("say", ({ callId, text }) => this.#link.send({ type: "hosted.say", callId, text }, false));
+    if (this.#onToolError) executor.on("threw", this.#onToolError);
     executor.on("held", ({ callId }) => {
       const running = this.#running.get(callId);
       if (running) running.held = true;

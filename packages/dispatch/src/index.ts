@@ -5,6 +5,7 @@ export type { ChannelSessionOptions, SessionFactory, SessionSource } from "./cha
 export type {
   CallHandler,
   DispatchEvents,
+  DispatchLogger,
   DispatchOptions,
   DispatchState,
   MessageHandler,

@@ -43,7 +43,7 @@ export interface WorkerConnectionEvents {
   state: (event: { state: ConnectionState }) => void;
   ready: (event: { workerId: string; heartbeatIntervalMs: number; reconnected: boolean }) => void;
   disconnected: (event: { code: number; reason: string }) => void;
-  reconnecting: (event: { attempt: number; delayMs: number }) => void;
+  reconnecting: (event: { attempt: number; delayMs: number; url: string; reason: string }) => void;
   frame: (frame: ServerToWorkerFrame) => void;
   /** The server refused the worker for good (bad key, protocol); the connection closes. */
   refused: (error: DispatchError) => void;
@@ -86,6 +86,8 @@ export class WorkerConnection extends EventEmitter<WorkerConnectionEvents> {
   #maxResultFrameBytes = DEFAULT_MAX_FRAME_BYTES;
   #lastHeard = 0;
   #pingNonce = 0;
+  /** Why the last attempt or socket ended, for the `reconnecting` event. */
+  #lastFailure = "";
   /** Durable frames that could not be sent while the socket was down. */
   #outbox: WorkerToServerFrame[] = [];
   /** Durable frames sent on the current socket, replayed after a reconnect (see `#onReady`). */
@@ -179,7 +181,10 @@ export class WorkerConnection extends EventEmitter<WorkerConnectionEvents> {
     // The hello handshake has its own bound: a server that accepts the socket but never answers
     // must not hold the worker in `connecting` forever.
     this.#connectTimer = setTimeout(() => {
-      if (this.#socket === socket && this.#state === "connecting") socket.terminate();
+      if (this.#socket === socket && this.#state === "connecting") {
+        this.#lastFailure = `no worker.ready within ${this.#options.connectTimeoutMs} ms`;
+        socket.terminate();
+      }
     }, this.#options.connectTimeoutMs);
 
     socket.on("open", () => {
@@ -205,8 +210,10 @@ export class WorkerConnection extends EventEmitter<WorkerConnectionEvents> {
       }
       this.#onFrame(socket, decoded.frame);
     });
-    socket.on("error", () => {
-      // Every socket error is followed by `close`, which decides what happens next.
+    socket.on("error", (error: NodeJS.ErrnoException) => {
+      // Every socket error is followed by `close`, which decides what happens next; the error
+      // is what the developer needs to hear about it (refused, DNS, TLS, an HTTP answer).
+      if (this.#socket === socket) this.#lastFailure = describeSocketError(error);
     });
     socket.on("close", (code, reasonBuffer) => {
       if (this.#socket !== socket) return;
@@ -214,6 +221,7 @@ export class WorkerConnection extends EventEmitter<WorkerConnectionEvents> {
       clearTimeout(this.#connectTimer);
       this.#stopHeartbeat();
       const reason = String(reasonBuffer);
+      if (!this.#lastFailure) this.#lastFailure = `the socket closed (${code}${reason ? ` ${reason}` : ""})`;
       const wasUp = this.#state === "ready";
       if (wasUp) this.emit("disconnected", { code, reason });
       if (this.#closing || this.#state === "closed") {
@@ -316,7 +324,9 @@ export class WorkerConnection extends EventEmitter<WorkerConnectionEvents> {
     const attempt = this.#attempt++;
     const delayMs = workerBackoffDelay(attempt, this.#options.backoff, this.#options.random);
     this.#setState("reconnecting");
-    this.emit("reconnecting", { attempt: attempt + 1, delayMs });
+    const reason = this.#lastFailure || "the connection ended";
+    this.#lastFailure = "";
+    this.emit("reconnecting", { attempt: attempt + 1, delayMs, url: this.#options.url, reason });
     this.#retryTimer = setTimeout(() => {
       if (this.#closing) return;
       this.#connect();
@@ -330,4 +340,18 @@ export class WorkerConnection extends EventEmitter<WorkerConnectionEvents> {
     this.#setState("closed");
     this.#resolveClosed();
   }
+}
+
+/** A socket error in a few words, with Node's code where there is one. */
+function describeSocketError(error: NodeJS.ErrnoException): string {
+  const reasons: Record<string, string> = {
+    ECONNREFUSED: "connection refused",
+    ENOTFOUND: "the host name does not resolve (DNS)",
+    EAI_AGAIN: "the DNS lookup failed",
+    ECONNRESET: "the connection was reset",
+    EHOSTUNREACH: "the host is unreachable",
+  };
+  const code = error.code;
+  if (code && reasons[code]) return `${reasons[code]} (${code})`;
+  return code ? `${error.message} (${code})` : error.message;
 }

@@ -122,7 +122,7 @@ describe("the browser-assistant sample in Chromium", () => {
     await page.locator('[data-testid="approval-decline"]').click();
     await expect
       .poll(() => assistantMessages().last().textContent(), { timeout: 10_000 })
-      .toMatch(/^I did not get your location/);
+      .toMatch(/^Without your location I cannot say where you are/);
     await expect.poll(() => page.locator(".step.declined").count()).toBe(1);
 
     // A reload opens the same session from sessionStorage and replays the conversation.

@@ -63,7 +63,7 @@ describe("apps/support-desk", () => {
     );
     expect(replies).toEqual([
       "Order A1001 is shipped: it left the warehouse and arrives Thursday",
-      "Sorry, I could not look that up: There is no order Z9999. Ask the customer to check the number.",
+      "Sorry, I could not find that order. Could you check the order number?",
     ]);
     customer.close();
     // The worker saw each message first (dispatch.text), then ran the lookups.

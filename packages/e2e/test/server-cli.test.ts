@@ -36,7 +36,7 @@ function workspace(agentText = AGENT) {
   roots.push(root);
   mkdirSync(join(root, "config", "agents"), { recursive: true });
   writeFileSync(join(root, "config", "agents", "support.yaml"), agentText);
-  const secret = "cli-test-secret-value";
+  const secret = "cli-test-secret-value-of-32-bytes!";
   const env = {
     PATCHBAY_API_KEY: "pk_cli",
     PATCHBAY_API_SECRET: secret,
@@ -138,9 +138,58 @@ describe("patchbay serve", () => {
     const result = await runCli(["serve"], rest);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/PATCHBAY_API_SECRET/);
+    expect(result.stderr).toBe(
+      "patchbay: missing --api-secret (or PATCHBAY_API_SECRET); for development, --dev makes them up\n" +
+        "(patchbay --help lists the options)\n",
+    );
     const unknown = await runCli(["serve", "--bogus"], env);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/--bogus/);
+    // A misspelt flag gets a suggestion, and the error is two lines, not the whole help.
+    const typo = await runCli(["serve", "--prot", "9000"], env);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toBe(
+      "patchbay: unknown option '--prot' (did you mean --port?)\n(patchbay --help lists the options)\n",
+    );
+  });
+
+  it("refuses a secret under 32 bytes in production, and --dev makes up credentials and prints them", async () => {
+    const { env } = workspace();
+    const short = await runCli(["serve"], { ...env, PATCHBAY_API_SECRET: "abc" });
+    expect(short.code).toBe(2);
+    expect(short.stderr).toContain("patchbay: the secret is 3 bytes; production needs at least 32");
+    expect(short.stderr).toContain("or pass --dev");
+
+    const { PATCHBAY_API_SECRET: _s, PATCHBAY_API_KEY: _k, ...bare } = env;
+    const cli = await startCli(["serve", "--dev"], bare);
+    children.push(cli);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const printed = cli.stdout();
+    const key = /PATCHBAY_API_KEY=(pk_dev_\w+)/.exec(printed)?.[1];
+    const made = /PATCHBAY_API_SECRET=([0-9a-f]{64})\n/.exec(printed)?.[1];
+    expect(key, printed).toBeDefined();
+    expect(made, printed).toBeDefined();
+    // The printed credentials are the server's: a session can be created with them.
+    const res = await fetch(`${cli.url}/v1/agents/support/sessions`, {
+      method: "POST",
+      headers: { "x-api-key": key!, authorization: `Bearer ${made}`, "content-type": "application/json" },
+      body: JSON.stringify({ userId: "u_dev" }),
+    });
+    expect(res.status).toBe(201);
+    cli.child.kill("SIGINT");
+    expect((await cli.exited).code).toBe(0);
+  });
+
+  it("names the taken port and the flag to change it, without a stack", async () => {
+    const { env } = workspace();
+    const first = await startCli(["serve"], env);
+    children.push(first);
+    const port = new URL(first.url).port;
+    const second = await runCli(["serve", "--port", port], env);
+    expect(second.code).toBe(2);
+    expect(second.stderr).toBe(
+      `patchbay: port ${port} is already in use on this machine: pass --port <n> (or PATCHBAY_PORT) for another one, or --port 0 for any free port\n`,
+    );
   });
 
   it("ends a turn cut off by a crash as failed after the restart, with the conversation whole", async () => {

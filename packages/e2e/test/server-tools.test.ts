@@ -1,5 +1,6 @@
 import { ToolOutput, Tools } from "@patchbay/client";
 import { type LanguageModel, ModelError, type ModelStreamEvent, scripted } from "@patchbay/models";
+import { createLogger } from "@patchbay/server";
 import { Tools as ServerTools } from "@patchbay/tools";
 import { afterEach, describe, expect, it } from "vitest";
 import { closeAllClients, userClient } from "./helpers/clients";
@@ -212,14 +213,32 @@ describe("the model's own failures and limits", () => {
         return fallback.stream(request);
       },
     };
-    server = await startTestServer({ agents: { a: scriptedAgent([]) }, createModel: () => model });
+    const log: string[] = [];
+    const logger = createLogger({ level: "warn", write: (line) => log.push(line) });
+    server = await startTestServer({ agents: { a: scriptedAgent([]) }, createModel: () => model, logger });
     const client = await userClient(server, "u_1");
     const session = await client.agent("a").sessions.create();
-    await expect(session.responses.create("break")).rejects.toMatchObject({
-      code: "response_failed",
-      wireCode: "rate_limited",
-      message: "provider said slow down",
+    // The end user gets a neutral sentence and a reference, never the provider's text...
+    const failed = await session.responses.create("break").then(
+      () => undefined,
+      (error: unknown) => error as Error & { wireCode?: string },
+    );
+    expect(failed).toMatchObject({ code: "response_failed", wireCode: "rate_limited" });
+    const ref =
+      /^The assistant is busy right now\. Please try again in a moment\. \(reference (err_[0-9a-f]{10})\)$/.exec(
+        failed!.message,
+      )?.[1];
+    expect(ref, failed!.message).toBeDefined();
+    // ...and the developer finds the whole error under that reference, at warn, with the ids.
+    const entry = log.map((line) => JSON.parse(line)).find((line) => line.ref === ref);
+    expect(entry).toMatchObject({
+      level: "warn",
+      msg: "model call failed",
+      sessionId: session.id,
+      code: "rate_limited",
     });
+    expect(entry.error.message).toBe("provider said slow down");
+    expect(entry.error.stack).toContain("ModelError");
     expect((await session.responses.create("hello")).text).toBe("Hi again.");
     expect(
       session.conversation.map((item) =>

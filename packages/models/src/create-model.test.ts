@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createModel, defaultModelFromEnv, ModelConfigSchema } from "./create-model";
+import { createModel, defaultModelFromEnv, describeModelFromEnv, ModelConfigSchema } from "./create-model";
 import type { ModelStreamEvent } from "./language-model";
 import { ModelError } from "./model-error";
 import { sse, startWireServer, type WireServer } from "./wire-test-server";
@@ -170,5 +170,28 @@ describe("defaultModelFromEnv", () => {
     expect([openai.provider, openai.modelId]).toEqual(["openai", "gpt-4.1-mini"]);
     const claude = defaultModelFromEnv({ ANTHROPIC_API_KEY: "sk-ant", OPENAI_API_KEY: " " });
     expect([claude.provider, claude.modelId]).toEqual(["anthropic", "claude-sonnet-4-5"]);
+  });
+});
+
+describe("PATCHBAY_MODEL_IMAGES and the startup description", () => {
+  const local = { OPENAI_API_KEY: "sk-local", OPENAI_BASE_URL: "http://127.0.0.1:11434/v1", OPENAI_MODEL: "llava" };
+
+  it("turns images on for a custom base URL, or off for the official one", () => {
+    expect(defaultModelFromEnv(local).capabilities.images).toBe(false);
+    expect(defaultModelFromEnv({ ...local, PATCHBAY_MODEL_IMAGES: "true" }).capabilities.images).toBe(true);
+    expect(defaultModelFromEnv({ OPENAI_API_KEY: "sk", PATCHBAY_MODEL_IMAGES: "0" }).capabilities.images).toBe(false);
+    expect(() => defaultModelFromEnv({ ...local, PATCHBAY_MODEL_IMAGES: "yes" })).toThrow(
+      "PATCHBAY_MODEL_IMAGES must be true or false, got 'yes'",
+    );
+  });
+
+  it("names the provider, the model and the base URL", () => {
+    expect(describeModelFromEnv({})).toBeUndefined();
+    expect(describeModelFromEnv({ ...local, PATCHBAY_MODEL_IMAGES: "true" })).toBe(
+      "openai llava at http://127.0.0.1:11434/v1 (images on)",
+    );
+    expect(describeModelFromEnv({ ANTHROPIC_API_KEY: "sk-ant" })).toBe(
+      "anthropic claude-sonnet-4-5 at https://api.anthropic.com (images on)",
+    );
   });
 });

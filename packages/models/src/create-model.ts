@@ -1,6 +1,6 @@
 import { formatZodIssues } from "@patchbay/protocol";
 import { z } from "zod";
-import { anthropic } from "./anthropic";
+import { ANTHROPIC_BASE_URL, anthropic } from "./anthropic";
 import type { ModelTimeouts } from "./call-timeouts";
 import { defaultEnv, type ModelEnv, readEnv } from "./env";
 import { gemini } from "./gemini";
@@ -354,6 +354,8 @@ export function createModel(config: ModelConfig, env: ModelEnv = defaultEnv()): 
  * The model to use when the project names none: OpenAI when `OPENAI_API_KEY` is set (model from
  * `OPENAI_MODEL`, server from `OPENAI_BASE_URL`), else Anthropic when `ANTHROPIC_API_KEY` is set
  * (model from `ANTHROPIC_MODEL`), else the scripted stand-in, so everything runs with no key.
+ * `PATCHBAY_MODEL_IMAGES=true|false` says whether the model takes images in tool results (by
+ * default off for an OpenAI-compatible server at a custom `OPENAI_BASE_URL`, on otherwise).
  *
  * @example
  * ```ts
@@ -362,6 +364,8 @@ export function createModel(config: ModelConfig, env: ModelEnv = defaultEnv()): 
  * ```
  */
 export function defaultModelFromEnv(env: ModelEnv = defaultEnv()): LanguageModel {
+  const images = booleanEnv("PATCHBAY_MODEL_IMAGES", env);
+  const capabilities = images === undefined ? {} : { capabilities: { images } };
   if (readEnv("OPENAI_API_KEY", env) !== undefined) {
     const baseURL = readEnv("OPENAI_BASE_URL", env);
     return createModel(
@@ -369,15 +373,52 @@ export function defaultModelFromEnv(env: ModelEnv = defaultEnv()): LanguageModel
         provider: "openai",
         model: readEnv("OPENAI_MODEL", env) ?? DEFAULT_OPENAI_MODEL,
         ...(baseURL === undefined ? {} : { baseURL }),
+        ...capabilities,
       },
       env,
     );
   }
   if (readEnv("ANTHROPIC_API_KEY", env) !== undefined) {
     return createModel(
-      { provider: "anthropic", model: readEnv("ANTHROPIC_MODEL", env) ?? DEFAULT_ANTHROPIC_MODEL },
+      {
+        provider: "anthropic",
+        model: readEnv("ANTHROPIC_MODEL", env) ?? DEFAULT_ANTHROPIC_MODEL,
+        ...capabilities,
+      },
       env,
     );
   }
   return scripted();
+}
+
+/** `true`/`1` or `false`/`0`; anything else is refused with the variable's name. */
+function booleanEnv(name: string, env: ModelEnv): boolean | undefined {
+  const raw = readEnv(name, env)?.trim().toLowerCase();
+  if (raw === undefined) return undefined;
+  if (raw === "true" || raw === "1") return true;
+  if (raw === "false" || raw === "0") return false;
+  throw new ModelError("bad_request", `${name} must be true or false, got '${readEnv(name, env)}'`);
+}
+
+/**
+ * Where {@link defaultModelFromEnv} will send requests, for a startup line: `"openai gpt-4o-mini
+ * at http://127.0.0.1:11434/v1"`, `"anthropic claude-sonnet-4-5 at https://api.anthropic.com"`,
+ * or undefined when no key is set (the scripted model).
+ *
+ * @example
+ * ```ts
+ * console.log(`model: ${describeModelFromEnv(process.env) ?? "scripted"}`);
+ * ```
+ */
+export function describeModelFromEnv(env: ModelEnv = defaultEnv()): string | undefined {
+  const model = readEnv("OPENAI_API_KEY", env) !== undefined || readEnv("ANTHROPIC_API_KEY", env) !== undefined
+    ? defaultModelFromEnv(env)
+    : undefined;
+  if (model === undefined) return undefined;
+  const base =
+    model.provider === "openai"
+      ? (readEnv("OPENAI_BASE_URL", env) ?? OPENAI_BASE_URL)
+      : ANTHROPIC_BASE_URL;
+  const images = model.capabilities.images ? "images on" : "images off";
+  return `${model.provider} ${model.modelId} at ${base} (${images})`;
 }

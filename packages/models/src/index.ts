@@ -21,6 +21,7 @@ export {
   DEFAULT_ANTHROPIC_MODEL,
   DEFAULT_OPENAI_MODEL,
   defaultModelFromEnv,
+  describeModelFromEnv,
   GeminiModelConfigSchema,
   ModelConfigSchema,
   OpenAIModelConfigSchema,

@@ -10,7 +10,7 @@ import { z } from "zod";
  * ```
  */
 export const DEFAULT_SCRIPTED_FALLBACK =
-  "I am Patchbay's scripted model, a rule-based stand-in rather than a language model, and no rule of mine matches that message. Set OPENAI_API_KEY or ANTHROPIC_API_KEY to talk to a real model.";
+  "I am Patchbay's scripted model, a rule-based stand-in rather than a language model, and no rule of mine matches that message. Its developer can give the agent a real model in its config (see docs/models.md).";
 
 /**
  * One tool call a scripted rule makes. String values of `arguments` are templates filled from the

@@ -83,7 +83,7 @@ describe("agent config", () => {
     const error = errorOf(() =>
       parseAgentConfig("a", "model:\n  provider: scripted\n  delayMs: -1\n", "agents/a.yaml"),
     );
-    expect(error.issues[0]).toMatchObject({ path: "model.delayMs", line: 3 });
+    expect(error.issues[0]).toMatchObject({ path: "model.delay_ms", line: 3 });
   });
 
   it("reports a missing required key at the mapping that lacks it", () => {
@@ -128,5 +128,56 @@ describe("agent config", () => {
     expect(loadAgentConfigs(empty).size).toBe(0);
     const dir = configDir({ "README.md": "# notes", "a.yml": "model:\n  provider: scripted\n" });
     expect([...loadAgentConfigs(dir).keys()]).toEqual(["a"]);
+  });
+
+  it("reads snake_case keys in the model block and warns, with file and line, for old camelCase ones", () => {
+    const snake = [
+      "model:",
+      "  provider: openai",
+      "  model: llama3.1",
+      "  base_url: http://127.0.0.1:11434/v1",
+      "  headers: { X-Team: agents }",
+    ].join("\n");
+    const warnings: string[] = [];
+    const agent = parseAgentConfig("a", snake, "agents/a.yaml", { warn: (m) => warnings.push(m) });
+    expect(agent.model).toMatchObject({
+      baseURL: "http://127.0.0.1:11434/v1",
+      headers: { "X-Team": "agents" },
+    });
+    expect(warnings).toEqual([]);
+
+    const camel = [
+      "maxToolRounds: 3",
+      "model:",
+      "  provider: scripted",
+      "  rules:",
+      "    - match: hi",
+      "      toolCalls: [{ tool: greet, arguments: { fullName: x } }]",
+      "      reply: done",
+    ].join("\n");
+    const old = parseAgentConfig("b", camel, "agents/b.yaml", { warn: (m) => warnings.push(m) });
+    expect(old.maxToolRounds).toBe(3);
+    expect(old.model).toMatchObject({
+      rules: [{ toolCalls: [{ tool: "greet", arguments: { fullName: "x" } }] }],
+    });
+    expect(warnings).toEqual([
+      "agents/b.yaml:1:1: maxToolRounds: camelCase keys are deprecated, write max_tool_rounds",
+      "agents/b.yaml:6:7: model.rules.0.toolCalls: camelCase keys are deprecated, write tool_calls",
+    ]);
+  });
+
+  it("names the closest known key for an unknown one, at its line", () => {
+    const error = errorOf(() =>
+      parseAgentConfig(
+        "a",
+        "max_tool_round: 3\nmodel:\n  provider: openai\n  model: m\n  base_ulr: http://x.invalid\n  zzz: 1\n",
+        "agents/a.yaml",
+      ),
+    );
+    expect(error.issues.map(({ path, message, line }) => [path, message, line])).toEqual([
+      ["model.base_ulr", "unknown key (did you mean 'base_url'?)", 5],
+      ["model.zzz", "unknown key", 6],
+      ["max_tool_round", "unknown key (did you mean 'max_tool_rounds'?)", 1],
+    ]);
   });
 });

@@ -5,13 +5,16 @@ import { type ModelConfig, ModelConfigSchema } from "@patchbay/models";
 import { formatZodIssues, issuePath } from "@patchbay/protocol";
 import { isMap, isSeq, LineCounter, type Node, parseDocument } from "yaml";
 import { z } from "zod";
+import { type KeyReport, normalizeKeys, snakeCase } from "./config-keys";
 import { ServerError } from "./errors";
 
 const toggle = z.enum(["enabled", "disabled"]);
 
 /**
  * The shape of an agent file (`agents/<name>.yaml`). Keys are snake_case like the seed's
- * `agent.yaml`; unknown keys are refused so a typo cannot silently fall back to a default.
+ * `agent.yaml`, the `model:` block included (`base_url`, `tool_calls`: see config-keys.ts; the
+ * old camelCase spellings still read, with a deprecation warning); unknown keys are refused,
+ * with the closest known key, so a typo cannot silently fall back to a default.
  *
  * @example
  * ```ts
@@ -178,15 +181,13 @@ export function defineAgent(id: string, input: AgentFileInput, file?: string): A
       { path: "", message: `agent id '${id}' must be 1 to 64 letters, digits, '_' or '-'` },
     ]);
   }
-  const parsed = AgentFileSchema.safeParse(input);
+  // Code may use either spelling (the types name the schema's), so no deprecation here.
+  const { value, report } = normalizeKeys(input, AgentFileSchema);
+  const parsed = AgentFileSchema.safeParse(value);
   if (!parsed.success) {
-    const lines = formatZodIssues(parsed.error);
     throw new AgentConfigError(
       file,
-      parsed.error.issues.map((issue, i) => ({
-        path: issuePath(issue.path),
-        message: stripPath(lines[i] ?? issue.message, issuePath(issue.path)),
-      })),
+      schemaIssues(parsed.error, report).map(({ path, message }) => ({ path, message })),
     );
   }
   return toAgentConfig(id, parsed.data, file);
@@ -201,7 +202,12 @@ export function defineAgent(id: string, input: AgentFileInput, file?: string): A
  * const agent = parseAgentConfig("support", "model:\n  provider: scripted\n", "agents/support.yaml");
  * ```
  */
-export function parseAgentConfig(id: string, text: string, file: string): AgentConfig {
+export function parseAgentConfig(
+  id: string,
+  text: string,
+  file: string,
+  options: AgentConfigLoadOptions = {},
+): AgentConfig {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   if (doc.errors.length > 0) {
@@ -227,18 +233,22 @@ export function parseAgentConfig(id: string, text: string, file: string): AgentC
       { path: "", message: `the file name '${id}' must be 1 to 64 letters, digits, '_' or '-'` },
     ]);
   }
-  const parsed = AgentFileSchema.safeParse(value);
+  const normalized = normalizeKeys(value, AgentFileSchema);
+  for (const key of normalized.report.deprecated) {
+    const { line, column } = locate(doc.contents, key.path.slice(0, -1), key.written, lineCounter);
+    options.warn?.(
+      `${file}:${line ?? 1}:${column ?? 1}: ${issuePath(key.path)}: camelCase keys are deprecated, write ${key.preferred}`,
+    );
+  }
+  const parsed = AgentFileSchema.safeParse(normalized.value);
   if (!parsed.success) {
-    const lines = formatZodIssues(parsed.error);
     throw new AgentConfigError(
       file,
-      parsed.error.issues.map((issue, i) => {
-        const path = issuePath(issue.path);
-        const keys = issue.code === "unrecognized_keys" ? issue.keys : undefined;
-        const pos = locate(doc.contents, issue.path, keys?.[0], lineCounter);
-        const message = stripPath(lines[i] ?? issue.message, path);
-        return { path: keys?.[0] ? (path ? `${path}.${keys[0]}` : keys[0]) : path, message, ...pos };
-      }),
+      schemaIssues(parsed.error, normalized.report).map(({ path, message, zodPath, unknownKey }) => ({
+        path,
+        message,
+        ...locate(doc.contents, zodPath, unknownKey, lineCounter),
+      })),
     );
   }
   const config = toAgentConfig(id, parsed.data, file);
@@ -258,7 +268,10 @@ export function parseAgentConfig(id: string, text: string, file: string): AgentC
  * const agents = loadAgentConfigs("/etc/patchbay"); // Map { "support" => AgentConfig }
  * ```
  */
-export function loadAgentConfigs(configDir: string): Map<string, AgentConfig> {
+export function loadAgentConfigs(
+  configDir: string,
+  options: AgentConfigLoadOptions = {},
+): Map<string, AgentConfig> {
   const dir = join(configDir, "agents");
   let names: string[];
   try {
@@ -276,7 +289,7 @@ export function loadAgentConfigs(configDir: string): Map<string, AgentConfig> {
     if (agents.has(id)) {
       throw new AgentConfigError(file, [{ path: "", message: `agent '${id}' is defined twice` }]);
     }
-    agents.set(id, parseAgentConfig(id, readFileSync(file, "utf8"), file));
+    agents.set(id, parseAgentConfig(id, readFileSync(file, "utf8"), file, options));
   }
   return agents;
 }
@@ -304,6 +317,53 @@ function toAgentConfig(id: string, data: z.output<typeof AgentFileSchema>, file?
   };
   if (file !== undefined) config.file = file;
   return config;
+}
+
+/**
+ * Options of {@link loadAgentConfigs} and {@link parseAgentConfig}.
+ *
+ * @example
+ * ```ts
+ * loadAgentConfigs(dir, { warn: (message) => logger.warn(message) });
+ * ```
+ */
+export interface AgentConfigLoadOptions {
+  /** Told about what still works but should change (old camelCase keys), with file and line. */
+  warn?: (message: string) => void;
+}
+
+/** Zod's issues as config issues: snake_case paths, one issue per unknown key with a suggestion. */
+function schemaIssues(
+  error: z.ZodError,
+  report: KeyReport,
+): (AgentConfigIssue & { zodPath: PropertyKey[]; unknownKey?: string })[] {
+  const lines = formatZodIssues(error);
+  return error.issues.flatMap((issue, i) => {
+    if (issue.code === "unrecognized_keys") {
+      return issue.keys.map((key) => {
+        const suggestion = report.suggestions.get([...issue.path, key].join("."));
+        return {
+          path: displayPath([...issue.path, key]),
+          message: `unknown key${suggestion ? ` (did you mean '${suggestion}'?)` : ""}`,
+          zodPath: issue.path,
+          unknownKey: key,
+        };
+      });
+    }
+    const path = issuePath(issue.path);
+    return [
+      {
+        path: displayPath(issue.path),
+        message: stripPath(lines[i] ?? issue.message, path),
+        zodPath: issue.path,
+      },
+    ];
+  });
+}
+
+/** A path as the file spells it: snake_case keys, dotted (`model.rules.0.tool_calls`). */
+function displayPath(path: readonly PropertyKey[]): string {
+  return issuePath(path.map((segment) => (typeof segment === "string" ? snakeCase(segment) : segment)));
 }
 
 function stripPath(line: string, path: string): string {
@@ -337,7 +397,12 @@ function locate(
 
 function childOf(node: Node | null | undefined, segment: PropertyKey): Node | undefined {
   if (isMap(node)) {
-    const pair = node.items.find((item) => keyText(item.key) === String(segment));
+    // The file may spell the key in snake_case or in the old camelCase.
+    const wanted = snakeCase(String(segment));
+    const pair = node.items.find((item) => {
+      const text = keyText(item.key);
+      return text === String(segment) || (text !== undefined && snakeCase(text) === wanted);
+    });
     if (!pair) return undefined;
     // A key with no value (`model:`) has a null value node: point at the key instead.
     return (pair.value as Node | null) ?? (pair.key as Node);

@@ -1,5 +1,7 @@
 #!/usr/bin/env node
+import { randomBytes } from "node:crypto";
 import { parseArgs } from "node:util";
+import { closest } from "./config-keys";
 import { parseCorsOrigins } from "./cors";
 import { createServer } from "./create-server";
 import { ServerError } from "./errors";
@@ -15,6 +17,8 @@ Usage:
   patchbay --help | --version
 
 Options (each also read from the environment variable shown):
+  --dev                                        development: makes up an API key and a secret when
+                                               none is set and prints them; allows short secrets
   --port <n>            PATCHBAY_PORT          port to listen on (default 8787; 0 picks one)
   --host <addr>         PATCHBAY_HOST          interface to bind (default 127.0.0.1)
   --data-dir <dir>      PATCHBAY_DATA_DIR      where the SQLite store lives (default ./patchbay-data)
@@ -22,14 +26,40 @@ Options (each also read from the environment variable shown):
   --config-dir <dir>    PATCHBAY_CONFIG_DIR    holds agents/<name>.yaml (default .)
   --log-level <level>   PATCHBAY_LOG_LEVEL     debug, info, warn, error or silent (default info)
   --api-key <key>       PATCHBAY_API_KEY       the API key backends and workers send
-  --api-secret <secret> PATCHBAY_API_SECRET    the secret (prefer the environment: flags show in ps)
+  --api-secret <secret> PATCHBAY_API_SECRET    the secret, at least 32 bytes (prefer the environment:
+                                               flags show in ps); \`openssl rand -hex 32\` makes one
   --shutdown-grace-ms <n> PATCHBAY_SHUTDOWN_GRACE_MS  how long SIGTERM waits for running turns (default 10000)
   --cors-origins <list> PATCHBAY_CORS_ORIGINS  origins whose pages may call the server, comma-separated, or *
                                                (default none: same-origin pages only)
   --limit <name=value>  PATCHBAY_LIMIT_<NAME>  a quota or limit, repeatable, e.g. --limit max-sessions-per-user=50
                                                (also limits: in <config-dir>/patchbay.yaml; see docs/security.md)
   --expires-in <time>   (token) lifetime, e.g. 15m or 3600 (seconds); default 1h
+
+Model (agents that name no model key read these; see docs/models.md):
+  OPENAI_API_KEY, OPENAI_MODEL, OPENAI_BASE_URL   an OpenAI(-compatible) model
+  ANTHROPIC_API_KEY, ANTHROPIC_MODEL              an Anthropic model
+  PATCHBAY_MODEL_IMAGES=true|false                whether the model takes images in tool results
 `;
+
+/** The shortest secret production mode accepts: tokens are HMAC-signed with it. */
+export const MIN_SECRET_BYTES = 32;
+const FLAGS = [
+  "dev",
+  "port",
+  "host",
+  "data-dir",
+  "database-url",
+  "config-dir",
+  "log-level",
+  "api-key",
+  "api-secret",
+  "shutdown-grace-ms",
+  "cors-origins",
+  "limit",
+  "expires-in",
+  "help",
+  "version",
+];
 
 /** Exit codes: 0 ok, 1 runtime failure, 2 bad usage or configuration. */
 async function main(argv: string[]): Promise<number> {
@@ -38,6 +68,7 @@ async function main(argv: string[]): Promise<number> {
     allowPositionals: true,
     strict: true,
     options: {
+      dev: { type: "boolean" },
       port: { type: "string" },
       host: { type: "string" },
       "data-dir": { type: "string" },
@@ -78,12 +109,39 @@ async function main(argv: string[]): Promise<number> {
   const level = (values["log-level"] ?? env.PATCHBAY_LOG_LEVEL ?? "info") as LogLevel;
   if (!LOG_LEVELS.includes(level)) throw usage(`--log-level must be one of ${LOG_LEVELS.join(", ")}`);
   const logger = createLogger({ level });
-  const apiKey = values["api-key"] ?? env.PATCHBAY_API_KEY;
-  const secret = values["api-secret"] ?? env.PATCHBAY_API_SECRET;
+  const dev = values.dev === true;
+  let apiKey = values["api-key"] ?? env.PATCHBAY_API_KEY;
+  let secret = values["api-secret"] ?? env.PATCHBAY_API_SECRET;
+  const made: string[] = [];
+  if (dev && !apiKey) {
+    apiKey = `pk_dev_${randomBytes(6).toString("hex")}`;
+    made.push(`PATCHBAY_API_KEY=${apiKey}`);
+  }
+  if (dev && !secret) {
+    secret = randomBytes(MIN_SECRET_BYTES).toString("hex");
+    made.push(`PATCHBAY_API_SECRET=${secret}`);
+  }
+  const missing = [
+    ...(apiKey ? [] : ["--api-key (or PATCHBAY_API_KEY)"]),
+    ...(secret ? [] : ["--api-secret (or PATCHBAY_API_SECRET)"]),
+  ];
+  if (missing.length > 0) {
+    throw usage(`missing ${missing.join(" and ")}; for development, --dev makes them up`);
+  }
+  const secretBytes = Buffer.byteLength(secret!, "utf8");
+  if (secretBytes < MIN_SECRET_BYTES) {
+    if (!dev) {
+      throw usage(
+        `the secret is ${secretBytes} bytes; production needs at least ${MIN_SECRET_BYTES} (\`openssl rand -hex 32\` makes one), or pass --dev`,
+      );
+    }
+    logger.warn(`the secret is ${secretBytes} bytes: fine for --dev, refused without it`);
+  }
   const corsOrigins = values["cors-origins"] ?? env.PATCHBAY_CORS_ORIGINS;
   const databaseUrl = values["database-url"] ?? env.PATCHBAY_DATABASE_URL;
+  const port = integer("--port", values.port ?? env.PATCHBAY_PORT ?? "8787", 0, 65_535);
   const server = await createServer({
-    port: integer("--port", values.port ?? env.PATCHBAY_PORT ?? "8787", 0, 65_535),
+    port,
     host: values.host ?? env.PATCHBAY_HOST ?? "127.0.0.1",
     dataDir: values["data-dir"] ?? env.PATCHBAY_DATA_DIR ?? "./patchbay-data",
     ...(databaseUrl ? { databaseUrl } : {}),
@@ -106,6 +164,11 @@ async function main(argv: string[]): Promise<number> {
   }
   // Tools and scripts read the address from stdout; logs go to stderr.
   process.stdout.write(`patchbay listening on ${server.url}\n`);
+  if (made.length > 0) {
+    process.stdout.write(
+      `development credentials (new on every start; set them to keep them):\n${made.map((line) => `  ${line}\n`).join("")}`,
+    );
+  }
 
   return new Promise<number>((resolve) => {
     let stopping = false;
@@ -132,8 +195,9 @@ async function main(argv: string[]): Promise<number> {
 
 const VERSION = "0.1.0";
 
+/** A usage error is one line plus where to look, not the whole help. */
 function usage(message: string): ServerError {
-  return new ServerError("usage", `${message}\n\n${HELP}`);
+  return new ServerError("usage", `${message}\n(patchbay --help lists the options)`);
 }
 
 function integer(flag: string, raw: string, min: number, max: number): number {
@@ -144,6 +208,21 @@ function integer(flag: string, raw: string, min: number, max: number): number {
   return value;
 }
 
+/** Node's parseArgs text, with "did you mean" for a misspelt flag. */
+function parseArgsMessage(error: TypeError): string {
+  const code = (error as { code?: string }).code;
+  const flag = /'(--?[^'\s]+)'/.exec(error.message)?.[1];
+  if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" && flag) {
+    const name = flag.replace(/^-+/, "").split("=")[0] ?? "";
+    const suggestion = closest(
+      name.replaceAll("-", "_"),
+      FLAGS.map((f) => f.replaceAll("-", "_")),
+    );
+    return `unknown option '${flag}'${suggestion ? ` (did you mean --${suggestion.replaceAll("_", "-")}?)` : ""}`;
+  }
+  return error.message.split("\n")[0] ?? error.message;
+}
+
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
@@ -152,7 +231,15 @@ main(process.argv.slice(2)).then(
       process.exit(2);
     }
     if (error instanceof TypeError && (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
-      process.stderr.write(`patchbay: ${error.message}\n\n${HELP}`);
+      process.stderr.write(`patchbay: ${parseArgsMessage(error)}\n(patchbay --help lists the options)\n`);
+      process.exit(2);
+    }
+    const port = (error as { code?: string; port?: number }).code === "EADDRINUSE";
+    if (port) {
+      const taken = (error as { port?: number }).port;
+      process.stderr.write(
+        `patchbay: port ${taken} is already in use on this machine: pass --port <n> (or PATCHBAY_PORT) for another one, or --port 0 for any free port\n`,
+      );
       process.exit(2);
     }
     process.stderr.write(`patchbay: ${(error as Error)?.stack ?? String(error)}\n`);

@@ -1,7 +1,9 @@
+import { Tools } from "@patchbay/tools";
 import { afterEach, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import type { CreateServerOptions, PatchbayServer } from "./create-server";
 import { TestWorkerSocket } from "./dispatch/test-worker-socket";
+import { createLogger } from "./logger";
 import { MemoryStore } from "./memory-store";
 import { startServerForTest } from "./test-server";
 
@@ -64,5 +66,53 @@ describe("createServer", () => {
       /dataDir \(SQLite\), databaseUrl \(Postgres\) or a store/,
     );
     await expect(start({ dataDir: undefined, databaseUrl: "mysql://db/x" })).rejects.toThrow(/postgres:\/\//);
+  });
+
+  it("logs a server tool that threw at warn with its stack, call id and session id", async () => {
+    const lines: string[] = [];
+    const tools = new Tools().register({
+      name: "explode",
+      description: "Always fails",
+      run: () => {
+        throw new RangeError("the index is out of range");
+      },
+    });
+    const server = await start({
+      tools,
+      logger: createLogger({ level: "warn", write: (line) => lines.push(line) }),
+      agents: {
+        support: {
+          model: {
+            provider: "scripted",
+            rules: [{ match: "go", tool_calls: [{ tool: "explode" }], reply: "done" }],
+          },
+        } as never,
+      },
+    });
+    const headers = {
+      "x-api-key": "pk_test",
+      authorization: "Bearer sk_test",
+      "content-type": "application/json",
+    };
+    const created = await fetch(`${server.url}/v1/agents/support/sessions`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ userId: "u_1" }),
+    });
+    const { id } = (await created.json()) as { id: string };
+    await fetch(`${server.url}/v1/sessions/${id}/messages`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ commandId: "c_1", text: "go" }),
+    });
+    const deadline = Date.now() + 5_000;
+    let entry: Record<string, any> | undefined;
+    while (!entry && Date.now() < deadline) {
+      entry = lines.map((line) => JSON.parse(line)).find((line) => line.msg === "tool explode threw");
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(entry).toMatchObject({ level: "warn", tool: "explode", sessionId: id });
+    expect(entry!.callId).toEqual(expect.any(String));
+    expect(entry!.error.stack).toContain("RangeError: the index is out of range");
   });
 });

@@ -19,6 +19,7 @@ import { createLogger, type Logger, type LogLevel } from "./logger";
 import { ServerMetrics } from "./metrics";
 import { describeStore, openStore } from "./open-store";
 import { recoverInterruptedTurns } from "./recovery";
+import { checkServerOptions } from "./server-options";
 import { ServerToolBackend } from "./server-tool-backend";
 import { SessionManager } from "./session-manager";
 import type { Store } from "./store";
@@ -141,19 +142,28 @@ export interface PatchbayServer {
  * ```
  */
 export async function createServer(options: CreateServerOptions = {}): Promise<PatchbayServer> {
+  checkServerOptions(options, (message) =>
+    (options.logger ?? createLogger({ level: options.logLevel ?? "info" })).warn(message),
+  );
   const env = options.env ?? process.env;
   const logger = options.logger ?? createLogger({ level: options.logLevel ?? "info" });
   const apiKey = options.apiKey ?? env.PATCHBAY_API_KEY;
   const secret = options.secret ?? env.PATCHBAY_API_SECRET;
   if (!apiKey || !secret) {
-    throw new ServerError(
-      "invalid_config",
-      "an API key and a secret are required: pass apiKey and secret, or set PATCHBAY_API_KEY and PATCHBAY_API_SECRET",
-    );
+    const missing = [
+      ...(apiKey ? [] : ["apiKey (or PATCHBAY_API_KEY)"]),
+      ...(secret ? [] : ["secret (or PATCHBAY_API_SECRET)"]),
+    ];
+    throw new ServerError("invalid_config", `createServer: missing ${missing.join(" and ")}`, {
+      path: apiKey ? "secret" : "apiKey",
+    });
   }
   const agents = new Map<string, AgentConfig>();
   if (options.configDir !== undefined)
-    for (const [id, agent] of loadAgentConfigs(options.configDir)) agents.set(id, agent);
+    for (const [id, agent] of loadAgentConfigs(options.configDir, {
+      warn: (message) => logger.warn(message),
+    }))
+      agents.set(id, agent);
   for (const [id, input] of Object.entries(options.agents ?? {})) {
     if (agents.has(id))
       throw new ServerError("invalid_config", `agent '${id}' is defined in code and in a file`);
@@ -202,7 +212,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
     metrics,
     progressIntervalMs,
     limits,
-    ...serverToolsOf(options.tools, connectorSets.get(agent.id), agent, idempotency),
+    ...serverToolsOf(options.tools, connectorSets.get(agent.id), agent, idempotency, logger),
     ...(extension?.hostedTools ? { hostedTools: extension.hostedTools } : {}),
     ...(extension?.messageRouter ? { messageRouter: extension.messageRouter } : {}),
   });
@@ -319,24 +329,30 @@ function serverToolsOf(
   connectors: ConnectorSet | undefined,
   agent: AgentConfig,
   idempotencyStore: InMemoryIdempotencyStore,
+  logger: Logger,
 ): {
   serverTools?: (
     runtime: import("./session-runtime").SessionRuntime,
   ) => import("./tool-location").ToolBackend;
 } {
-  if (!connectors) return tools ? { serverTools: serverToolsFor(tools, agent, idempotencyStore) } : {};
+  if (!connectors) return tools ? { serverTools: serverToolsFor(tools, agent, idempotencyStore, logger) } : {};
   const own = connectors.tools;
   return {
     serverTools: (runtime) => {
-      const viaConnectors = serverToolsFor(own, agent, idempotencyStore)(runtime);
+      const viaConnectors = serverToolsFor(own, agent, idempotencyStore, logger)(runtime);
       return tools
-        ? new ChainedToolBackend([serverToolsFor(tools, agent, idempotencyStore)(runtime), viaConnectors])
+        ? new ChainedToolBackend([serverToolsFor(tools, agent, idempotencyStore, logger)(runtime), viaConnectors])
         : viaConnectors;
     },
   };
 }
 
-function serverToolsFor(tools: Tools, agent: AgentConfig, idempotencyStore: InMemoryIdempotencyStore) {
+function serverToolsFor(
+  tools: Tools,
+  agent: AgentConfig,
+  idempotencyStore: InMemoryIdempotencyStore,
+  logger: Logger,
+) {
   return (runtime: import("./session-runtime").SessionRuntime) =>
     new ServerToolBackend({
       tools,
@@ -345,5 +361,6 @@ function serverToolsFor(tools: Tools, agent: AgentConfig, idempotencyStore: InMe
       conversation: () => runtime.conversation(),
       idempotencyStore,
       timeoutCeilingMs: agent.serverToolTimeoutMs,
+      logger,
     });
 }

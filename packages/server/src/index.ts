@@ -1,4 +1,4 @@
-export type { AgentConfig, AgentConfigIssue, AgentFileInput } from "./agent-config";
+export type { AgentConfig, AgentConfigIssue, AgentConfigLoadOptions, AgentFileInput } from "./agent-config";
 export {
   AgentConfigError,
   AgentFileSchema,

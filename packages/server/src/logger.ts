@@ -1,3 +1,7 @@
+import { Writable } from "node:stream";
+import pino, { type DestinationStream, type Logger as PinoLogger } from "pino";
+import pretty from "pino-pretty";
+
 /**
  * Log levels, quietest last.
  *
@@ -7,8 +11,6 @@
  * ```
  */
 export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
-
-const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
 
 /**
  * The levels a `--log-level` flag accepts.
@@ -21,7 +23,7 @@ const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 
 export const LOG_LEVELS: readonly LogLevel[] = ["debug", "info", "warn", "error", "silent"];
 
 /**
- * A small structured logger: one JSON object per line with `time`, `level`, `msg` and fields.
+ * The structured logger the server writes to (see {@link createLogger}: pino, JSON lines or pretty).
  *
  * @example
  * ```ts
@@ -48,13 +50,20 @@ export interface Logger {
  */
 export interface LoggerOptions {
   level?: LogLevel;
-  /** Where each line goes; stderr by default so stdout stays free for the program. */
+  /** Where each JSON line goes (tests, your own transport). Default: stderr, so stdout stays free for the program. */
   write?: (line: string) => void;
   fields?: Record<string, unknown>;
+  /**
+   * `pretty`: readable colored lines (pino-pretty), `json`: one JSON object per line.
+   * Default: pretty when stderr is a terminal and `write` is not given, else JSON.
+   */
+  format?: "json" | "pretty";
 }
 
 /**
- * Creates a structured logger.
+ * Creates a structured logger on pino: JSON lines with `time` (ISO), `level` (its name), `msg`
+ * and the fields; an `error` field is serialized with its type, message and stack. In a
+ * terminal it prints pino-pretty's readable lines instead.
  *
  * @example
  * ```ts
@@ -63,26 +72,50 @@ export interface LoggerOptions {
  * ```
  */
 export function createLogger(options: LoggerOptions = {}): Logger {
-  const threshold = ORDER[options.level ?? "info"];
-  const write = options.write ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const base = options.fields ?? {};
-  const log = (level: LogLevel, msg: string, fields?: Record<string, unknown>) => {
-    if (ORDER[level] < threshold) return;
-    write(JSON.stringify({ time: new Date().toISOString(), level, msg, ...base, ...fields }, errorReplacer));
-  };
-  return {
-    debug: (msg, fields) => log("debug", msg, fields),
-    info: (msg, fields) => log("info", msg, fields),
-    warn: (msg, fields) => log("warn", msg, fields),
-    error: (msg, fields) => log("error", msg, fields),
-    child: (fields) => createLogger({ ...options, fields: { ...base, ...fields } }),
-  };
+  const write = options.write;
+  const format = options.format ?? (write === undefined && process.stderr.isTTY ? "pretty" : "json");
+  const lines =
+    write === undefined
+      ? undefined
+      : new Writable({
+          write(chunk, _encoding, done) {
+            const text = String(chunk);
+            write(text.endsWith("\n") ? text.slice(0, -1) : text);
+            done();
+          },
+        });
+  const destination: DestinationStream =
+    format === "pretty"
+      ? pretty({
+          destination: lines ?? 2,
+          sync: true,
+          colorize: lines === undefined,
+          translateTime: "SYS:HH:MM:ss.l",
+          ignore: "pid,hostname",
+        })
+      : (lines ?? pino.destination({ fd: 2, sync: true }));
+  const base = pino(
+    {
+      level: options.level ?? "info",
+      base: undefined,
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      serializers: { error: pino.stdSerializers.err, err: pino.stdSerializers.err },
+    },
+    destination,
+  );
+  return wrap(options.fields ? base.child(options.fields) : base);
 }
 
-function errorReplacer(_key: string, value: unknown): unknown {
-  // Error objects stringify as {} by default, which hides exactly what a log is read for.
-  if (value instanceof Error) return { name: value.name, message: value.message, stack: value.stack };
-  return value;
+/** Our `(msg, fields)` order on pino's `(fields, msg)`. */
+function wrap(logger: PinoLogger): Logger {
+  return {
+    debug: (msg, fields) => logger.debug(fields ?? {}, msg),
+    info: (msg, fields) => logger.info(fields ?? {}, msg),
+    warn: (msg, fields) => logger.warn(fields ?? {}, msg),
+    error: (msg, fields) => logger.error(fields ?? {}, msg),
+    child: (fields) => wrap(logger.child(fields)),
+  };
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { ConversationItem, JsonObject, ToolResult, ToolSpec, User } from "@patchbay/protocol";
 import { allowAll, type IdempotencyStore, ToolExecutor, type Tools, toToolResult } from "@patchbay/tools";
 import type { CancelReason, HostedToolHandlers } from "./dispatch-seams";
+import type { Logger } from "./logger";
 import type { ArgumentCheck, RoutedToolCall, ToolBackend } from "./tool-location";
 
 /**
@@ -20,6 +21,8 @@ export interface ServerToolBackendOptions {
   idempotencyStore?: IdempotencyStore;
   /** The agent's `server_tool_timeout_ms`. */
   timeoutCeilingMs: number;
+  /** Where a tool that threw is logged, at warn, with its stack, call id and session id. */
+  logger?: Logger;
 }
 
 /**
@@ -55,6 +58,10 @@ export class ServerToolBackend implements ToolBackend {
     });
     this.executor.on("progress", ({ callId, text }) => this.handlers.get(callId)?.progress(text));
     this.executor.on("say", ({ callId, text }) => this.handlers.get(callId)?.say(text));
+    // This process ran the tool: its log gets the whole error; the model gets a sentence.
+    this.executor.on("threw", ({ callId, name, sessionId, error }) =>
+      options.logger?.warn(`tool ${name} threw`, { tool: name, callId, sessionId, error }),
+    );
   }
 
   specs(): ToolSpec[] {

@@ -11,6 +11,7 @@ import type {
 import { nanoid } from "nanoid";
 import type { ApprovalFlow } from "./approval-flow";
 import type { MessageRouter } from "./dispatch-seams";
+import { endUserError, newErrorReference } from "./end-user-error";
 import type { Logger } from "./logger";
 import type { ServerMetrics } from "./metrics";
 import { toModelMessages } from "./model-messages";
@@ -354,17 +355,20 @@ export class Turn {
     return outcome;
   }
 
+  /**
+   * The boundary between the two audiences: the developer gets the whole error (stack, provider
+   * text, session and response ids) in this process's log under a reference; the end user gets
+   * a neutral sentence with that reference (end-user-error.ts).
+   */
   private async fail(error: unknown): Promise<TurnOutcome> {
+    const ref = newErrorReference();
+    const fields = { sessionId: this.options.runtime.id, responseId: this.responseId, ref, error };
     if (error instanceof ModelError) {
-      this.options.logger.warn("model call failed", {
-        sessionId: this.options.runtime.id,
-        code: error.code,
-        error,
-      });
-      return this.failWith({ code: error.code, message: error.message });
+      this.options.logger.warn("model call failed", { ...fields, code: error.code });
+      return this.failWith(endUserError(error.code, ref));
     }
-    this.options.logger.error("turn failed", { sessionId: this.options.runtime.id, error });
-    return this.failWith({ code: "internal", message: "the turn failed on the server" });
+    this.options.logger.error("turn failed", fields);
+    return this.failWith(endUserError("internal", ref));
   }
 
   private async failWith(error: WireError): Promise<TurnOutcome> {

@@ -40,6 +40,11 @@ export interface ToolExecutorEvents {
   progress: (event: { callId: string; name: string; text: string }) => void;
   say: (event: { callId: string; name: string; text: string }) => void;
   held: (event: { callId: string; name: string }) => void;
+  /**
+   * A tool's `run` threw: the error itself, stack and all, for the developer's log (the model
+   * only gets a short sentence in the result). Emitted before `finished`.
+   */
+  threw: (event: { callId: string; name: string; sessionId: string; error: unknown }) => void;
   finished: (result: ToolExecutionResult) => void;
 }
 
@@ -570,7 +575,10 @@ export class ToolExecutor extends EventEmitter<ToolExecutorEvents> {
     try {
       value = await run(parsed.value, signal, new ToolExecutor.#Context(this, state));
     } catch (error) {
-      if (!state.settled) this.#finish(state, "failed", failureOf(call.name, error));
+      if (!state.settled) {
+        this.emit("threw", { callId: call.id, name: call.name, sessionId: this.sessionId, error });
+        this.#finish(state, "failed", failureOf(call.name, error));
+      }
       return;
     }
     if (state.settled) return;

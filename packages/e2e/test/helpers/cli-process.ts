@@ -12,6 +12,7 @@ export interface CliServer {
   url: string;
   wsUrl: string;
   stderr: () => string;
+  stdout: () => string;
   /** Resolves with the exit code (or the signal) when the process ends. */
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
@@ -46,7 +47,14 @@ export async function startCli(args: string[], env: Record<string, string>): Pro
       reject(new Error(`patchbay exited with ${code} before listening: ${stderr}`));
     });
   });
-  return { child, url, wsUrl: `${url.replace(/^http/, "ws")}/v1/client`, stderr: () => stderr, exited };
+  return {
+    child,
+    url,
+    wsUrl: `${url.replace(/^http/, "ws")}/v1/client`,
+    stderr: () => stderr,
+    stdout: () => stdout,
+    exited,
+  };
 }
 
 /** Runs `patchbay <args>` to its end and resolves with its exit code and output. */

@@ -1,0 +1,32 @@
+import { describe, expect, it } from "vitest";
+import { createLogger } from "./logger";
+
+describe("logger", () => {
+  it("writes one JSON line per entry with time, level name, msg, fields and the error's stack", () => {
+    const lines: string[] = [];
+    const logger = createLogger({ level: "info", write: (line) => lines.push(line) });
+    logger.debug("hidden");
+    logger.child({ sessionId: "s_1" }).warn("tool failed", { callId: "c_1", error: new TypeError("boom") });
+    expect(lines).toHaveLength(1);
+    const entry = JSON.parse(lines[0]!);
+    expect(entry).toMatchObject({ level: "warn", msg: "tool failed", sessionId: "s_1", callId: "c_1" });
+    expect(new Date(entry.time).toISOString()).toBe(entry.time);
+    expect(entry.error).toMatchObject({ type: "TypeError", message: "boom" });
+    expect(entry.error.stack).toContain("logger.test.ts");
+  });
+
+  it("prints readable lines, not JSON, in the pretty format a terminal gets", () => {
+    const lines: string[] = [];
+    createLogger({ format: "pretty", write: (line) => lines.push(line) }).warn("port taken", { port: 8787 });
+    const text = lines.join("\n");
+    expect(text).toMatch(/WARN.*port taken/);
+    expect(text).toContain("port: 8787");
+    expect(() => JSON.parse(lines[0]!)).toThrow();
+  });
+
+  it("drops everything at silent", () => {
+    const lines: string[] = [];
+    createLogger({ level: "silent", write: (line) => lines.push(line) }).error("nothing");
+    expect(lines).toEqual([]);
+  });
+});
