@@ -6,11 +6,12 @@ import {
   type ConnectorStatus,
   prepareConnectors,
 } from "@patchbay/connectors";
-import type { ToolResult, ToolSpec } from "@patchbay/protocol";
+import type { JsonObject, ToolResult, ToolSpec } from "@patchbay/protocol";
 import { type AgentConfig, AgentConfigError } from "./agent-config";
-import type { HostedToolHandlers } from "./dispatch-seams";
+import type { CancelReason, HostedToolHandlers } from "./dispatch-seams";
 import type { Logger } from "./logger";
-import type { RoutedToolCall, ToolBackend } from "./tool-location";
+import type { ServerToolBackend } from "./server-tool-backend";
+import type { ArgumentCheck, RoutedToolCall, ToolBackend } from "./tool-location";
 
 /**
  * Starts the connectors of every agent (its `connectors:` entries) before the server listens.
@@ -105,7 +106,10 @@ export function connectorReadiness(
  */
 export class ChainedToolBackend implements ToolBackend {
   readonly location = "server" as const;
-  constructor(private readonly backends: readonly ToolBackend[]) {}
+  readonly remote = false;
+  /** Which backend runs each call in flight, so a cancel reaches that one. */
+  private readonly owners = new Map<string, ServerToolBackend>();
+  constructor(private readonly backends: readonly ServerToolBackend[]) {}
 
   specs(): ToolSpec[] {
     return this.backends.flatMap((backend) => backend.specs());
@@ -115,16 +119,29 @@ export class ChainedToolBackend implements ToolBackend {
     return this.backends.some((backend) => backend.has(name));
   }
 
-  run(call: RoutedToolCall, handlers: HostedToolHandlers): Promise<ToolResult> {
-    const backend = this.backends.find((candidate) => candidate.has(call.spec.name)) ?? this.backends[0]!;
-    return backend.run(call, handlers);
+  timeoutCeilingMs(spec: ToolSpec): number {
+    return this.backendOf(spec.name).timeoutCeilingMs();
   }
 
-  interrupt(callId: string): boolean {
-    return this.backends.some((backend) => backend.interrupt(callId));
+  checkArguments(spec: ToolSpec, args: JsonObject): Promise<ArgumentCheck> {
+    return this.backendOf(spec.name).checkArguments(spec, args);
   }
 
-  running(): string[] {
-    return this.backends.flatMap((backend) => backend.running?.() ?? []);
+  async run(call: RoutedToolCall, handlers: HostedToolHandlers): Promise<ToolResult> {
+    const backend = this.backendOf(call.spec.name);
+    this.owners.set(call.callId, backend);
+    try {
+      return await backend.run(call, handlers);
+    } finally {
+      this.owners.delete(call.callId);
+    }
+  }
+
+  cancel(callId: string, reason: CancelReason): void {
+    this.owners.get(callId)?.cancel(callId, reason);
+  }
+
+  private backendOf(name: string): ServerToolBackend {
+    return this.backends.find((candidate) => candidate.has(name)) ?? this.backends[0]!;
   }
 }
