@@ -123,8 +123,8 @@ describe("a held call that times out (finding 1), on a worker", () => {
           | undefined,
       (r) => r !== undefined,
     );
-    expect(row.outcome).toBe("aborted");
-    expect(row.elapsed_ms).toBeLessThan(1_500);
+    expect(row?.outcome).toBe("aborted");
+    expect(row?.elapsed_ms).toBeLessThan(1_500);
     expect(Date.now() - started).toBeLessThan(2_400);
     expect(reply.text).toBe('The call of "held_change" timed out after 700 ms.');
     const item = toolCall(s, "held_change");
@@ -211,8 +211,8 @@ describe("timeouts (finding 4)", () => {
           | undefined,
       (r) => r !== undefined,
     );
-    expect(row.outcome).toBe("aborted");
-    expect(row.elapsed_ms).toBeLessThan(2_000);
+    expect(row?.outcome).toBe("aborted");
+    expect(row?.elapsed_ms).toBeLessThan(2_000);
   });
 });
 
