@@ -53,6 +53,10 @@ export const ModelSentences = {
     if (why === "session_closed") return `The call of "${name}" was cancelled: the session closed.`;
     return `The call of "${name}" was cancelled.`;
   },
+  /** A cancel of a call the page or worker never ran (nothing to stop). */
+  notRunHere(): string {
+    return "The call was cancelled before it ran.";
+  },
   /** An interrupt's cancel that the page or worker did not confirm within the grace. */
   cancelUnconfirmed(name: string, graceMs: number): string {
     return `The call of "${name}" was cancelled because the user interrupted, but where it runs did not confirm within ${graceMs} ms, so it may still have made its change.`;
