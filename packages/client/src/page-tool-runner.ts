@@ -171,7 +171,9 @@ export class PageToolRunner {
     executor.on("progress", ({ callId, text }) =>
       this.#options.send({ type: "tool.progress", sessionId, callId, text }),
     );
-    executor.on("say", ({ callId, text }) => this.#options.send({ type: "tool.say", sessionId, callId, text }));
+    executor.on("say", ({ callId, text }) =>
+      this.#options.send({ type: "tool.say", sessionId, callId, text }),
+    );
     // The page is where the tool ran, so its console is where the developer finds the error.
     executor.on("threw", ({ callId, name, error }) =>
       console.warn(`patchbay: page tool ${name} threw (call ${callId}, session ${sessionId})`, error),

@@ -275,7 +275,7 @@ export class HostedTools {
     const attempt = frame.attempt ?? answered?.attempt ?? 1;
     const result: ToolResult = answered?.result ?? {
       outcome: "cancelled",
-      content: { text: "The call was cancelled before it ran on this worker.", images: [] },
+      content: { text: ModelSentences.notRunHere(), images: [] },
       error: { code: "cancelled", message: "the call is not running on this worker" },
       held: false,
     };

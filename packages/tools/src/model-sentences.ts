@@ -47,10 +47,15 @@ export const ModelSentences = {
    * A held call had started a change, which may have completed.
    */
   cancelled(name: string, why: "interrupted" | "session_closed" | "cancelled", held: boolean): string {
-    if (held) return `The call of "${name}" was cancelled after it had started a change, which may have completed.`;
+    if (held)
+      return `The call of "${name}" was cancelled after it had started a change, which may have completed.`;
     if (why === "interrupted") return `The call of "${name}" was cancelled: the user interrupted.`;
     if (why === "session_closed") return `The call of "${name}" was cancelled: the session closed.`;
     return `The call of "${name}" was cancelled.`;
+  },
+  /** A cancel of a call the page or worker never ran (nothing to stop). */
+  notRunHere(): string {
+    return "The call was cancelled before it ran.";
   },
   /** An interrupt's cancel that the page or worker did not confirm within the grace. */
   cancelUnconfirmed(name: string, graceMs: number): string {

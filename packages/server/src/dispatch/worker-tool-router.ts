@@ -1,6 +1,11 @@
 import type { ToolResult, ToolSpec, WorkerToServerFrame } from "@patchbay/protocol";
 import { ModelSentences, RecentMap } from "@patchbay/tools";
-import type { CancelReason, HostedToolHandlers, HostedToolRequest, HostedToolRouter } from "../dispatch-seams";
+import type {
+  CancelReason,
+  HostedToolHandlers,
+  HostedToolRequest,
+  HostedToolRouter,
+} from "../dispatch-seams";
 import { type Logger, silentLogger } from "../logger";
 import type { DispatchMetrics } from "./dispatch-metrics";
 import { fitHostedCall } from "./fit-hosted-call";
