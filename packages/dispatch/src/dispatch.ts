@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import type { ReplyResult } from "@patchbay/client";
 import {
   type InboundCall,
   type InboundMessage,
@@ -14,6 +15,7 @@ import { ChannelSessions, type SessionFactory } from "./channel-sessions";
 import { DispatchError } from "./dispatch-error";
 import { type HostableAgent, HostedTools, type HostOptions } from "./hosted-tools";
 import { type ConnectionState, WorkerConnection } from "./worker-connection";
+import { WorkerReplies } from "./worker-replies";
 import { workerSocketUrl } from "./worker-url";
 
 /**
@@ -209,6 +211,7 @@ export class Dispatch extends EventEmitter<DispatchEvents> {
   #onMessage: MessageHandler | undefined;
   #onCall: CallHandler | undefined;
   readonly #hosted: HostedTools;
+  readonly #replies: WorkerReplies;
   readonly #channels: ChannelSessions;
   readonly #active = new Map<string, ActiveWork>();
   readonly #messageWork = new Map<string, string>();
@@ -256,6 +259,7 @@ export class Dispatch extends EventEmitter<DispatchEvents> {
     this.#url = workerSocketUrl(url);
     this.#apiKey = apiKey;
     this.#secret = secret;
+    this.#replies = new WorkerReplies({ url: this.#url, apiKey, secret });
     this.#options = options;
     this.#channels = new ChannelSessions(options.maxChannelSessions ?? 10_000);
     this.#hosted = new HostedTools({
@@ -359,6 +363,26 @@ export class Dispatch extends EventEmitter<DispatchEvents> {
       },
       { durable: true },
     );
+  }
+
+  /**
+   * Reply in your own words instead of the model's, to a message that the server sent here
+   * first (`dispatch.text: enabled`): `text` is added to the session as the assistant's message
+   * and the user's turn ends with it (`response.completed`, reason `answered_by_worker`). Call
+   * it instead of `answer`, before the handler returns. One reply per message: a second one
+   * changes nothing (`duplicate: true`). Goes over the server's HTTP API
+   * (`POST /v1/sessions/:id/replies`) with the worker's credentials.
+   *
+   * @example
+   * ```ts
+   * dispatch.onMessage(async (message) => {
+   *   if (/refund/i.test(message.text)) await dispatch.reply(message, "A colleague will call you about the refund today.");
+   *   else await dispatch.answer(message);
+   * });
+   * ```
+   */
+  reply(message: InboundMessage, text: string): Promise<ReplyResult> {
+    return this.#replies.reply(message, text);
   }
 
   /**
@@ -495,6 +519,7 @@ export class Dispatch extends EventEmitter<DispatchEvents> {
     await this.#connection?.close("worker stopped");
     this.#phase = "stopped";
     this.#hosted.close();
+    this.#replies.close();
     const result: StopResult = { drained: outcome === "done", unfinished };
     this.emit("state", { state: "closed" });
     this.emit("stopped", result);
