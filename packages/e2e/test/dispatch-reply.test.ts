@@ -91,12 +91,10 @@ describe("replying in the worker's own words", () => {
       .catch((e: unknown) => e);
     expect(other).toMatchObject({ wireCode: "conflict", path: "messageId" });
 
-    const result = await backend()
-      .agent("support")
-      .sessions.reply(session.id, "Handled by our team.", {
-        messageId: userMessage.id,
-        commandId: "c_reply_1",
-      });
+    const result = await backend().agent("support").sessions.reply(session.id, "Handled by our team.", {
+      messageId: userMessage.id,
+      commandId: "c_reply_1",
+    });
     expect(result).toMatchObject({
       duplicate: false,
       message: { role: "assistant", text: "Handled by our team." },
