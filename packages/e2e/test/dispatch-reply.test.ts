@@ -40,7 +40,7 @@ async function user(userId = "u_1"): Promise<Client> {
   return client;
 }
 
-const assistantTexts = (conversation: Array<{ type: string; role?: string; text?: string }>) =>
+const assistantTexts = (conversation: ReadonlyArray<{ type: string; role?: string; text?: string }>) =>
   conversation
     .filter((item) => item.type === "message" && item.role === "assistant")
     .map((item) => item.text);
