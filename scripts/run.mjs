@@ -118,8 +118,9 @@ const tasks = {
 };
 
 
-// The browser tests drive Debian's Chromium through playwright-core, and the Postgres store's
-// tests start a throwaway PostgreSQL from Debian's postgresql package. Install them when we may.
+// The browser tests drive Debian's Chromium through playwright-core, the Postgres store's tests
+// start a throwaway PostgreSQL from Debian's postgresql package, and a worker written in Python
+// runs on /usr/bin/python3 with Debian's python3-websockets. Install them when we may.
 function hasPostgres() {
   const root = "/usr/lib/postgresql";
   return existsSync(root) && readdirSync(root).some((v) => existsSync(join(root, v, "bin", "initdb")));
@@ -129,6 +130,8 @@ function ensureTestPackages() {
   const missing = [];
   if (!process.env.PATCHBAY_CHROMIUM && !existsSync("/usr/bin/chromium")) missing.push("chromium");
   if (!process.env.PATCHBAY_TEST_DATABASE_URL && !hasPostgres()) missing.push("postgresql");
+  const pythonWebsockets = spawnSync("/usr/bin/python3", ["-c", "import websockets"], { stdio: "ignore" });
+  if (pythonWebsockets.status !== 0) missing.push("python3-websockets");
   if (missing.length === 0) return;
   if (process.getuid?.() === 0 && existsSync("/usr/bin/apt-get")) {
     console.log(`Installing Debian's ${missing.join(" and ")} for the tests (apt-get)...`);

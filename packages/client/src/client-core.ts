@@ -10,7 +10,7 @@ import { EventEmitter } from "eventemitter3";
 import type { BackoffOptions } from "./backoff";
 import { Connection, type ConnectionState, type HelloAuth } from "./connection";
 import { AuthError, type ClientError, DisconnectedError, errorFromWire, TimeoutError } from "./errors";
-import { HttpApi, type SessionSnapshot } from "./http-api";
+import { HttpApi, type ReplyResult, type SessionSnapshot } from "./http-api";
 import { PageToolRunner } from "./page-tool-runner";
 import { Session, type SessionHost } from "./session";
 import { createUserToken, tokenExpiresAt, type UserTokenOptions } from "./user-token";
@@ -114,6 +114,29 @@ export interface AgentSessions {
   list(options?: { userId?: string }): Promise<SessionInfo[]>;
   /** Deletes a session over HTTP. */
   delete(sessionId: string): Promise<void>;
+  /**
+   * Replies in the backend's own words, over HTTP (API key only), to the message a dispatch
+   * worker is handling (`dispatch.text: enabled`) instead of calling `answer`: the reply is added
+   * as an assistant message and the user's turn ends with it (`answered_by_worker`). Give
+   * `messageId` to make sure it answers that message; `commandId` makes a retry safe (one is
+   * made up when left out). A `conflict` error when no turn of the session waits for a worker.
+   */
+  reply(sessionId: string, text: string, options?: ReplyOptions): Promise<ReplyResult>;
+}
+
+/**
+ * Options of `sessions.reply`.
+ *
+ * @example
+ * ```ts
+ * await client.agent("support").sessions.reply(message.sessionId!, "A colleague will call you.", { messageId: message.id });
+ * ```
+ */
+export interface ReplyOptions {
+  /** The user message it answers; the reply is refused (`conflict`) when the turn answers another. */
+  messageId?: string;
+  /** Makes a retried reply change nothing. Default: a new id per call. */
+  commandId?: string;
 }
 
 /**
@@ -266,6 +289,12 @@ export class ClientCore extends EventEmitter<ClientEvents> {
             await this.#http.deleteSession(sessionId);
             this.#sessions.get(sessionId)?.markClosed(undefined);
           },
+          reply: (sessionId, text, options = {}) =>
+            this.#http.reply(sessionId, {
+              commandId: options.commandId ?? this.#newId(),
+              text,
+              ...(options.messageId === undefined ? {} : { messageId: options.messageId }),
+            }),
         },
       };
       this.#agents.set(name, handle);

@@ -1,4 +1,10 @@
-import type { ConversationItem, JsonObject, SessionEvent, SessionInfo } from "@patchbay/protocol";
+import type {
+  ConversationItem,
+  JsonObject,
+  MessageItem,
+  SessionEvent,
+  SessionInfo,
+} from "@patchbay/protocol";
 import { connectFailure } from "./connect-failure";
 import {
   AuthError,
@@ -20,6 +26,22 @@ import {
 export interface SessionSnapshot {
   session: SessionInfo;
   conversation: ConversationItem[];
+}
+
+/**
+ * What `POST /v1/sessions/:id/replies` answers: the assistant message the reply added.
+ *
+ * @example
+ * ```ts
+ * const { message } = await client.agent("support").sessions.reply(sessionId, "A colleague will call you.");
+ * ```
+ */
+export interface ReplyResult {
+  commandId: string;
+  /** True when a reply with this `commandId` was already added (nothing changed). */
+  duplicate: boolean;
+  /** The assistant message that was added (absent for a duplicate). */
+  message?: MessageItem;
 }
 
 /**
@@ -93,6 +115,14 @@ export class HttpApi {
   /** `DELETE /v1/sessions/:id`. */
   async deleteSession(sessionId: string): Promise<void> {
     await this.#request("DELETE", `/v1/sessions/${encodeURIComponent(sessionId)}`);
+  }
+
+  /** `POST /v1/sessions/:id/replies`: a reply in the backend's own words (API key only). */
+  reply(
+    sessionId: string,
+    body: { commandId: string; text: string; messageId?: string },
+  ): Promise<ReplyResult> {
+    return this.#request("POST", `/v1/sessions/${encodeURIComponent(sessionId)}/replies`, body);
   }
 
   /** `GET /v1/sessions/:id/events?after=&limit=`. */

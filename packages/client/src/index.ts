@@ -20,6 +20,7 @@ export type {
   ClientEvents,
   ClientOptions,
   CreateSessionOptions,
+  ReplyOptions,
   ResumeSessionOptions,
 } from "./client-core";
 export { Client } from "./client-node";
@@ -37,7 +38,7 @@ export {
   ServerError,
   TimeoutError,
 } from "./errors";
-export type { EventPage, SessionSnapshot } from "./http-api";
+export type { EventPage, ReplyResult, SessionSnapshot } from "./http-api";
 export type { ResponseReason, ResponseResult } from "./response";
 export { Response } from "./response";
 export type { CreateResponseOptions, SessionEvents } from "./session";

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { ConnectorSet } from "@patchbay/connectors";
+import type { ReplyResult } from "@patchbay/client";
 import {
   type InboundCall,
   type InboundMessage,
@@ -16,6 +17,7 @@ import { DispatchError } from "./dispatch-error";
 import { type HostableAgent, HostedTools, type HostOptions } from "./hosted-tools";
 import { type ConnectionState, WorkerConnection } from "./worker-connection";
 import { type ConnectOptions, startWorkerConnectors } from "./worker-connectors";
+import { WorkerReplies } from "./worker-replies";
 import { workerSocketUrl } from "./worker-url";
 
 /**
@@ -252,6 +254,7 @@ export class Dispatch extends EventEmitter<DispatchEvents> {
   #onCall: CallHandler | undefined;
   readonly #hosted: HostedTools;
   readonly #connectorSets: ConnectorSet[] = [];
+  readonly #replies: WorkerReplies;
   readonly #channels: ChannelSessions;
   readonly #active = new Map<string, ActiveWork>();
   readonly #messageWork = new Map<string, string>();
@@ -299,6 +302,7 @@ export class Dispatch extends EventEmitter<DispatchEvents> {
     this.#url = workerSocketUrl(url);
     this.#apiKey = apiKey;
     this.#secret = secret;
+    this.#replies = new WorkerReplies({ url: this.#url, apiKey, secret });
     this.#options = options;
     this.#channels = new ChannelSessions(options.maxChannelSessions ?? 10_000);
     this.#logger = options.logger === false ? undefined : (options.logger ?? stderrLogger);
@@ -437,6 +441,26 @@ export class Dispatch extends EventEmitter<DispatchEvents> {
       },
       { durable: true },
     );
+  }
+
+  /**
+   * Reply in your own words instead of the model's, to a message that the server sent here
+   * first (`dispatch.text: enabled`): `text` is added to the session as the assistant's message
+   * and the user's turn ends with it (`response.completed`, reason `answered_by_worker`). Call
+   * it instead of `answer`, before the handler returns. One reply per message: a second one
+   * changes nothing (`duplicate: true`). Goes over the server's HTTP API
+   * (`POST /v1/sessions/:id/replies`) with the worker's credentials.
+   *
+   * @example
+   * ```ts
+   * dispatch.onMessage(async (message) => {
+   *   if (/refund/i.test(message.text)) await dispatch.reply(message, "A colleague will call you about the refund today.");
+   *   else await dispatch.answer(message);
+   * });
+   * ```
+   */
+  reply(message: InboundMessage, text: string): Promise<ReplyResult> {
+    return this.#replies.reply(message, text);
   }
 
   /**
@@ -580,6 +604,7 @@ export class Dispatch extends EventEmitter<DispatchEvents> {
     this.#phase = "stopped";
     this.#hosted.close();
     await this.#closeConnectors();
+    this.#replies.close();
     const result: StopResult = { drained: outcome === "done", unfinished };
     this.emit("state", { state: "closed" });
     this.emit("stopped", result);

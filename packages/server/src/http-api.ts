@@ -24,6 +24,12 @@ const SendMessageBody = z.strictObject({
 
 const InterruptBody = z.strictObject({ commandId: IdSchema });
 
+const ReplyBody = z.strictObject({
+  commandId: IdSchema,
+  text: z.string().min(1).max(100_000),
+  messageId: IdSchema.optional(),
+});
+
 /**
  * Limits of the HTTP API.
  *
@@ -183,6 +189,33 @@ export function createHttpApi(
         } finally {
           // The session stays loaded while the turn the message started runs.
           void live.idle().finally(release);
+        }
+      },
+    },
+    {
+      method: "POST",
+      pattern: /^\/v1\/sessions\/([^/]+)\/replies$/,
+      handler: async ({ principal, params, body }) => {
+        if (principal.kind !== "backend") {
+          throw new ServerError(
+            "forbidden",
+            "a reply in the backend's own words needs the API key, not a user token",
+          );
+        }
+        const input = parseBody(ReplyBody, await body());
+        const { live, release } = await sessions.acquire(principal, params[0]!);
+        try {
+          const { duplicate, item } = await live.reply({
+            commandId: input.commandId,
+            text: input.text,
+            ...(input.messageId === undefined ? {} : { messageId: input.messageId }),
+          });
+          return {
+            status: duplicate ? 200 : 201,
+            body: { commandId: input.commandId, duplicate, ...(item ? { message: item } : {}) },
+          };
+        } finally {
+          release();
         }
       },
     },

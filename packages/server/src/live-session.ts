@@ -12,7 +12,7 @@ import type { ServerMetrics } from "./metrics";
 import { PageToolRouter } from "./page-tool-router";
 import type { SessionRuntime } from "./session-runtime";
 import type { ToolBackend } from "./tool-location";
-import { Turn } from "./turn-loop";
+import { type ReplyOutcome, Turn, type WorkerReply } from "./turn-loop";
 
 /**
  * What a live session shares with every other: the model of its agent, the in-process tools, the
@@ -149,6 +149,32 @@ export class LiveSession {
     this.current?.interrupt();
     this.pump();
     return { duplicate: false, responseId };
+  }
+
+  /**
+   * A backend's reply in its own words to the message a dispatch worker is handling: added as
+   * an assistant message, and the user's turn ends with it. Idempotent by `commandId`. A reply
+   * when no turn waits for a worker (or for another message than `messageId`) is a `conflict`.
+   */
+  async reply(input: WorkerReply): Promise<{ duplicate: boolean; item?: MessageItem }> {
+    const outcome: ReplyOutcome = this.current
+      ? await this.current.acceptReply(input)
+      : { kind: "not_waiting" };
+    if (outcome.kind === "added") return { duplicate: false, item: outcome.item };
+    if (outcome.kind === "duplicate" || (await this.runtime.hasCommand(input.commandId))) {
+      return { duplicate: true };
+    }
+    if (outcome.kind === "other_message") {
+      throw new ServerError(
+        "conflict",
+        `messageId: the turn waiting for a reply answers message ${outcome.expected}, not ${input.messageId}`,
+        { path: "messageId" },
+      );
+    }
+    throw new ServerError(
+      "conflict",
+      "no turn of this session waits for a reply: a reply in your own words answers a message a dispatch worker is handling (dispatch.text: enabled), before its handler returns",
+    );
   }
 
   /** Interrupts the running turn. Idempotent by `commandId`. */

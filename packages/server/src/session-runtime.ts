@@ -283,6 +283,11 @@ export class SessionRuntime extends EventEmitter<SessionRuntimeEvents> {
     return result.events;
   }
 
+  /** Whether a change with this command id was applied to the session. */
+  hasCommand(commandId: string): Promise<boolean> {
+    return this.store.hasCommand(this.id, commandId);
+  }
+
   /** Logged events after `afterSeq`, at most `limit`. */
   readEvents(afterSeq: number, limit?: number): Promise<SessionEvent[]> {
     return this.store.readEvents(this.id, afterSeq, limit);

@@ -65,6 +65,28 @@ export type TurnOutcome = "completed" | "interrupted" | "failed";
 
 type CompletedReason = "stop" | "interrupted" | "max_rounds" | "answered_by_worker" | "refusal";
 
+/**
+ * A backend's reply in its own words to the message a turn answers (see `Turn.acceptReply`).
+ *
+ * @example
+ * ```ts
+ * const reply: WorkerReply = { commandId: "c_9", text: "A colleague will call you back.", messageId: "m_1" };
+ * ```
+ */
+export interface WorkerReply {
+  commandId: string;
+  text: string;
+  /** The user message it answers; when given, it must be the one the turn answers. */
+  messageId?: string;
+}
+
+/** What became of a {@link WorkerReply}. */
+export type ReplyOutcome =
+  | { kind: "added"; item: MessageItem }
+  | { kind: "duplicate" }
+  | { kind: "not_waiting" }
+  | { kind: "other_message"; expected: string };
+
 interface RoundResult {
   text: string;
   calls: NormalizedToolCall[];
@@ -100,6 +122,10 @@ export class Turn {
   private readonly reasoning = new Map<string, ReasoningPart[]>();
   private readonly trace: TurnTrace;
   private readonly tracedCalls = new Set<string>();
+  /** Set while the turn waits for a dispatch worker; wakes it when a reply arrives. */
+  private awaitingWorker: (() => void) | undefined;
+  /** A reply being added: resolves to its text, or null when it was a repeat or failed. */
+  private replyInFlight: Promise<string | null> | undefined;
 
   constructor(private readonly options: TurnOptions) {
     this.responseId = options.responseId;
@@ -126,6 +152,45 @@ export class Turn {
 
   get interrupted(): boolean {
     return this.controller.signal.aborted;
+  }
+
+  /**
+   * A reply in the backend's own words to the message this turn answers, while the turn waits
+   * for a dispatch worker (`dispatch.text: enabled`, the worker did not call `answer`). It is
+   * added as an assistant message of the turn, and the turn ends with it
+   * (`response.completed { reason: "answered_by_worker", text }`), without waiting for the
+   * worker's handler to return. Idempotent by `commandId`.
+   */
+  async acceptReply(reply: WorkerReply): Promise<ReplyOutcome> {
+    const wake = this.awaitingWorker;
+    if (!wake) return { kind: "not_waiting" };
+    const expected = this.options.userItem.id;
+    if (reply.messageId !== undefined && reply.messageId !== expected)
+      return { kind: "other_message", expected };
+    this.awaitingWorker = undefined;
+    const item: MessageItem = {
+      type: "message",
+      id: `m_${nanoid(12)}`,
+      role: "assistant",
+      text: reply.text,
+      status: "completed",
+      responseId: this.responseId,
+      createdAt: Date.now(),
+    };
+    const committing = this.options.runtime.commit({
+      command: { commandId: reply.commandId, kind: "reply" },
+      items: [item],
+      events: [
+        { type: "conversation.updated", item },
+        { type: "message.completed", item },
+      ],
+    });
+    this.replyInFlight = committing.then(
+      (events) => (events === null ? null : reply.text),
+      () => null,
+    );
+    wake();
+    return (await committing) === null ? { kind: "duplicate" } : { kind: "added", item };
   }
 
   /** Runs the turn to its end; never rejects. */
@@ -314,7 +379,10 @@ export class Turn {
         message: "this agent sends messages to a dispatch worker first, and no worker is connected",
       });
     }
-    const outcome = await messageRouter.route({
+    const woken = new Promise<"reply">((resolve) => {
+      this.awaitingWorker = () => resolve("reply");
+    });
+    const routing = messageRouter.route({
       session: runtime.info,
       message: {
         id: userItem.id,
@@ -329,6 +397,20 @@ export class Turn {
       images: userItem.images ?? [],
       signal: this.controller.signal,
     });
+    let first: Awaited<typeof routing> | "reply";
+    try {
+      first = await Promise.race([routing, woken]);
+    } finally {
+      this.awaitingWorker = undefined;
+    }
+    // A reply in the backend's own words ends the turn, whether or not the worker's handler has
+    // returned yet (its work.done then changes nothing).
+    const replied = this.replyInFlight ? await this.replyInFlight : null;
+    if (replied !== null && !this.interrupted) {
+      routing.catch(() => {});
+      return this.complete("answered_by_worker", replied);
+    }
+    const outcome = first === "reply" ? await routing : first;
     if (this.interrupted) return this.complete("interrupted", "");
     if (outcome.kind === "dropped") return this.failWith(outcome.error);
     if (outcome.kind === "handled") return this.complete("answered_by_worker", "");
