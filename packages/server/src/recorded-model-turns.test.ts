@@ -112,6 +112,29 @@ async function call(method: string, path: string, body?: unknown) {
   return text ? JSON.parse(text) : undefined;
 }
 
+/** Claude with thinking and a server tool; the provider answers a thinking tool call, then text. */
+async function startThinkingToolRound(): Promise<void> {
+  const tools = new Tools().register({
+    name: "checkSandboxErrors",
+    description: "Lists sandbox errors.",
+    run: () => "No errors.",
+  });
+  await start(
+    {
+      provider: "anthropic",
+      model: "claude-sonnet-4-6",
+      baseURL: providerUrl,
+      maxTokens: 4096,
+      thinking: { budget_tokens: 1024 },
+    },
+    tools,
+  );
+  replies.push(
+    wire("anthropic-thinking-tool-call.derived.chunks.txt", "anthropic"),
+    wire("anthropic-message-delta-input-tokens.chunks.txt", "anthropic"),
+  );
+}
+
 /** Sends a message and waits (bounded) for the turn's end event. */
 async function turn(text: string): Promise<{ id: string; events: any[]; end: any }> {
   const { id } = await call("POST", "/v1/agents/support/sessions", { userId: "u_1" });
@@ -143,25 +166,7 @@ describe("a turn against recorded provider streams", () => {
   });
 
   it("sends Claude's signed thinking block back in the round that carries the tool result", async () => {
-    const tools = new Tools().register({
-      name: "checkSandboxErrors",
-      description: "Lists sandbox errors.",
-      run: () => "No errors.",
-    });
-    await start(
-      {
-        provider: "anthropic",
-        model: "claude-sonnet-4-6",
-        baseURL: providerUrl,
-        maxTokens: 4096,
-        thinking: { budget_tokens: 1024 },
-      },
-      tools,
-    );
-    replies.push(
-      wire("anthropic-thinking-tool-call.derived.chunks.txt", "anthropic"),
-      wire("anthropic-message-delta-input-tokens.chunks.txt", "anthropic"),
-    );
+    await startThinkingToolRound();
     const { end } = await turn("Check the sandbox for errors now.");
     expect(end).toMatchObject({ type: "response.completed", reason: "stop", text: "pong" });
     expect(bodies).toHaveLength(2);
@@ -187,25 +192,7 @@ describe("a turn against recorded provider streams", () => {
   });
 
   it("traces the turn, each model call and each tool call with the GenAI attributes", async () => {
-    const tools = new Tools().register({
-      name: "checkSandboxErrors",
-      description: "Lists sandbox errors.",
-      run: () => "No errors.",
-    });
-    await start(
-      {
-        provider: "anthropic",
-        model: "claude-sonnet-4-6",
-        baseURL: providerUrl,
-        maxTokens: 4096,
-        thinking: { budget_tokens: 1024 },
-      },
-      tools,
-    );
-    replies.push(
-      wire("anthropic-thinking-tool-call.derived.chunks.txt", "anthropic"),
-      wire("anthropic-message-delta-input-tokens.chunks.txt", "anthropic"),
-    );
+    await startThinkingToolRound();
     const { id, end } = await turn("Check the sandbox for errors now.");
     expect(end.reason).toBe("stop");
     const finished = spans.getFinishedSpans();
