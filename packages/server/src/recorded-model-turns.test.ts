@@ -167,8 +167,14 @@ describe("a turn against recorded provider streams", () => {
 
   it("sends Claude's signed thinking block back in the round that carries the tool result", async () => {
     await startThinkingToolRound();
-    const { end } = await turn("Check the sandbox for errors now.");
+    const { id, events, end } = await turn("Check the sandbox for errors now.");
     expect(end).toMatchObject({ type: "response.completed", reason: "stop", text: "pong" });
+    // The thinking and its signature go back to the provider only, never to clients.
+    const { conversation } = await call("GET", `/v1/sessions/${id}`);
+    for (const seen of [JSON.stringify(events), JSON.stringify(conversation)]) {
+      expect(seen).not.toContain("checkSandboxErrors immediately");
+      expect(seen).not.toContain("Eq4CCpIBCBIYAipA");
+    }
     expect(bodies).toHaveLength(2);
     const assistant = bodies[1].messages.find((m: { role: string }) => m.role === "assistant");
     expect(assistant.content.map((b: { type: string }) => b.type)).toEqual(["thinking", "tool_use"]);
