@@ -11,7 +11,7 @@ import type {
   ToolChoice,
 } from "./language-model";
 import { ModelError, modelErrorFromStreamError } from "./model-error";
-import { postEventStream } from "./post-event-stream";
+import { parseEventData, postEventStream, tokenCount } from "./post-event-stream";
 import { prepareMessages } from "./prepare-messages";
 import { type RetryOptions, streamWithRetries } from "./retry";
 import { readSse } from "./sse-parser";
@@ -120,10 +120,6 @@ function mapToolChoice(choice: ToolChoice, disableParallel: boolean): Record<str
   return mapped;
 }
 
-function count(value: unknown): number {
-  return typeof value === "number" && Number.isFinite(value) && value >= 0 ? Math.round(value) : 0;
-}
-
 /**
  * A Claude model behind the Anthropic Messages API, streamed. Text deltas are yielded as they
  * arrive; each `tool_use` block's `input_json_delta` partials are assembled and the call is
@@ -168,8 +164,7 @@ export function anthropic(options: AnthropicOptions): LanguageModel {
       url,
       headers,
       body,
-      signal: context.signal,
-      activity: context.activity,
+      ...context,
     });
 
     const toolBlocks = new Map<number, { id: string; name: string; json: string }>();
@@ -181,7 +176,7 @@ export function anthropic(options: AnthropicOptions): LanguageModel {
     const counts: Record<string, number> = {};
     const readUsage = (u: Record<string, unknown> | undefined) => {
       for (const [key, value] of Object.entries(u ?? {})) {
-        if (typeof value === "number") counts[key] = count(value);
+        if (typeof value === "number") counts[key] = tokenCount(value);
       }
     };
     const usage = (): Usage => ({
@@ -194,15 +189,7 @@ export function anthropic(options: AnthropicOptions): LanguageModel {
     });
 
     for await (const sse of readSse(stream)) {
-      let event: StreamEvent;
-      try {
-        event = JSON.parse(sse.data) as StreamEvent;
-      } catch {
-        throw new ModelError(
-          "unavailable",
-          `anthropic: the stream sent data that is not JSON: ${sse.data.slice(0, 200)}`,
-        );
-      }
+      const event = parseEventData<StreamEvent>("anthropic", sse.data);
       switch (event.type ?? sse.event) {
         case "message_start":
           readUsage(event.message?.usage);

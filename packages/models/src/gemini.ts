@@ -11,7 +11,7 @@ import type {
   ToolChoice,
 } from "./language-model";
 import { ModelError, modelErrorFromStreamError } from "./model-error";
-import { postEventStream } from "./post-event-stream";
+import { parseEventData, postEventStream, tokenCount } from "./post-event-stream";
 import { prepareMessages } from "./prepare-messages";
 import { type RetryOptions, streamWithRetries } from "./retry";
 import { readSse } from "./sse-parser";
@@ -106,10 +106,6 @@ function mapToolChoice(choice: ToolChoice): Record<string, unknown> {
   return { functionCallingConfig: { mode: "ANY", allowedFunctionNames: [choice.tool] } };
 }
 
-function count(value: unknown): number {
-  return typeof value === "number" && Number.isFinite(value) && value >= 0 ? Math.round(value) : 0;
-}
-
 function declarations(tools: ToolSpec[]): unknown[] {
   return [
     {
@@ -165,30 +161,22 @@ export function gemini(options: GeminiOptions): LanguageModel {
       url,
       headers,
       body,
-      signal: context.signal,
-      activity: context.activity,
+      ...context,
     });
     let finishReason: string | undefined;
     let blocked = false;
     let calls = 0;
     const usage: Usage = { inputTokens: 0, outputTokens: 0 };
     for await (const sse of readSse(stream)) {
-      let chunk: GeminiChunk;
-      try {
-        chunk = JSON.parse(sse.data) as GeminiChunk;
-      } catch {
-        throw new ModelError(
-          "unavailable",
-          `gemini: the stream sent data that is not JSON: ${sse.data.slice(0, 200)}`,
-        );
-      }
+      const chunk = parseEventData<GeminiChunk>("gemini", sse.data);
       if (chunk.error !== undefined && chunk.error !== null)
         throw modelErrorFromStreamError("gemini", chunk.error);
       if (chunk.usageMetadata) {
         // Usage is cumulative in every chunk; thinking tokens are billed as output.
-        usage.inputTokens = count(chunk.usageMetadata.promptTokenCount);
+        usage.inputTokens = tokenCount(chunk.usageMetadata.promptTokenCount);
         usage.outputTokens =
-          count(chunk.usageMetadata.candidatesTokenCount) + count(chunk.usageMetadata.thoughtsTokenCount);
+          tokenCount(chunk.usageMetadata.candidatesTokenCount) +
+          tokenCount(chunk.usageMetadata.thoughtsTokenCount);
       }
       if (chunk.promptFeedback?.blockReason) blocked = true;
       const candidate = chunk.candidates?.find((c) => (c.index ?? 0) === 0);

@@ -55,7 +55,7 @@ export { OPENAI_BASE_URL, openai } from "./openai";
 export type { OpenAIResponsesOptions } from "./openai-responses";
 export { openaiResponses } from "./openai-responses";
 export { stripStrictNulls, toStrictJsonSchema } from "./openai-strict-schema";
-export { postEventStream } from "./post-event-stream";
+export { parseEventData, postEventStream, tokenCount } from "./post-event-stream";
 export { IMAGE_OMITTED_NOTE, prepareMessages } from "./prepare-messages";
 export type { RetryOptions } from "./retry";
 export { retryDelay, sleep, streamWithRetries } from "./retry";

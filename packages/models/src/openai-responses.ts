@@ -12,7 +12,7 @@ import type {
 } from "./language-model";
 import { ModelError, modelErrorFromStreamError } from "./model-error";
 import { OPENAI_BASE_URL } from "./openai";
-import { postEventStream } from "./post-event-stream";
+import { parseEventData, postEventStream, tokenCount } from "./post-event-stream";
 import { prepareMessages } from "./prepare-messages";
 import { type RetryOptions, streamWithRetries } from "./retry";
 import { readSse } from "./sse-parser";
@@ -68,10 +68,6 @@ interface ResponsesEvent {
   message?: unknown;
 }
 
-function count(value: unknown): number {
-  return typeof value === "number" && Number.isFinite(value) && value >= 0 ? Math.round(value) : 0;
-}
-
 function mapToolChoice(choice: ToolChoice): unknown {
   return typeof choice === "string" ? choice : { type: "function", name: choice.tool };
 }
@@ -118,22 +114,13 @@ export function openaiResponses(options: OpenAIResponsesOptions): LanguageModel 
       url,
       headers,
       body,
-      signal: context.signal,
-      activity: context.activity,
+      ...context,
     });
     const args = new Map<string, string>();
     let calls = 0;
     let refused = false;
     for await (const sse of readSse(stream)) {
-      let event: ResponsesEvent;
-      try {
-        event = JSON.parse(sse.data) as ResponsesEvent;
-      } catch {
-        throw new ModelError(
-          "unavailable",
-          `openai: the stream sent data that is not JSON: ${sse.data.slice(0, 200)}`,
-        );
-      }
+      const event = parseEventData<ResponsesEvent>("openai", sse.data);
       switch (event.type ?? sse.event) {
         case "response.output_text.delta":
           if (event.delta) yield { type: "text-delta", delta: event.delta };
@@ -172,8 +159,8 @@ export function openaiResponses(options: OpenAIResponsesOptions): LanguageModel 
         case "response.incomplete": {
           const response = event.response ?? {};
           const usage: Usage = {
-            inputTokens: count(response.usage?.input_tokens),
-            outputTokens: count(response.usage?.output_tokens),
+            inputTokens: tokenCount(response.usage?.input_tokens),
+            outputTokens: tokenCount(response.usage?.output_tokens),
           };
           let reason: FinishReason = calls > 0 ? "tool_calls" : refused ? "refusal" : "stop";
           if (event.type === "response.incomplete") {

@@ -12,7 +12,7 @@ import type {
 } from "./language-model";
 import { ModelError, modelErrorFromStreamError } from "./model-error";
 import { stripStrictNulls, toStrictJsonSchema } from "./openai-strict-schema";
-import { postEventStream } from "./post-event-stream";
+import { parseEventData, postEventStream, tokenCount } from "./post-event-stream";
 import { prepareMessages } from "./prepare-messages";
 import { type RetryOptions, streamWithRetries } from "./retry";
 import { readSse } from "./sse-parser";
@@ -139,10 +139,6 @@ function mapToolChoice(choice: ToolChoice): unknown {
   return typeof choice === "string" ? choice : { type: "function", function: { name: choice.tool } };
 }
 
-function count(value: unknown): number {
-  return typeof value === "number" && Number.isFinite(value) && value >= 0 ? Math.round(value) : 0;
-}
-
 /**
  * A model behind the OpenAI Chat Completions API, streamed: OpenAI itself, Azure OpenAI, and every
  * compatible server (vLLM, Ollama, llama.cpp's server, LM Studio) through `baseURL`. Tool-call
@@ -223,8 +219,7 @@ export function openai(options: OpenAIOptions): LanguageModel {
       url,
       headers,
       body,
-      signal: context.signal,
-      activity: context.activity,
+      ...context,
     });
 
     const calls = new Map<number, PartialCall>();
@@ -290,21 +285,13 @@ export function openai(options: OpenAIOptions): LanguageModel {
         done = true;
         break;
       }
-      let chunk: ChatChunk;
-      try {
-        chunk = JSON.parse(event.data) as ChatChunk;
-      } catch {
-        throw new ModelError(
-          "unavailable",
-          `openai: the stream sent data that is not JSON: ${event.data.slice(0, 200)}`,
-        );
-      }
+      const chunk = parseEventData<ChatChunk>("openai", event.data);
       if (chunk.error !== undefined && chunk.error !== null)
         throw modelErrorFromStreamError("openai", chunk.error);
       if (chunk.usage) {
         usage = {
-          inputTokens: count(chunk.usage.prompt_tokens),
-          outputTokens: count(chunk.usage.completion_tokens),
+          inputTokens: tokenCount(chunk.usage.prompt_tokens),
+          outputTokens: tokenCount(chunk.usage.completion_tokens),
         };
       }
       const choice = chunk.choices?.find((c) => (c.index ?? 0) === 0);

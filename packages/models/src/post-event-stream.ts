@@ -47,3 +47,35 @@ export async function postEventStream(request: {
     }),
   );
 }
+
+/**
+ * Parses the data of one server-sent event as JSON. Data that is not JSON means the stream is
+ * broken, which is reported as `unavailable` with the start of what arrived.
+ *
+ * @example
+ * ```ts
+ * const chunk = parseEventData<{ type?: string }>("anthropic", event.data);
+ * ```
+ */
+export function parseEventData<T>(provider: string, data: string): T {
+  try {
+    return JSON.parse(data) as T;
+  } catch {
+    throw new ModelError(
+      "unavailable",
+      `${provider}: the stream sent data that is not JSON: ${data.slice(0, 200)}`,
+    );
+  }
+}
+
+/**
+ * A token count from a provider's usage field: a non-negative whole number, or 0 for anything else.
+ *
+ * @example
+ * ```ts
+ * tokenCount(usage.prompt_tokens); // 0 when the server left it out
+ * ```
+ */
+export function tokenCount(value: unknown): number {
+  return typeof value === "number" && Number.isFinite(value) && value >= 0 ? Math.round(value) : 0;
+}

@@ -300,6 +300,17 @@ const cases: Case[] = [
     },
   },
   {
+    file: "ollama-tool-call-stop.derived.chunks.txt",
+    framing: "openai",
+    model: viaOpenAI("qwen2.5-coder:7b-instruct-q8_0"),
+    requestShape: ChatCompletionsRequest,
+    expected: {
+      text: "",
+      calls: [{ id: "call_lbcjwr0u", name: "run_command", arguments: { command: "ls -a" } }],
+      finish: { reason: "tool_calls", usage: { inputTokens: 204, outputTokens: 22 } },
+    },
+  },
+  {
     file: "openrouter-error-after-length.derived.chunks.txt",
     framing: "openai",
     model: viaOpenAI("google/gemini-2.5-flash"),
@@ -357,6 +368,7 @@ describe("the recorded streams", () => {
     const providers = new Set(manifest.streams.map((s) => s.provider));
     for (const claimed of [
       "openai-responses",
+      "ollama",
       "openai",
       "azure",
       "anthropic",

@@ -112,6 +112,29 @@ async function call(method: string, path: string, body?: unknown) {
   return text ? JSON.parse(text) : undefined;
 }
 
+/** Claude with thinking and a server tool; the provider answers a thinking tool call, then text. */
+async function startThinkingToolRound(): Promise<void> {
+  const tools = new Tools().register({
+    name: "checkSandboxErrors",
+    description: "Lists sandbox errors.",
+    run: () => "No errors.",
+  });
+  await start(
+    {
+      provider: "anthropic",
+      model: "claude-sonnet-4-6",
+      baseURL: providerUrl,
+      maxTokens: 4096,
+      thinking: { budget_tokens: 1024 },
+    },
+    tools,
+  );
+  replies.push(
+    wire("anthropic-thinking-tool-call.derived.chunks.txt", "anthropic"),
+    wire("anthropic-message-delta-input-tokens.chunks.txt", "anthropic"),
+  );
+}
+
 /** Sends a message and waits (bounded) for the turn's end event. */
 async function turn(text: string): Promise<{ id: string; events: any[]; end: any }> {
   const { id } = await call("POST", "/v1/agents/support/sessions", { userId: "u_1" });
@@ -143,27 +166,15 @@ describe("a turn against recorded provider streams", () => {
   });
 
   it("sends Claude's signed thinking block back in the round that carries the tool result", async () => {
-    const tools = new Tools().register({
-      name: "checkSandboxErrors",
-      description: "Lists sandbox errors.",
-      run: () => "No errors.",
-    });
-    await start(
-      {
-        provider: "anthropic",
-        model: "claude-sonnet-4-6",
-        baseURL: providerUrl,
-        maxTokens: 4096,
-        thinking: { budget_tokens: 1024 },
-      },
-      tools,
-    );
-    replies.push(
-      wire("anthropic-thinking-tool-call.derived.chunks.txt", "anthropic"),
-      wire("anthropic-message-delta-input-tokens.chunks.txt", "anthropic"),
-    );
-    const { end } = await turn("Check the sandbox for errors now.");
+    await startThinkingToolRound();
+    const { id, events, end } = await turn("Check the sandbox for errors now.");
     expect(end).toMatchObject({ type: "response.completed", reason: "stop", text: "pong" });
+    // The thinking and its signature go back to the provider only, never to clients.
+    const { conversation } = await call("GET", `/v1/sessions/${id}`);
+    for (const seen of [JSON.stringify(events), JSON.stringify(conversation)]) {
+      expect(seen).not.toContain("checkSandboxErrors immediately");
+      expect(seen).not.toContain("Eq4CCpIBCBIYAipA");
+    }
     expect(bodies).toHaveLength(2);
     const assistant = bodies[1].messages.find((m: { role: string }) => m.role === "assistant");
     expect(assistant.content.map((b: { type: string }) => b.type)).toEqual(["thinking", "tool_use"]);
@@ -187,25 +198,7 @@ describe("a turn against recorded provider streams", () => {
   });
 
   it("traces the turn, each model call and each tool call with the GenAI attributes", async () => {
-    const tools = new Tools().register({
-      name: "checkSandboxErrors",
-      description: "Lists sandbox errors.",
-      run: () => "No errors.",
-    });
-    await start(
-      {
-        provider: "anthropic",
-        model: "claude-sonnet-4-6",
-        baseURL: providerUrl,
-        maxTokens: 4096,
-        thinking: { budget_tokens: 1024 },
-      },
-      tools,
-    );
-    replies.push(
-      wire("anthropic-thinking-tool-call.derived.chunks.txt", "anthropic"),
-      wire("anthropic-message-delta-input-tokens.chunks.txt", "anthropic"),
-    );
+    await startThinkingToolRound();
     const { id, end } = await turn("Check the sandbox for errors now.");
     expect(end.reason).toBe("stop");
     const finished = spans.getFinishedSpans();
