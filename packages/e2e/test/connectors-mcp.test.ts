@@ -2,9 +2,11 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createModel, type LanguageModel, type ModelRequest } from "@patchbay/models";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { closeAllClients, nextEvent, userClient } from "./helpers/clients";
 import { freePort, MCP_SERVERS, MCP_TAP } from "./helpers/mcp-servers";
+import { recording } from "./helpers/recording-model";
 import { startTestServer, type TestServer } from "./helpers/start-server";
 
 // End to end: the real server with the scripted model, the real client, and the real MCP
@@ -103,6 +105,15 @@ describe("MCP connectors end to end (server-everything from npm)", () => {
     expect(imageCall?.type === "tool_call" && imageCall.result?.content.images).toEqual([
       expect.objectContaining({ type: "image", mimeType: "image/png" }),
     ]);
+    // The model was handed the image with the tool's result.
+    const toolMessage = model!.requests
+      .at(-1)!
+      .messages.filter((m) => m.role === "tool")
+      .at(-1);
+    expect(toolMessage).toMatchObject({
+      isError: false,
+      content: { images: [{ type: "image", mimeType: "image/png" }] },
+    });
 
     const progressed = nextEvent(
       session,
