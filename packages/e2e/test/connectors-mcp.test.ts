@@ -83,9 +83,14 @@ const logOf = (file: string) => {
 describe("MCP connectors end to end (server-everything from npm)", () => {
   it("over stdio: results, approval, image, progress and an interrupt that reaches the server as a cancellation", async () => {
     const log = join(dir, "stdio.log");
+    let model: (LanguageModel & { requests: ModelRequest[] }) | undefined;
     server = await startTestServer({
       agentFiles: { support: stdioAgent(log) },
       env: { NODE_BIN: process.execPath },
+      createModel: (agent) => {
+        model = recording(createModel(agent.model, {}));
+        return model;
+      },
     });
     const client = await userClient(server, "u_1");
     const session = await client.agent("support").sessions.create();
