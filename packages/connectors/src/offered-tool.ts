@@ -130,6 +130,7 @@ export function toOfferedDefinition(
   const approval = approvalFor(entry, tool);
   if (approval) definition.approval = approval;
   if (entry.timeout_ms !== undefined) definition.timeoutMs = entry.timeout_ms;
+  if (entry.max_concurrent_calls !== undefined) definition.sharedConcurrency = entry.max_concurrent_calls;
   const displayTitle = tool.displayTitle ?? tool.annotations?.title;
   if (displayTitle) definition.displayTitle = displayTitle;
   return definition;
