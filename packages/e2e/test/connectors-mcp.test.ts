@@ -205,6 +205,37 @@ describe("MCP connectors end to end (server-everything from npm)", () => {
     expect((await long).reason).toBe("interrupted");
   });
 
+  it("a server that cannot listen stops the connectors it started (no child process left behind)", async () => {
+    const log = join(dir, "listen.log");
+    server = await startTestServer({ agents: {} });
+    const { mkdirSync, writeFileSync } = await import("node:fs");
+    const configDir = join(dir, "listen-config");
+    mkdirSync(join(configDir, "agents"), { recursive: true });
+    writeFileSync(join(configDir, "agents", "support.yaml"), stdioAgent(log));
+    const { createServer, silentLogger } = await import("@patchbay/server");
+    await expect(
+      createServer({
+        port: server.server.port,
+        dataDir: join(dir, "listen-data"),
+        configDir,
+        apiKey: "pk",
+        secret: "a secret long enough",
+        env: { NODE_BIN: process.execPath },
+        logger: silentLogger,
+      }),
+    ).rejects.toThrow(/EADDRINUSE/);
+    const pid = Number(/pid (\d+)/.exec(logOf(log))![1]);
+    const alive = () => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    await waitFor(() => !alive(), 10_000);
+  });
+
   it("a connector that cannot start does not stop the server: /readyz and its tools say which and why", async () => {
     server = await startTestServer({
       agentFiles: { support: everythingAgent(`      command: ${join(dir, "no-such-mcp-server")}`) },
