@@ -1,8 +1,9 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createModel, type LanguageModel, type ModelRequest } from "@patchbay/models";
+import { createServer, silentLogger } from "@patchbay/server";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { closeAllClients, nextEvent, userClient } from "./helpers/clients";
 import { freePort, MCP_SERVERS, MCP_TAP } from "./helpers/mcp-servers";
@@ -208,11 +209,9 @@ describe("MCP connectors end to end (server-everything from npm)", () => {
   it("a server that cannot listen stops the connectors it started (no child process left behind)", async () => {
     const log = join(dir, "listen.log");
     server = await startTestServer({ agents: {} });
-    const { mkdirSync, writeFileSync } = await import("node:fs");
     const configDir = join(dir, "listen-config");
     mkdirSync(join(configDir, "agents"), { recursive: true });
     writeFileSync(join(configDir, "agents", "support.yaml"), stdioAgent(log));
-    const { createServer, silentLogger } = await import("@patchbay/server");
     await expect(
       createServer({
         port: server.server.port,
