@@ -47,10 +47,20 @@ export const connectorScenario: Scenario = {
   id: ID,
   measures: (budget) => [LATENCY_MEASURE, throughputMeasure(budget.inFlight)],
   async run({ budget }) {
-    const sdk = await startMcpStdio();
-    let connector: Rig | undefined;
+    // Both peers start at once: on a loaded machine each spawn (tsx compiling the peer) takes seconds.
+    const started = await Promise.allSettled([startMcpStdio(), startConnector()]);
+    const failed = started.find((result) => result.status === "rejected");
+    if (failed) {
+      await Promise.all(
+        started.map((result) => (result.status === "fulfilled" ? result.value.close() : undefined)),
+      );
+      throw failed.reason;
+    }
+    const [sdk, connector] = started.map((result) => (result as PromiseFulfilledResult<Rig>).value) as [
+      Rig,
+      Rig,
+    ];
     try {
-      connector = await startConnector();
       await warmUp(sdk, budget);
       await warmUp(connector, budget);
       const latency = await compareLatency(connector, sdk, budget);
@@ -63,8 +73,7 @@ export const connectorScenario: Scenario = {
         }),
       ];
     } finally {
-      await connector?.close();
-      await sdk.close();
+      await Promise.all([connector.close(), sdk.close()]);
     }
   },
 };

@@ -22,6 +22,8 @@ const patchbay = await createServer({
   secret,
   logLevel: "warn",
   createModel: (agent) => (realModel ? defaultModelFromEnv(process.env) : createModel(agent.model)),
+  // What the memory connector of agents/assistant.yaml reads from its ${...}.
+  env: { ...process.env, BROWSER_ASSISTANT_DIR: appDir, PATCHBAY_MEMORY_FILE: join(dataDir, "memory.json") },
 });
 const worker = createFlightWorker({
   url: patchbay.url,

@@ -3,7 +3,7 @@ import { z } from "zod";
 const TOOL_NAME = /^[A-Za-z0-9_.\-/]{1,128}$/;
 const CONNECTOR_NAME = /^[A-Za-z0-9-]{1,30}$/;
 /** The keys every entry may have; any other key is the kind (`mcp`, `openapi`, ...). */
-const COMMON_KEYS = new Set(["name", "tools", "approval", "timeout_ms"]);
+const COMMON_KEYS = new Set(["name", "tools", "approval", "timeout_ms", "max_concurrent_calls"]);
 
 const toolList = z.array(
   z.string().regex(TOOL_NAME, { error: "must be a tool name (letters, digits, '_', '-', '.', '/')" }),
@@ -41,6 +41,8 @@ export const ConnectorEntrySchema = z
       .optional(),
     /** Each call fails as timed out (and the service is told to cancel) after this long. */
     timeout_ms: z.number().int().positive().max(3_600_000).optional(),
+    /** At most this many calls of each of its tools run at once across all sessions (a rate-limited service). */
+    max_concurrent_calls: z.number().int().positive().max(1_000).optional(),
   })
   .superRefine((entry, ctx) => {
     const kinds = Object.keys(entry).filter((key) => !COMMON_KEYS.has(key));

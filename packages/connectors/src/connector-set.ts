@@ -1,6 +1,7 @@
 import { type ToolDefinition, ToolError, Tools } from "@patchbay/tools";
 import type { ConnectorContext, ConnectorLogger, ConnectorSession } from "./connector";
 import { connectorKindOf } from "./connector-entry";
+import { redactSecrets } from "./interpolate";
 import { isToolOffered, offeredToolName, toOfferedDefinition } from "./offered-tool";
 import type { PreparedConnector } from "./prepare-connectors";
 
@@ -133,7 +134,7 @@ export class ConnectorSet {
     const { entry, kind, config } = instance.prepared;
     const context: ConnectorContext = {
       name: entry.name,
-      logger: childLogger(this.#logger, entry.name),
+      logger: childLogger(this.#logger, entry.name, instance.prepared.secrets),
       toolsChanged: () => this.#sync(instance),
       setDown: (reason) => this.#setDown(instance, reason),
     };
@@ -178,6 +179,7 @@ export class ConnectorSet {
       this.#sync(instance);
       return;
     }
+    reason = redactSecrets(reason, instance.prepared.secrets);
     const wasDown = instance.state === "down" && instance.reason === reason;
     instance.state = "down";
     instance.reason = reason;
@@ -205,6 +207,7 @@ export class ConnectorSet {
         name,
         toOfferedDefinition(entry, tool, name, {
           downReason: () => (instance.state === "down" ? instance.reason : undefined),
+          secrets: instance.prepared.secrets,
         }),
       );
     }
@@ -267,8 +270,19 @@ function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-function childLogger(logger: ConnectorLogger, connector: string): ConnectorLogger {
-  const bind = (fields?: Record<string, unknown>) => ({ connector, ...fields });
+/** The connector's logger: its name bound, and the filled-in `${VAR}` values redacted from every string field. */
+function childLogger(
+  logger: ConnectorLogger,
+  connector: string,
+  secrets: readonly string[],
+): ConnectorLogger {
+  const bind = (fields?: Record<string, unknown>) => {
+    const out: Record<string, unknown> = { connector };
+    for (const [key, value] of Object.entries(fields ?? {})) {
+      out[key] = typeof value === "string" ? redactSecrets(value, secrets) : value;
+    }
+    return out;
+  };
   return {
     debug: (message, fields) => logger.debug(message, bind(fields)),
     info: (message, fields) => logger.info(message, bind(fields)),

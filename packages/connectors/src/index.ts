@@ -15,7 +15,7 @@ export { ConnectorSet } from "./connector-set";
 export { readConnectorsFile } from "./connectors-file";
 export type { ConnectorConfigIssue } from "./errors";
 export { ConnectorConfigError, ConnectorError } from "./errors";
-export { interpolateEnv, referencesEnv } from "./interpolate";
+export { interpolateEnv, redactSecrets, referencesEnv } from "./interpolate";
 export type { McpConfig } from "./mcp/mcp-config";
 export { McpConfigSchema } from "./mcp/mcp-config";
 export { mcpConnector } from "./mcp/mcp-connector";

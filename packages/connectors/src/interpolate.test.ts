@@ -8,8 +8,9 @@ describe("interpolateEnv", () => {
       args: ["--price=$$5", "${HOME_DIR}/x"],
       n: 3,
     };
-    const { value, issues } = interpolateEnv(input, { TOKEN: "s3cret", HOME_DIR: "/home/a" });
+    const { value, issues, secrets } = interpolateEnv(input, { TOKEN: "s3cret", HOME_DIR: "/home/a" });
     expect(issues).toEqual([]);
+    expect(secrets).toEqual(["s3cret", "/home/a"]);
     expect(value).toEqual({
       headers: { authorization: "Bearer s3cret" },
       args: ["--price=$5", "/home/a/x"],

@@ -6,20 +6,22 @@ const VARIABLE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$\$/g;
  * Replaces `${NAME}` in every string of a config (keys are left alone) with the variable's value
  * from `env`; `$$` is a literal `$`. An unset variable is an issue at the string's path. The
  * result is built fresh so the written config (which holds only the names) is never changed:
- * keep that one for logs and errors, hand this one only to `connect`.
+ * keep that one for logs and errors, hand this one only to `connect`. `secrets` are the values
+ * filled in (4 characters or more), for {@link redactSecrets}.
  *
  * @example
  * ```ts
  * interpolateEnv({ headers: { authorization: "Bearer ${TOKEN}" } }, { TOKEN: "t" }, ["mcp"]);
- * // { value: { headers: { authorization: "Bearer t" } }, issues: [] }
+ * // { value: { headers: { authorization: "Bearer t" } }, issues: [], secrets: [] }
  * ```
  */
 export function interpolateEnv(
   value: unknown,
   env: Record<string, string | undefined>,
   path: (string | number)[] = [],
-): { value: unknown; issues: ConnectorConfigIssue[] } {
+): { value: unknown; issues: ConnectorConfigIssue[]; secrets: string[] } {
   const issues: ConnectorConfigIssue[] = [];
+  const secrets = new Set<string>();
   const walk = (node: unknown, at: (string | number)[]): unknown => {
     if (typeof node === "string") {
       return node.replace(VARIABLE, (match, name: string | undefined) => {
@@ -29,6 +31,7 @@ export function interpolateEnv(
           issues.push({ path: at, message: `\${${name}} is not set in the environment` });
           return match;
         }
+        if (found.length >= 4) secrets.add(found);
         return found;
       });
     }
@@ -41,7 +44,7 @@ export function interpolateEnv(
     return node;
   };
   const result = walk(value, path);
-  return { value: result, issues };
+  return { value: result, issues, secrets: [...secrets] };
 }
 
 /**
@@ -57,4 +60,19 @@ export function referencesEnv(value: unknown): boolean {
   if (Array.isArray(value)) return value.some(referencesEnv);
   if (value !== null && typeof value === "object") return Object.values(value).some(referencesEnv);
   return false;
+}
+
+/**
+ * Replaces every filled-in `${VAR}` value in a text (an error message, a log field) with `***`,
+ * so what a service echoes back never carries a secret into logs or `/readyz`.
+ *
+ * @example
+ * ```ts
+ * redactSecrets("GET https://x.test/?key=abcd1234 failed", ["abcd1234"]); // "GET https://x.test/?key=*** failed"
+ * ```
+ */
+export function redactSecrets(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const secret of secrets) out = out.split(secret).join("***");
+  return out;
 }

@@ -77,6 +77,11 @@ describe("offered tools", () => {
       { downReason: () => down },
     );
     expect(definition.timeoutMs).toBe(1234);
+    expect(
+      toOfferedDefinition(entry({ max_concurrent_calls: 2 }), sum, "everything__get-sum", {
+        downReason: () => undefined,
+      }).sharedConcurrency,
+    ).toBe(2);
     expect(definition.parameters).not.toHaveProperty("$schema");
     const executor = new ToolExecutor({ tools: new Tools([definition]) });
     expect(

@@ -1,6 +1,7 @@
 import { type ToolApproval, type ToolDefinition, ToolError } from "@patchbay/tools";
 import type { ConnectorTool } from "./connector";
 import type { ConnectorEntry } from "./connector-entry";
+import { redactSecrets } from "./interpolate";
 
 const SEPARATOR = "__";
 
@@ -75,6 +76,8 @@ function approvalFor(entry: ConnectorEntry, tool: ConnectorTool): ToolApproval |
 export interface ConnectorRunState {
   /** Why the connector is down, or `undefined` while it is up. */
   downReason(): string | undefined;
+  /** Values redacted from the errors the model reads (the filled-in `${VAR}`s). */
+  secrets?: readonly string[];
 }
 
 /**
@@ -110,12 +113,24 @@ export function toOfferedDefinition(
           },
         );
       }
-      return tool.run(args, signal, ctx);
+      const secrets = state.secrets ?? [];
+      if (secrets.length === 0) return tool.run(args, signal, ctx);
+      // A service may echo what it was sent (a URL with a key): the model never reads a secret.
+      return Promise.resolve()
+        .then(() => tool.run(args, signal, ctx))
+        .catch((error: unknown) => {
+          if (error instanceof ToolError) {
+            const message = redactSecrets(error.message, secrets);
+            if (message !== error.message) throw new ToolError(message, { code: error.code });
+          }
+          throw error;
+        });
     },
   };
   const approval = approvalFor(entry, tool);
   if (approval) definition.approval = approval;
   if (entry.timeout_ms !== undefined) definition.timeoutMs = entry.timeout_ms;
+  if (entry.max_concurrent_calls !== undefined) definition.sharedConcurrency = entry.max_concurrent_calls;
   const displayTitle = tool.displayTitle ?? tool.annotations?.title;
   if (displayTitle) definition.displayTitle = displayTitle;
   return definition;

@@ -17,6 +17,8 @@ export interface PreparedConnector {
   entry: ConnectorEntry;
   kind: Connector<unknown>;
   config: unknown;
+  /** The values filled in for `${VAR}`s: redacted from every reason and log line. */
+  secrets: string[];
 }
 
 /**
@@ -64,7 +66,7 @@ export function prepareConnectors(
       }
       return;
     }
-    prepared.push({ entry, kind, config: parsed.data });
+    prepared.push({ entry, kind, config: parsed.data, secrets: filled.secrets });
   });
   if (issues.length > 0) throw new ConnectorConfigError(issues);
   return prepared;

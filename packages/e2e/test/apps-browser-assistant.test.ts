@@ -40,7 +40,12 @@ beforeAll(async () => {
     configDir: browserAssistantConfigDir,
     apiKey,
     secret,
-    env: {}, // the scripted model of agents/assistant.yaml, whatever keys the machine has
+    // The scripted model of agents/assistant.yaml, whatever keys the machine has; the two
+    // variables its memory connector (the MCP memory server from npm) reads.
+    env: {
+      BROWSER_ASSISTANT_DIR: browserAssistantConfigDir,
+      PATCHBAY_MEMORY_FILE: join(root, "memory.json"),
+    },
     logger: silentLogger,
     progressIntervalMs: 20,
     shutdownGraceMs: 1_000,

@@ -1,10 +1,13 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createModel, type LanguageModel, type ModelRequest } from "@patchbay/models";
+import { createServer, silentLogger } from "@patchbay/server";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { closeAllClients, nextEvent, userClient } from "./helpers/clients";
 import { freePort, MCP_SERVERS, MCP_TAP } from "./helpers/mcp-servers";
+import { recording } from "./helpers/recording-model";
 import { startTestServer, type TestServer } from "./helpers/start-server";
 
 // End to end: the real server with the scripted model, the real client, and the real MCP
@@ -81,9 +84,14 @@ const logOf = (file: string) => {
 describe("MCP connectors end to end (server-everything from npm)", () => {
   it("over stdio: results, approval, image, progress and an interrupt that reaches the server as a cancellation", async () => {
     const log = join(dir, "stdio.log");
+    let model: (LanguageModel & { requests: ModelRequest[] }) | undefined;
     server = await startTestServer({
       agentFiles: { support: stdioAgent(log) },
       env: { NODE_BIN: process.execPath },
+      createModel: (agent) => {
+        model = recording(createModel(agent.model, {}));
+        return model;
+      },
     });
     const client = await userClient(server, "u_1");
     const session = await client.agent("support").sessions.create();
@@ -103,6 +111,15 @@ describe("MCP connectors end to end (server-everything from npm)", () => {
     expect(imageCall?.type === "tool_call" && imageCall.result?.content.images).toEqual([
       expect.objectContaining({ type: "image", mimeType: "image/png" }),
     ]);
+    // The model was handed the image with the tool's result.
+    const toolMessage = model!.requests
+      .at(-1)!
+      .messages.filter((m) => m.role === "tool")
+      .at(-1);
+    expect(toolMessage).toMatchObject({
+      isError: false,
+      content: { images: [{ type: "image", mimeType: "image/png" }] },
+    });
 
     const progressed = nextEvent(
       session,
@@ -187,6 +204,35 @@ describe("MCP connectors end to end (server-everything from npm)", () => {
     await progressed;
     await session.interrupt();
     expect((await long).reason).toBe("interrupted");
+  });
+
+  it("a server that cannot listen stops the connectors it started (no child process left behind)", async () => {
+    const log = join(dir, "listen.log");
+    server = await startTestServer({ agents: {} });
+    const configDir = join(dir, "listen-config");
+    mkdirSync(join(configDir, "agents"), { recursive: true });
+    writeFileSync(join(configDir, "agents", "support.yaml"), stdioAgent(log));
+    await expect(
+      createServer({
+        port: server.server.port,
+        dataDir: join(dir, "listen-data"),
+        configDir,
+        apiKey: "pk",
+        secret: "a secret long enough",
+        env: { NODE_BIN: process.execPath },
+        logger: silentLogger,
+      }),
+    ).rejects.toThrow(/EADDRINUSE/);
+    const pid = Number(/pid (\d+)/.exec(logOf(log))![1]);
+    const alive = () => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    await waitFor(() => !alive(), 10_000);
   });
 
   it("a connector that cannot start does not stop the server: /readyz and its tools say which and why", async () => {

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { AgentConfigError, loadAgentConfigs, parseAgentConfig } from "./agent-config";
-import { startAgentConnectors } from "./agent-connectors";
+import { prepareAgentConnectors, startAgentConnectors } from "./agent-connectors";
 import { silentLogger } from "./logger";
 
 const MODEL = "model:\n  provider: scripted\n";
@@ -14,7 +14,9 @@ async function refusal(yaml: string, env: Record<string, string> = {}): Promise<
   const file = `agents/support.yaml`;
   try {
     const agent = parseAgentConfig("support", yaml, file);
-    const sets = await startAgentConnectors([agent], { env, logger: silentLogger });
+    const sets = await startAgentConnectors(prepareAgentConnectors([agent], { env }), {
+      logger: silentLogger,
+    });
     for (const set of sets.values()) await set.close();
   } catch (error) {
     expect(error).toBeInstanceOf(AgentConfigError);

@@ -4,6 +4,7 @@ import {
   ConnectorConfigError,
   ConnectorSet,
   type ConnectorStatus,
+  type PreparedConnector,
   prepareConnectors,
 } from "@patchbay/connectors";
 import type { JsonObject, ToolResult, ToolSpec } from "@patchbay/protocol";
@@ -14,41 +15,52 @@ import type { ServerToolBackend } from "./server-tool-backend";
 import type { ArgumentCheck, RoutedToolCall, ToolBackend } from "./tool-location";
 
 /**
- * Starts the connectors of every agent (its `connectors:` entries) before the server listens.
- * Bad config (an unknown kind, a config the kind refuses, an unset `${VAR}`) throws an
- * {@link AgentConfigError} with the agent file, line and field; a connector that cannot connect
- * does not throw: it is reported down in the logs and on `/readyz`, and its tools say why.
+ * Checks the connectors of every agent (its `connectors:` entries) against the known kinds, with
+ * `${VAR}`s filled from `env`. Bad config (an unknown kind, a config the kind refuses, an unset
+ * `${VAR}`) throws an {@link AgentConfigError} with the agent file, line and field. Nothing is
+ * started yet: see {@link startAgentConnectors}.
  *
  * @example
  * ```ts
- * const sets = await startAgentConnectors(agents, { kinds: builtinConnectors, env: process.env, logger });
+ * const prepared = prepareAgentConnectors(agents.values(), { env: process.env });
+ * ```
+ */
+export function prepareAgentConnectors(
+  agents: Iterable<AgentConfig>,
+  options: { kinds?: readonly Connector<any>[]; env: Record<string, string | undefined> },
+): Map<string, PreparedConnector[]> {
+  const kinds = [...builtinConnectors, ...(options.kinds ?? [])];
+  const prepared = new Map<string, PreparedConnector[]>();
+  for (const agent of agents) {
+    if (agent.connectors.length > 0) prepared.set(agent.id, prepareFor(agent, kinds, options.env));
+  }
+  return prepared;
+}
+
+/**
+ * Starts prepared connectors, one set per agent. A connector that cannot connect does not
+ * throw: it is reported down in the logs and on `/readyz`, and its tools say why.
+ *
+ * @example
+ * ```ts
+ * const sets = await startAgentConnectors(prepareAgentConnectors(agents.values(), { env }), { logger });
  * sets.get("support")?.tools.names(); // ["everything__echo"]
  * ```
  */
 export async function startAgentConnectors(
-  agents: Iterable<AgentConfig>,
-  options: {
-    kinds?: readonly Connector<any>[];
-    env: Record<string, string | undefined>;
-    logger: Logger;
-    startTimeoutMs?: number;
-    reserved?: (name: string) => boolean;
-  },
+  prepared: ReadonlyMap<string, PreparedConnector[]>,
+  options: { logger: Logger; startTimeoutMs?: number; reserved?: (name: string) => boolean },
 ): Promise<Map<string, ConnectorSet>> {
-  const kinds = [...builtinConnectors, ...(options.kinds ?? [])];
-  const prepared = [...agents]
-    .filter((agent) => agent.connectors.length > 0)
-    .map((agent) => ({ agent, connectors: prepareFor(agent, kinds, options.env) }));
   const sets = new Map<string, ConnectorSet>();
   try {
     await Promise.all(
-      prepared.map(async ({ agent, connectors }) => {
+      [...prepared].map(async ([agentId, connectors]) => {
         const set = await ConnectorSet.start(connectors, {
-          logger: options.logger.child({ agent: agent.id }),
+          logger: options.logger.child({ agent: agentId }),
           ...(options.startTimeoutMs !== undefined ? { startTimeoutMs: options.startTimeoutMs } : {}),
           ...(options.reserved ? { reserved: options.reserved } : {}),
         });
-        sets.set(agent.id, set);
+        sets.set(agentId, set);
       }),
     );
   } catch (error) {

@@ -4,7 +4,12 @@ import type { Connector, ConnectorSet } from "@patchbay/connectors";
 import { createModel, type LanguageModel } from "@patchbay/models";
 import { InMemoryIdempotencyStore, type Tools } from "@patchbay/tools";
 import { type AgentConfig, type AgentFileInput, defineAgent, loadAgentConfigs } from "./agent-config";
-import { ChainedToolBackend, connectorReadiness, startAgentConnectors } from "./agent-connectors";
+import {
+  ChainedToolBackend,
+  connectorReadiness,
+  prepareAgentConnectors,
+  startAgentConnectors,
+} from "./agent-connectors";
 import { Authenticator } from "./auth";
 import { type ClientSocketLimits, ClientSocketServer } from "./client-socket";
 import { type CorsOptions, CorsPolicy, parseCorsOrigins } from "./cors";
@@ -185,16 +190,12 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
   const limits = resolveLimits(options.limits, env, options.configDir);
   // Argument checks run schema patterns in RE2, in time linear in the input.
   useLinearPatterns();
-  const { store, unlock } = await openStore(options, env);
-  const connectorSets = await startAgentConnectors(agents.values(), {
+  // Checked now (bad config refuses to start, with file and line); started just before listening.
+  const preparedConnectors = prepareAgentConnectors(agents.values(), {
     ...(options.connectors ? { kinds: options.connectors } : {}),
     env,
-    logger,
-    ...(options.connectorStartTimeoutMs !== undefined
-      ? { startTimeoutMs: options.connectorStartTimeoutMs }
-      : {}),
-    ...(options.tools ? { reserved: (name: string) => options.tools!.has(name) } : {}),
   });
+  const { store, unlock } = await openStore(options, env);
   const metrics = new ServerMetrics({ defaultMetrics: options.processMetrics ?? false });
   const authenticator = new Authenticator({ apiKey, secret });
   const progressIntervalMs = options.progressIntervalMs ?? 250;
@@ -204,6 +205,16 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
   const idempotency = new InMemoryIdempotencyStore();
 
   await recoverInterruptedTurns(store, logger);
+
+  const connectorSets = await startAgentConnectors(preparedConnectors, {
+    logger,
+    ...(options.connectorStartTimeoutMs !== undefined
+      ? { startTimeoutMs: options.connectorStartTimeoutMs }
+      : {}),
+    ...(options.tools ? { reserved: (name: string) => options.tools!.has(name) } : {}),
+  });
+  // Child processes of stdio connectors would keep a process that failed to start alive.
+  const closeConnectors = () => Promise.all([...connectorSets.values()].map((set) => set.close()));
 
   let extension: DispatchExtension | undefined;
   const deps = (agent: AgentConfig): LiveSessionDeps => ({
@@ -276,7 +287,8 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
       http.off("error", reject);
       resolve();
     });
-  }).catch(async (error) => {
+  }).catch(async (error: unknown) => {
+    await closeConnectors();
     await store.close();
     unlock?.();
     throw error;
@@ -295,7 +307,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
       http.closeIdleConnections();
       await sessions.close(options.shutdownGraceMs ?? 10_000);
       await extension?.close?.();
-      await Promise.all([...connectorSets.values()].map((set) => set.close()));
+      await closeConnectors();
       await clients.close(1001, "server shutting down");
       http.closeAllConnections();
       await stopped;

@@ -39,7 +39,12 @@ class McpSession implements ConnectorSession {
   async open(): Promise<void> {
     const client = new Client({ name: "patchbay", version: "1" }, { capabilities: {} });
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-      void this.#refresh(client);
+      // A refresh that fails (the server went away meanwhile) keeps the last list; never an unhandled rejection.
+      this.#refresh(client).catch((error: unknown) => {
+        this.context.logger.warn("mcp tools/list after list_changed failed", {
+          error: error instanceof Error ? error.message : String(error),
+        });
+      });
     });
     const transport = this.#transport();
     client.onclose = () => this.#lost(client);
