@@ -14,6 +14,7 @@ import { AuthError, ServerError, toWireError } from "./errors";
 import type { ServerLimits } from "./limits";
 import type { LiveSession } from "./live-session";
 import type { Logger } from "./logger";
+import { afterSlowReader } from "./memory-reclaim";
 import type { ServerMetrics } from "./metrics";
 import { TokenBucket } from "./rate-limit";
 import type { SessionManager } from "./session-manager";
@@ -533,6 +534,7 @@ class ClientConnection {
     this.logger.warn("client reads too slowly; closing", { bufferedAmount: this.ws.bufferedAmount });
     this.options.metrics.framesRejected.inc({ code: "slow_reader" });
     this.close(1013, "send buffer full: the client reads too slowly");
+    afterSlowReader();
   }
 }
 

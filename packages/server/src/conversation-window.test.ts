@@ -1,8 +1,8 @@
-import type { ConversationItem } from "@patchbay/protocol";
+import type { MessageItem } from "@patchbay/protocol";
 import { describe, expect, it } from "vitest";
 import { ConversationWindow } from "./conversation-window";
 
-const user = (id: string): ConversationItem => ({
+const user = (id: string): MessageItem => ({
   type: "message",
   id,
   role: "user",
@@ -10,7 +10,7 @@ const user = (id: string): ConversationItem => ({
   status: "completed",
   createdAt: 0,
 });
-const reply = (id: string): ConversationItem => ({
+const reply = (id: string): MessageItem => ({
   type: "message",
   id,
   role: "assistant",
