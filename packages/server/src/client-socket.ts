@@ -269,7 +269,12 @@ class ClientConnection {
     }
     const buffer = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
     const decoded =
-      free ?? decodeFrame(buffer, { channel: "client-to-server", maxBytes: this.limits.maxFrameBytes });
+      free ??
+      decodeFrame(buffer, {
+        channel: "client-to-server",
+        maxBytes: this.limits.maxFrameBytes,
+        ...(this.options.guards ? { maxDepth: this.options.guards.maxJsonDepth } : {}),
+      });
     if (charged && decoded.ok && this.isAnswer(decoded.frame)) this.bucket.refund();
     if (!decoded.ok) {
       const error = decoded.error;
@@ -309,7 +314,11 @@ class ClientConnection {
   /** The decoded frame when `data` is a free answer (see {@link isAnswer}). */
   private answersCall(data: RawData): ReturnType<typeof decodeFrame<"client-to-server">> | undefined {
     const buffer = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
-    const decoded = decodeFrame(buffer, { channel: "client-to-server", maxBytes: this.limits.maxFrameBytes });
+    const decoded = decodeFrame(buffer, {
+      channel: "client-to-server",
+      maxBytes: this.limits.maxFrameBytes,
+      ...(this.options.guards ? { maxDepth: this.options.guards.maxJsonDepth } : {}),
+    });
     return decoded.ok && this.isAnswer(decoded.frame) ? decoded : undefined;
   }
 
