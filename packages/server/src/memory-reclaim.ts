@@ -18,7 +18,10 @@ let armedUntil = 0;
 function collector(): (() => void) | null {
   if (collect !== undefined) return collect;
   const exposed = (globalThis as { gc?: () => void }).gc;
-  if (typeof exposed === "function") return (collect = exposed);
+  if (typeof exposed === "function") {
+    collect = exposed;
+    return collect;
+  }
   try {
     setFlagsFromString("--expose-gc");
     collect = runInNewContext("gc") as () => void;
