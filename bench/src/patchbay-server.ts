@@ -26,6 +26,7 @@ export interface BenchServer {
  * The client socket's per-connection rate limit is raised: by default it lets a connection send
  * 100 frames per second (burst 200), which a benchmark driving one page or one session flat out
  * passes within a second. The limit is a guard against abuse, not part of a tool call's cost.
+ * The byte, session and pre-authentication quotas are raised for the same reason.
  */
 export async function startBenchServer(): Promise<BenchServer> {
   // BENCH_DATA_ROOT=/dev/shm puts SQLite on tmpfs, to tell the disk's share of a figure from the CPU's.
@@ -39,6 +40,15 @@ export async function startBenchServer(): Promise<BenchServer> {
     secret: BENCH_SECRET,
     logger: silentLogger,
     clientSocket: { rateBurst: 1_000_000, ratePerSecond: 1_000_000 },
+    // Likewise the quotas (docs/security.md): a benchmark is one user on one address driving
+    // thousands of sessions and frames, which is what they are there to stop.
+    limits: {
+      connectionBytesPerSecond: 1 << 30,
+      userBytesPerSecond: 1 << 30,
+      maxSessionsPerUser: 1_000_000_000,
+      maxUnauthenticatedSockets: 1_000_000,
+      maxUnauthenticatedPerAddress: 1_000_000,
+    },
     agents: {
       [BENCH_AGENT]: {
         instructions: "Answer questions about orders.",

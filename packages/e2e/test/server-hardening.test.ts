@@ -161,10 +161,11 @@ describe("hostile schemas (finding 1)", () => {
     console.log(
       `[hardening] healthy turn p99 ${before.turnP99.toFixed(1)} ms before, ${during.turnP99.toFixed(1)} ms during the ReDoS attack; /healthz p99 ${before.healthP99.toFixed(1)} -> ${during.healthP99.toFixed(1)} ms`,
     );
-    // Before RE2 one attack held the event loop for seconds; the margin absorbs a shared machine.
-    expect(during.turnP99).toBeLessThan(before.turnP99 * 3 + 100);
-    expect(during.healthP99).toBeLessThan(before.healthP99 * 3 + 100);
-    expect(after.turnP99).toBeLessThan(before.turnP99 * 3 + 100);
+    // Before RE2 one attack held the event loop for seconds (8.6 s at 30 characters, doubling
+    // with each one); the margin absorbs a shared machine, the figures above are the measure.
+    expect(during.turnP99).toBeLessThan(before.turnP99 * 3 + 500);
+    expect(during.healthP99).toBeLessThan(before.healthP99 * 3 + 500);
+    expect(after.turnP99).toBeLessThan(before.turnP99 * 3 + 500);
     await healthy.close();
     await attacker.close();
   }, 90_000);

@@ -17,6 +17,7 @@ import { AuthError, ServerError, toWireError } from "./errors";
 import type { ServerLimits } from "./limits";
 import type { LiveSession } from "./live-session";
 import type { Logger } from "./logger";
+import { afterSlowReader } from "./memory-reclaim";
 import type { ServerMetrics } from "./metrics";
 import { oversizedResult } from "./oversized-result";
 import { TokenBucket } from "./rate-limit";
@@ -327,6 +328,7 @@ class ClientConnection {
       channel: "client-to-server",
       maxBytes: this.limits.maxFrameBytes,
       maxResultBytes: this.limits.maxResultFrameBytes,
+      ...(this.options.guards ? { maxDepth: this.options.guards.maxJsonDepth } : {}),
     });
   }
 
@@ -588,6 +590,7 @@ class ClientConnection {
     this.logger.warn("client reads too slowly; closing", { bufferedAmount: this.ws.bufferedAmount });
     this.options.metrics.framesRejected.inc({ code: "slow_reader" });
     this.close(1013, "send buffer full: the client reads too slowly");
+    afterSlowReader();
   }
 }
 

@@ -58,7 +58,7 @@ export interface ServerLimits {
  *
  * @example
  * ```ts
- * DEFAULT_SERVER_LIMITS.maxMessageBytes; // 1 MiB
+ * DEFAULT_SERVER_LIMITS.maxMessageBytes; // 5 MiB
  * ```
  */
 export const DEFAULT_SERVER_LIMITS: Readonly<ServerLimits> = Object.freeze({
@@ -68,7 +68,7 @@ export const DEFAULT_SERVER_LIMITS: Readonly<ServerLimits> = Object.freeze({
   maxEnumValues: 1_000,
   maxPatternLength: 1_000,
   maxJsonDepth: 64,
-  maxMessageBytes: 1024 * 1024,
+  maxMessageBytes: 5 * 1024 * 1024,
   connectionBytesPerSecond: 1024 * 1024,
   userBytesPerSecond: 2 * 1024 * 1024,
   maxSessionsPerUser: 1_000,

@@ -6,6 +6,7 @@ import { NotFoundError, ServerError } from "./errors";
 import { QuotaError } from "./limits";
 import { LiveSession, type LiveSessionDeps } from "./live-session";
 import type { Logger } from "./logger";
+import { afterSessionUnloaded } from "./memory-reclaim";
 import type { ServerMetrics } from "./metrics";
 import { SessionRuntime } from "./session-runtime";
 import type { Store } from "./store";
@@ -250,7 +251,10 @@ export class SessionManager {
     }
     this.live.delete(sessionId);
     this.options.metrics.sessions.set(this.live.size);
-    void live.runtime.settled().then(() => live.runtime.close("unloaded"));
+    void live.runtime.settled().then(() => {
+      live.runtime.close("unloaded");
+      afterSessionUnloaded();
+    });
   }
 
   private assertOpen(): void {

@@ -82,6 +82,11 @@ export class ConnectionGuards {
     this.bucket = new TokenBucket({ capacity: rate * BURST_SECONDS, refillPerSecond: rate });
   }
 
+  /** The deepest nesting a frame may have (`maxJsonDepth`). */
+  get maxJsonDepth(): number {
+    return this.server.limits.maxJsonDepth;
+  }
+
   /** Charges a frame's bytes; a refusal says why. Before `hello`, frames are kept small. */
   charge(data: RawData, authenticated: boolean): Refusal | undefined {
     const limits = this.server.limits;
