@@ -117,7 +117,6 @@ const tasks = {
   },
 };
 
-
 // The browser tests drive Debian's Chromium through playwright-core. Install it when we may.
 function ensureChromium() {
   if (process.env.PATCHBAY_CHROMIUM || existsSync("/usr/bin/chromium")) return;
