@@ -1,4 +1,4 @@
-// `pnpm --filter @patchbay/app-browser-assistant start`: Patchbay, the flight worker (for the
+// `npm run sample:browser-assistant` (from the root): Patchbay, the flight worker (for the
 // hosted tools), and the page with its token endpoint, all on 127.0.0.1. Ctrl-C stops it all.
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";

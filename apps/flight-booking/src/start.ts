@@ -1,4 +1,4 @@
-// `pnpm --filter @patchbay/app-flight-booking start`: a Patchbay server, the flight worker and a
+// `npm run sample:flight-booking` (from the root): a Patchbay server, the flight worker and a
 // chat in this terminal. Approvals are asked here too. Type a message, or pipe lines in.
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
@@ -36,7 +36,7 @@ await worker.start();
 const client = new Client({ baseUrl: server.url, apiKey, secret });
 const session = await client.agent("travel").sessions.create({ userId: "traveller" });
 const terminal = createInterface({ input: process.stdin });
-// Lines are queued, so piped input works too: `printf 'flights to Lisbon\n' | pnpm start`.
+// Lines are queued, so piped input works too: `printf 'flights to Lisbon\n' | npm run sample:flight-booking`.
 const lines = terminal[Symbol.asyncIterator]();
 async function ask(prompt: string): Promise<string | undefined> {
   process.stdout.write(prompt);

@@ -1,5 +1,5 @@
 // Chats with the support agent through a running server and worker:
-//   PATCHBAY_URL=http://127.0.0.1:8787 PATCHBAY_API_KEY=... PATCHBAY_API_SECRET=... pnpm chat "Where is order A1001?"
+//   PATCHBAY_URL=http://127.0.0.1:8787 PATCHBAY_API_KEY=... PATCHBAY_API_SECRET=... npm run chat -- "Where is order A1001?"
 import { Client } from "@patchbay/client";
 import { chat } from "./chat-script";
 

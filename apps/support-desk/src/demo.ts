@@ -1,4 +1,4 @@
-// The whole support desk in one command (`pnpm --filter @patchbay/app-support-desk start`):
+// The whole support desk in one command (`npm run sample:support-desk` from the root):
 // a Patchbay server with the support agent of ./agents, the worker as its own process (it
 // connects out to the server, as it would from your network), a chat through a session, and an
 // SMS posted to the inbound endpoint. Everything runs on 127.0.0.1 and is removed at the end.

@@ -1,5 +1,5 @@
 // Runs the support-desk worker against a Patchbay server:
-//   PATCHBAY_URL=http://127.0.0.1:8787 PATCHBAY_API_KEY=... PATCHBAY_API_SECRET=... pnpm worker
+//   PATCHBAY_URL=http://127.0.0.1:8787 PATCHBAY_API_KEY=... PATCHBAY_API_SECRET=... npm run worker
 // It connects out to the server; nothing here needs to be reachable. Ctrl-C drains it.
 import { join } from "node:path";
 import { Client } from "@patchbay/client";

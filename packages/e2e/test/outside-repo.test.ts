@@ -60,14 +60,14 @@ describe("a new project outside the repository, with npm only", () => {
     expect(files).toContain("create-patchbay-0.1.0.tgz");
     expect(files).toContain("patchbay-server-0.1.0.tgz");
 
-    // `npm exec` the packed create-patchbay, as `npm create patchbay` would from the registry.
+    // The command of docs/getting-started.md: the packed create-patchbay through npx, as
+    // `npm create patchbay` will run it from the registry.
     const created = await run(
-      "npm",
+      "npx",
       [
-        "exec",
         "--yes",
-        `--package=${join(tarballs, "create-patchbay-0.1.0.tgz")}`,
-        "--",
+        "-p",
+        join(tarballs, "create-patchbay-0.1.0.tgz"),
         "create-patchbay",
         "my-agent",
         "--from",

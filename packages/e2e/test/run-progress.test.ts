@@ -7,14 +7,21 @@ import { runStep } from "../../../scripts/progress.mjs";
 describe("first-run progress lines", () => {
   it("says what runs, how long so far while it runs, and how long it took", async () => {
     const lines: string[] = [];
-    const code = await runStep("Building the packages", process.execPath, ["-e", "setTimeout(() => {}, 450)"], {
-      intervalMs: 100,
-      stdio: "ignore",
-      write: (line: string) => lines.push(line),
-    });
+    const code = await runStep(
+      "Building the packages",
+      process.execPath,
+      ["-e", "setTimeout(() => {}, 450)"],
+      {
+        intervalMs: 100,
+        stdio: "ignore",
+        write: (line: string) => lines.push(line),
+      },
+    );
     expect(code).toBe(0);
     expect(lines[0]).toBe("> Building the packages...");
-    expect(lines.filter((line) => /^ {2}Building the packages: \d+ s so far$/.test(line)).length).toBeGreaterThanOrEqual(2);
+    expect(
+      lines.filter((line) => /^ {2}Building the packages: \d+ s so far$/.test(line)).length,
+    ).toBeGreaterThanOrEqual(2);
     expect(lines.at(-1)).toMatch(/^> Building the packages: done in \d+ s$/);
   });
 

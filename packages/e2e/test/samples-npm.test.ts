@@ -10,9 +10,16 @@ const root = fileURLToPath(new URL("../../../", import.meta.url));
 
 describe("samples from the root with npm", () => {
   it("has one npm script per sample app, each for an app that exists", () => {
-    const scripts = JSON.parse(readFileSync(join(root, "package.json"), "utf8")).scripts as Record<string, string>;
+    const scripts = JSON.parse(readFileSync(join(root, "package.json"), "utf8")).scripts as Record<
+      string,
+      string
+    >;
     const samples = Object.keys(scripts).filter((name) => name.startsWith("sample:"));
-    expect(samples.sort()).toEqual(["sample:browser-assistant", "sample:flight-booking", "sample:support-desk"]);
+    expect(samples.sort()).toEqual([
+      "sample:browser-assistant",
+      "sample:flight-booking",
+      "sample:support-desk",
+    ]);
     for (const name of samples) {
       expect(existsSync(join(root, "apps", name.slice("sample:".length), "package.json"))).toBe(true);
       expect(scripts[name]).toBe(`node scripts/run.mjs sample ${name.slice("sample:".length)}`);

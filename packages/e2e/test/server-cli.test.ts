@@ -24,7 +24,7 @@ model:
   provider: scripted
   rules:
     - match: "where am i"
-      toolCalls:
+      tool_calls:
         - tool: locate
       reply: "You are in {result}."
     - match: hello

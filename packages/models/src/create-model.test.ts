@@ -174,12 +174,18 @@ describe("defaultModelFromEnv", () => {
 });
 
 describe("PATCHBAY_MODEL_IMAGES and the startup description", () => {
-  const local = { OPENAI_API_KEY: "sk-local", OPENAI_BASE_URL: "http://127.0.0.1:11434/v1", OPENAI_MODEL: "llava" };
+  const local = {
+    OPENAI_API_KEY: "sk-local",
+    OPENAI_BASE_URL: "http://127.0.0.1:11434/v1",
+    OPENAI_MODEL: "llava",
+  };
 
   it("turns images on for a custom base URL, or off for the official one", () => {
     expect(defaultModelFromEnv(local).capabilities.images).toBe(false);
     expect(defaultModelFromEnv({ ...local, PATCHBAY_MODEL_IMAGES: "true" }).capabilities.images).toBe(true);
-    expect(defaultModelFromEnv({ OPENAI_API_KEY: "sk", PATCHBAY_MODEL_IMAGES: "0" }).capabilities.images).toBe(false);
+    expect(
+      defaultModelFromEnv({ OPENAI_API_KEY: "sk", PATCHBAY_MODEL_IMAGES: "0" }).capabilities.images,
+    ).toBe(false);
     expect(() => defaultModelFromEnv({ ...local, PATCHBAY_MODEL_IMAGES: "yes" })).toThrow(
       "PATCHBAY_MODEL_IMAGES must be true or false, got 'yes'",
     );

@@ -411,14 +411,13 @@ function booleanEnv(name: string, env: ModelEnv): boolean | undefined {
  * ```
  */
 export function describeModelFromEnv(env: ModelEnv = defaultEnv()): string | undefined {
-  const model = readEnv("OPENAI_API_KEY", env) !== undefined || readEnv("ANTHROPIC_API_KEY", env) !== undefined
-    ? defaultModelFromEnv(env)
-    : undefined;
+  const model =
+    readEnv("OPENAI_API_KEY", env) !== undefined || readEnv("ANTHROPIC_API_KEY", env) !== undefined
+      ? defaultModelFromEnv(env)
+      : undefined;
   if (model === undefined) return undefined;
   const base =
-    model.provider === "openai"
-      ? (readEnv("OPENAI_BASE_URL", env) ?? OPENAI_BASE_URL)
-      : ANTHROPIC_BASE_URL;
+    model.provider === "openai" ? (readEnv("OPENAI_BASE_URL", env) ?? OPENAI_BASE_URL) : ANTHROPIC_BASE_URL;
   const images = model.capabilities.images ? "images on" : "images off";
   return `${model.provider} ${model.modelId} at ${base} (${images})`;
 }

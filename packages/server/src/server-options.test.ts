@@ -48,6 +48,22 @@ describe("createServer's options", () => {
     );
   });
 
+  it("takes process.env as env", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "patchbay-options-"));
+    dirs.push(dataDir);
+    const server = await createServer({
+      port: 0,
+      dataDir,
+      apiKey: "k",
+      secret: "s",
+      agents,
+      env: process.env,
+      logLevel: "silent",
+    });
+    await server.close();
+    expect((await refusal({ env: "PATH=/bin" })).path).toBe("env");
+  });
+
   it("names which credential is missing", async () => {
     const error = await refusal({ secret: undefined, env: {} });
     expect(error.message).toBe("createServer: missing secret (or PATCHBAY_API_SECRET)");

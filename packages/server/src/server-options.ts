@@ -40,7 +40,8 @@ const ServerOptionsSchema = z.object({
     })
     .optional(),
   createModel: fn("expected a function (agent) => LanguageModel").optional(),
-  env: z.record(z.string(), z.string().optional()).optional(),
+  // process.env is not a plain object, so a record schema would refuse it.
+  env: object("expected an object of environment variables, like process.env").optional(),
   logger: logger.optional(),
   logLevel: z.enum(LOG_LEVELS as [string, ...string[]]).optional(),
   clientSocket: object("expected an object of limits").optional(),

@@ -1,0 +1,102 @@
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { ScaffoldError, scaffold } from "./scaffold";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+function temp(): string {
+  const dir = mkdtempSync(join(tmpdir(), "create-patchbay-"));
+  dirs.push(dir);
+  return dir;
+}
+function tarballs(names: string[]): string {
+  const dir = temp();
+  for (const name of names) writeFileSync(join(dir, `patchbay-${name}-0.1.0.tgz`), "not really a tarball");
+  return dir;
+}
+const ALL = ["protocol", "tools", "models", "server", "client", "dispatch"];
+
+describe("scaffold", () => {
+  it("writes an ESM TypeScript project with a server, a tool, a page, .env.example and its own scripts", () => {
+    const dir = join(temp(), "my-agent");
+    const result = scaffold({ dir });
+    expect(result.name).toBe("my-agent");
+    for (const file of [
+      "agents/assistant.yaml",
+      "src/app.ts",
+      "src/main.ts",
+      "src/tools.ts",
+      "src/page.ts",
+      "public/index.html",
+      "test/app.test.ts",
+      ".env.example",
+      ".gitignore",
+      "tsconfig.json",
+      "package.json",
+    ]) {
+      expect(result.files).toContain(file);
+      expect(existsSync(join(dir, file)), file).toBe(true);
+    }
+    const manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
+    expect(manifest).toMatchObject({
+      name: "my-agent",
+      type: "module",
+      scripts: { start: "tsx src/main.ts" },
+    });
+    expect(manifest.scripts.test).toContain("tsx --test");
+    expect(manifest.dependencies["@patchbay/server"]).toBe("^0.1.0");
+    expect(manifest.overrides).toBeUndefined();
+    // The agent file uses the one key style the server documents.
+    expect(readFileSync(join(dir, "agents/assistant.yaml"), "utf8")).toContain("tool_calls:");
+  });
+
+  it("installs from a folder of tarballs: copies them in and points every @patchbay package at its file", () => {
+    const dir = join(temp(), "from-tarballs");
+    const from = tarballs(ALL);
+    const result = scaffold({ dir, from });
+    const manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
+    expect(manifest.dependencies["@patchbay/client"]).toBe(
+      "file:patchbay-packages/patchbay-client-0.1.0.tgz",
+    );
+    expect(manifest.overrides["@patchbay/protocol"]).toBe(
+      "file:patchbay-packages/patchbay-protocol-0.1.0.tgz",
+    );
+    expect(existsSync(join(dir, "patchbay-packages", "patchbay-tools-0.1.0.tgz"))).toBe(true);
+    expect(result.files).toContain("patchbay-packages/patchbay-server-0.1.0.tgz");
+  });
+
+  it("refuses a folder that is not empty, a missing --from, an incomplete one and a bad name", () => {
+    const busy = temp();
+    writeFileSync(join(busy, "keep.txt"), "mine");
+    const codeOf = (fn: () => unknown) => {
+      try {
+        fn();
+      } catch (error) {
+        expect(error).toBeInstanceOf(ScaffoldError);
+        return [(error as ScaffoldError).code, (error as Error).message];
+      }
+      throw new Error("no error");
+    };
+    expect(codeOf(() => scaffold({ dir: busy, name: "busy" }))).toEqual([
+      "target_not_empty",
+      `${busy} already exists and is not an empty folder`,
+    ]);
+    expect(codeOf(() => scaffold({ dir: join(temp(), "a"), from: "/nonexistent/dist-packages" }))[0]).toBe(
+      "from_missing",
+    );
+    const [code, message] = codeOf(() =>
+      scaffold({ dir: join(temp(), "b"), from: tarballs(["protocol", "server"]) }),
+    );
+    expect(code).toBe("from_incomplete");
+    expect(message).toContain(
+      "no tarball for @patchbay/tools, @patchbay/models, @patchbay/client, @patchbay/dispatch",
+    );
+    const upper = join(temp(), "My Agent");
+    mkdirSync(upper);
+    expect(codeOf(() => scaffold({ dir: upper }))[0]).toBe("bad_name");
+  });
+});
