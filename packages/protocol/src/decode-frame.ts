@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import { ClientToServerFrameSchema, ServerToClientFrameSchema } from "./client-frames";
 import { FrameDecodeError } from "./errors";
+import { envelopeError, readEnvelope } from "./frame-envelope";
 import { flattenZodIssues, formatZodIssues, issuePath } from "./format-issues";
 import { DEFAULT_MAX_FRAME_BYTES } from "./version";
 import { ServerToWorkerFrameSchema, WorkerToServerFrameSchema } from "./worker-frames";
@@ -52,19 +53,6 @@ export interface DecodeFrameOptions<C extends FrameChannel> {
   maxBytes?: number;
 }
 
-const encoder = /* @__PURE__ */ new TextEncoder();
-
-/**
- * The UTF-8 size of `text`, or `null` when it is surely within `limit`. A string of n UTF-16
- * code units takes between n and 3n bytes, so most frames are judged without encoding them.
- */
-function sizeOver(text: string, limit: number): number | null {
-  if (text.length > limit) return text.length;
-  if (text.length * 3 <= limit) return null;
-  const size = encoder.encode(text).byteLength;
-  return size > limit ? size : null;
-}
-
 /**
  * Decodes one frame of a channel. Never throws: a frame over the size limit, text that is not
  * JSON, an unknown `type` or a field that does not fit all come back as a {@link FrameDecodeError}
@@ -81,37 +69,12 @@ export function decodeFrame<C extends FrameChannel>(
   data: string | Uint8Array,
   options: DecodeFrameOptions<C>,
 ): DecodeResult<C> {
-  const maxBytes = options.maxBytes ?? DEFAULT_MAX_FRAME_BYTES;
-  let text: string;
-  if (typeof data === "string") {
-    const size = sizeOver(data, maxBytes);
-    if (size !== null) return tooLarge(size, maxBytes, data.length > maxBytes);
-    text = data;
-  } else {
-    if (data.byteLength > maxBytes) return tooLarge(data.byteLength, maxBytes, false);
-    try {
-      text = new TextDecoder("utf-8", { fatal: true }).decode(data);
-    } catch {
-      return fail("invalid_json", "frame is not valid UTF-8");
-    }
-  }
-
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    return fail("invalid_json", `frame is not valid JSON: ${(error as Error).message}`);
-  }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    return fail("invalid_frame", "frame must be a JSON object");
-  }
-  const type = (value as { type?: unknown }).type;
-  if (typeof type !== "string") {
-    return fail("invalid_frame", "type: frame has no string 'type'", "type");
-  }
+  const envelope = readEnvelope(data, options.maxBytes ?? DEFAULT_MAX_FRAME_BYTES);
+  if (!envelope.ok) return envelope;
+  const { value, type } = envelope;
   const schema = schemas[options.channel];
   if (!knownTypes(options.channel).has(type)) {
-    return fail("unknown_frame_type", `type: unknown frame type '${type}' on ${options.channel}`, "type");
+    return envelopeError("unknown_frame_type", `type: unknown frame type '${type}' on ${options.channel}`, "type");
   }
   const parsed = schema.safeParse(value);
   if (!parsed.success) {
@@ -157,13 +120,4 @@ export function knownTypes(channel: FrameChannel): ReadonlySet<string> {
  */
 export function frameSchema<C extends FrameChannel>(channel: C): (typeof schemas)[C] {
   return schemas[channel];
-}
-
-function tooLarge(size: number, limit: number, atLeast: boolean): { ok: false; error: FrameDecodeError } {
-  const measured = atLeast ? `at least ${size}` : `${size}`;
-  return fail("frame_too_large", `frame is ${measured} bytes, over the limit of ${limit} bytes`);
-}
-
-function fail(code: string, message: string, path?: string): { ok: false; error: FrameDecodeError } {
-  return { ok: false, error: new FrameDecodeError(code, message, path === undefined ? {} : { path }) };
 }

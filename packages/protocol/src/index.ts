@@ -92,6 +92,8 @@ export {
   ToolNameSchema,
   ToolSpecSchema,
 } from "./tool-spec";
+export type { DecodeServerFrameOptions } from "./server-frame-guards";
+export { checkToolApprovalSpec, decodeServerFrame, SERVER_FRAME_TYPES } from "./server-frame-guards";
 export { DEFAULT_MAX_FRAME_BYTES, MAX_IMAGE_BYTES, PROTOCOL_VERSION } from "./version";
 export type {
   HostedAgent,
