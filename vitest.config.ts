@@ -5,9 +5,13 @@ import { defineConfig } from "vitest/config";
 const packages = ["protocol", "tools", "models", "server", "client", "dispatch"];
 // Absolute, so a run started from a package directory (`pnpm test` there) finds the same files.
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
-const alias = Object.fromEntries(
-  packages.map((name) => [`@patchbay/${name}`, here(`./packages/${name}/src/index.ts`)]),
-);
+const alias = {
+  // Subpath entries first: a bare package name also matches its subpaths.
+  "@patchbay/protocol/lite": here("./packages/protocol/src/lite.ts"),
+  ...Object.fromEntries(
+    packages.map((name) => [`@patchbay/${name}`, here(`./packages/${name}/src/index.ts`)]),
+  ),
+};
 
 export default defineConfig({
   resolve: { alias },

@@ -1,9 +1,5 @@
-import {
-  type ClientToServerFrame,
-  decodeFrame,
-  PROTOCOL_VERSION,
-  type ServerToClientFrame,
-} from "@patchbay/protocol";
+import type { ClientToServerFrame, ServerToClientFrame } from "@patchbay/protocol";
+import { decodeServerFrame, PROTOCOL_VERSION } from "@patchbay/protocol/lite";
 import { EventEmitter } from "eventemitter3";
 import { type BackoffOptions, backoffDelay } from "./backoff";
 import {
@@ -225,7 +221,7 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     }
     // The server's frame limit bounds what it accepts, not what it sends: a conversation item
     // with a 5 MiB image is more than 5 MiB of JSON. The socket already holds the frame anyway.
-    const decoded = decodeFrame(data, { channel: "server-to-client", maxBytes: MAX_INCOMING_FRAME_BYTES });
+    const decoded = decodeServerFrame(data, { maxBytes: MAX_INCOMING_FRAME_BYTES });
     if (!decoded.ok) {
       // Newer servers may send frame types this client does not know: ignoring them is the rule.
       if (decoded.error.code === "unknown_frame_type") return;

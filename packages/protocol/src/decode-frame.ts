@@ -1,8 +1,8 @@
 import type { z } from "zod";
 import { ClientToServerFrameSchema, ServerToClientFrameSchema } from "./client-frames";
 import { FrameDecodeError } from "./errors";
-import { envelopeError, readEnvelope } from "./frame-envelope";
 import { flattenZodIssues, formatZodIssues, issuePath } from "./format-issues";
+import { envelopeError, readEnvelope } from "./frame-envelope";
 import { DEFAULT_MAX_FRAME_BYTES } from "./version";
 import { ServerToWorkerFrameSchema, WorkerToServerFrameSchema } from "./worker-frames";
 
@@ -74,7 +74,11 @@ export function decodeFrame<C extends FrameChannel>(
   const { value, type } = envelope;
   const schema = schemas[options.channel];
   if (!knownTypes(options.channel).has(type)) {
-    return envelopeError("unknown_frame_type", `type: unknown frame type '${type}' on ${options.channel}`, "type");
+    return envelopeError(
+      "unknown_frame_type",
+      `type: unknown frame type '${type}' on ${options.channel}`,
+      "type",
+    );
   }
   const parsed = schema.safeParse(value);
   if (!parsed.success) {

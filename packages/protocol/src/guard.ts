@@ -34,10 +34,16 @@ function expected(path: string, what: string, value: unknown): never {
 
 /** A string of `min` to `max` UTF-16 code units, optionally matching a pattern. */
 export const str =
-  (min = 0, max = Number.POSITIVE_INFINITY, pattern?: RegExp, patternMessage = "has the wrong form"): Guard<string> =>
+  (
+    min = 0,
+    max = Number.POSITIVE_INFINITY,
+    pattern?: RegExp,
+    patternMessage = "has the wrong form",
+  ): Guard<string> =>
   (value, path) => {
     if (typeof value !== "string") expected(path, "a string", value);
-    if (value.length < min) fail(path, min === 1 ? "must not be empty" : `must be at least ${min} characters`);
+    if (value.length < min)
+      fail(path, min === 1 ? "must not be empty" : `must be at least ${min} characters`);
     if (value.length > max) fail(path, `must be at most ${max} characters`);
     if (pattern && !pattern.test(value)) fail(path, patternMessage);
     return value;
@@ -59,7 +65,9 @@ export const bool: Guard<boolean> = (value, path) =>
 export const oneOf =
   <T extends string>(...values: T[]): Guard<T> =>
   (value, path) =>
-    values.includes(value as T) ? (value as T) : fail(path, `must be one of ${values.map((v) => `"${v}"`).join(", ")}`);
+    values.includes(value as T)
+      ? (value as T)
+      : fail(path, `must be one of ${values.map((v) => `"${v}"`).join(", ")}`);
 
 /** Any JSON object (not an array), kept as it is. */
 export const record: Guard<Record<string, unknown>> = (value, path) =>
@@ -113,7 +121,13 @@ export const tagged =
   (value, path) => {
     const tag = record(value, path)[key];
     const form = typeof tag === "string" && Object.hasOwn(forms, tag) ? forms[tag] : undefined;
-    if (!form) return fail(at(path, key), `must be one of ${Object.keys(forms).map((v) => `"${v}"`).join(", ")}`);
+    if (!form)
+      return fail(
+        at(path, key),
+        `must be one of ${Object.keys(forms)
+          .map((v) => `"${v}"`)
+          .join(", ")}`,
+      );
     return form(value, path);
   };
 

@@ -83,6 +83,8 @@ export {
 } from "./normalize-tool-calls";
 export type { JsonObject, User, WireError } from "./primitives";
 export { IdSchema, JsonObjectSchema, SeqSchema, UserSchema, WireErrorSchema } from "./primitives";
+export type { DecodeServerFrameOptions } from "./server-frame-guards";
+export { checkToolApprovalSpec, decodeServerFrame, SERVER_FRAME_TYPES } from "./server-frame-guards";
 export type { NormalizedToolCall, ToolOutcome, ToolResult } from "./tool-call";
 export { NormalizedToolCallSchema, ToolOutcomeSchema, ToolResultSchema } from "./tool-call";
 export type { JsonSchemaObject, ToolApprovalSpec, ToolSpec } from "./tool-spec";
@@ -92,8 +94,6 @@ export {
   ToolNameSchema,
   ToolSpecSchema,
 } from "./tool-spec";
-export type { DecodeServerFrameOptions } from "./server-frame-guards";
-export { checkToolApprovalSpec, decodeServerFrame, SERVER_FRAME_TYPES } from "./server-frame-guards";
 export { DEFAULT_MAX_FRAME_BYTES, MAX_IMAGE_BYTES, PROTOCOL_VERSION } from "./version";
 export type {
   HostedAgent,

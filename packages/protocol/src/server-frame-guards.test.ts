@@ -34,7 +34,9 @@ function both(text: string, maxBytes?: number) {
 function agree(text: string, label: string): boolean {
   const { zod, lite } = both(text);
   if (zod.ok) {
-    expect(lite.ok, `${label}: zod decodes, the guards refuse (${lite.ok ? "" : lite.error.message})`).toBe(true);
+    expect(lite.ok, `${label}: zod decodes, the guards refuse (${lite.ok ? "" : lite.error.message})`).toBe(
+      true,
+    );
     if (lite.ok) expect(lite.frame, label).toEqual(zod.frame);
   } else {
     expect(lite.ok, `${label}: zod refuses (${zod.error.message}), the guards decode`).toBe(false);
@@ -133,7 +135,14 @@ describe("decodeServerFrame", () => {
 
   it("says which field is wrong, and why", () => {
     const result = decodeServerFrame(
-      JSON.stringify({ type: "text.delta", sessionId: "s_1", seq: 1, responseId: "r_1", itemId: "m_1", delta: 5 }),
+      JSON.stringify({
+        type: "text.delta",
+        sessionId: "s_1",
+        seq: 1,
+        responseId: "r_1",
+        itemId: "m_1",
+        delta: 5,
+      }),
     );
     expect(result.ok).toBe(false);
     if (!result.ok) {
@@ -157,11 +166,14 @@ describe("checkToolApprovalSpec", () => {
     null,
     [],
   ];
-  it.each(specs.map((s) => [JSON.stringify(s), s] as const))("agrees with ToolApprovalSpecSchema on %s", (_l, spec) => {
-    const zod = ToolApprovalSpecSchema.safeParse(spec);
-    const lite = checkToolApprovalSpec(spec);
-    expect(lite.ok).toBe(zod.success);
-    if (zod.success && lite.ok) expect(lite.value).toEqual(zod.data);
-    if (!zod.success && !lite.ok) expect(lite.path).toBe((zod.error.issues[0]?.path ?? []).join("."));
-  });
+  it.each(specs.map((s) => [JSON.stringify(s), s] as const))(
+    "agrees with ToolApprovalSpecSchema on %s",
+    (_l, spec) => {
+      const zod = ToolApprovalSpecSchema.safeParse(spec);
+      const lite = checkToolApprovalSpec(spec);
+      expect(lite.ok).toBe(zod.success);
+      if (zod.success && lite.ok) expect(lite.value).toEqual(zod.data);
+      if (!zod.success && !lite.ok) expect(lite.path).toBe((zod.error.issues[0]?.path ?? []).join("."));
+    },
+  );
 });

@@ -1,5 +1,4 @@
 import type { ServerToClientFrame } from "./client-frames";
-import type { ToolApprovalSpec } from "./tool-spec";
 import type { DecodeResult } from "./decode-frame";
 import { FrameDecodeError } from "./errors";
 import { envelopeError, readEnvelope } from "./frame-envelope";
@@ -20,6 +19,7 @@ import {
   tagged,
   withDefault,
 } from "./guard";
+import type { ToolApprovalSpec } from "./tool-spec";
 import { DEFAULT_MAX_FRAME_BYTES } from "./version";
 
 // The server -> client frames as zod-free guards, field for field in the order of the zod
@@ -36,7 +36,10 @@ const wireError = { code: nonEmpty, message: str(), path: opt(str()) };
 
 const image = exactlyOne(
   "must be either an image { type, url } or an image { type, mimeType, data }, not both",
-  obj({ type: literal("image"), url: str(0, Number.POSITIVE_INFINITY, /^https:\/\/[^\s]+$/, "must be an https URL") }),
+  obj({
+    type: literal("image"),
+    url: str(0, Number.POSITIVE_INFINITY, /^https:\/\/[^\s]+$/, "must be an https URL"),
+  }),
   obj({
     type: literal("image"),
     mimeType: oneOf("image/png", "image/jpeg", "image/gif", "image/webp"),
@@ -113,7 +116,14 @@ const serverFrames: Record<string, Guard> = {
   "session.opened": obj({
     type: literal("session.opened"),
     requestId: id,
-    session: obj({ id, agent: nonEmpty, userId: id, metadata: record, createdAt: timestamp, lastSeq: int(0) }),
+    session: obj({
+      id,
+      agent: nonEmpty,
+      userId: id,
+      metadata: record,
+      createdAt: timestamp,
+      lastSeq: int(0),
+    }),
   }),
   error: obj({
     type: literal("error"),
@@ -139,7 +149,10 @@ const serverFrames: Record<string, Guard> = {
     timeoutMs: positive,
     user,
   }),
-  "tool.cancel": event("tool.cancel", { callId: id, reason: oneOf("interrupted", "timed_out", "session_closed") }),
+  "tool.cancel": event("tool.cancel", {
+    callId: id,
+    reason: oneOf("interrupted", "timed_out", "session_closed"),
+  }),
   "tool.progress": event("tool.progress", { callId: id, text: str() }),
   "tool.say": event("tool.say", { callId: id, text: str() }),
   "tool.held": event("tool.held", { callId: id }),

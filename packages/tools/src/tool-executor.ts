@@ -1,11 +1,11 @@
-import {
-  type ApprovalRequest,
-  type ConversationItem,
-  type NormalizedToolCall,
-  parseToolArguments,
-  type ToolOutcome,
-  type User,
+import type {
+  ApprovalRequest,
+  ConversationItem,
+  NormalizedToolCall,
+  ToolOutcome,
+  User,
 } from "@patchbay/protocol";
+import { parseToolArguments } from "@patchbay/protocol/lite";
 import { EventEmitter } from "eventemitter3";
 import type { ApprovalDecision, ApprovalGate } from "./approval-gate";
 import { assertPositiveInteger, CallNotHeld, ToolError, ToolOutputError, ToolsError } from "./errors";
