@@ -26,6 +26,18 @@ export default defineConfig({
           include: ["src/**/*.test.ts", "test/**/*.test.ts"],
         },
       })),
+      // React bindings: components and hooks in happy-dom, against a real server on loopback.
+      {
+        extends: true,
+        test: {
+          name: "react",
+          root: here("./packages/react"),
+          include: ["src/**/*.test.ts", "src/**/*.test.tsx"],
+          environment: "happy-dom",
+          // The tests' server is on another port of 127.0.0.1, and sends no CORS headers.
+          environmentOptions: { happyDOM: { settings: { fetch: { disableSameOriginPolicy: true } } } },
+        },
+      },
       // The benchmark harness's smoke test (a --quick run; no timing is asserted).
       { extends: true, test: { name: "bench", root: here("./bench"), include: ["src/**/*.test.ts"] } },
     ],
