@@ -4,10 +4,10 @@ import type { InterruptReason, PendingMessage } from "./session-store";
 import { imageSource, ToolCall } from "./tool-call";
 
 /** The words under a reply that was stopped. */
-const INTERRUPTED_TEXT: Record<InterruptReason | "unknown", string> = {
+const INTERRUPTED_TEXT: Record<InterruptReason, string> = {
   stopped: "You stopped this reply.",
   superseded: "Interrupted by your next message.",
-  unknown: "This reply was interrupted.",
+  interrupted: "This reply was interrupted.",
 };
 
 /**
@@ -44,7 +44,7 @@ export function Conversation({
       (item.type === "message" && item.status === "interrupted") ||
       (responseId !== undefined && interrupted[responseId] !== undefined);
     if (stopped && responseId !== undefined) {
-      notes.set(lastOfResponse.get(responseId)!, INTERRUPTED_TEXT[interrupted[responseId] ?? "unknown"]);
+      notes.set(lastOfResponse.get(responseId)!, INTERRUPTED_TEXT[interrupted[responseId] ?? "interrupted"]);
     }
   }
   return (

@@ -29,15 +29,15 @@ export interface PendingMessage {
 }
 
 /**
- * How a stopped reply was stopped: by the user (`interrupt`, the Stop button) or by a newer
- * message sent while it ran.
+ * How a stopped reply was stopped: by this page's `interrupt` (the Stop button), by a newer
+ * message this page sent while it ran, or otherwise (another tab, or before a reload).
  *
  * @example
  * ```ts
- * const note = reason === "stopped" ? "You stopped this reply." : "Interrupted by your next message.";
+ * const note = reason === "stopped" ? "You stopped this reply." : "This reply was interrupted.";
  * ```
  */
-export type InterruptReason = "stopped" | "superseded";
+export type InterruptReason = "stopped" | "superseded" | "interrupted";
 
 /**
  * Everything `useSession` renders from, replaced as a whole on every change.
@@ -55,7 +55,7 @@ export interface SessionState {
   conversation: readonly ConversationItem[];
   approvals: readonly ApprovalRequest[];
   pending: readonly PendingMessage[];
-  /** Replies that ended interrupted while this page watched, by response id, and how. */
+  /** Replies that ended interrupted, by response id, and how (as far as this page saw it). */
   interrupted: Readonly<Record<string, InterruptReason>>;
   /** Errors in the order they happened: opening, sending, a failed reply, the connection. */
   errors: readonly ClientError[];
@@ -221,7 +221,7 @@ export class SessionStore {
     session.on("responseCompleted", ({ responseId, reason }) => {
       this.#active.delete(responseId);
       this.#lastOutcome = reason === "interrupted" ? "interrupted" : "completed";
-      if (reason === "interrupted") this.#interrupted[responseId] ??= "superseded";
+      if (reason === "interrupted") this.#interrupted[responseId] ??= "interrupted";
       else delete this.#interrupted[responseId];
       this.#update();
     });
