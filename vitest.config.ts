@@ -5,9 +5,13 @@ import { defineConfig } from "vitest/config";
 const packages = ["protocol", "tools", "models", "server", "client", "dispatch", "connectors"];
 // Absolute, so a run started from a package directory (`pnpm test` there) finds the same files.
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
-const alias = Object.fromEntries(
-  packages.map((name) => [`@patchbay/${name}`, here(`./packages/${name}/src/index.ts`)]),
-);
+const alias = {
+  // Subpath entries first: a bare package name also matches its subpaths.
+  "@patchbay/protocol/lite": here("./packages/protocol/src/lite.ts"),
+  ...Object.fromEntries(
+    packages.map((name) => [`@patchbay/${name}`, here(`./packages/${name}/src/index.ts`)]),
+  ),
+};
 
 export default defineConfig({
   resolve: { alias },
@@ -28,6 +32,18 @@ export default defineConfig({
           name: "create-patchbay",
           root: here("./packages/create-patchbay"),
           include: ["src/**/*.test.ts"],
+        },
+      },
+      // React bindings: components and hooks in happy-dom, against a real server on loopback.
+      {
+        extends: true,
+        test: {
+          name: "react",
+          root: here("./packages/react"),
+          include: ["src/**/*.test.ts", "src/**/*.test.tsx"],
+          environment: "happy-dom",
+          // The tests' server is on another port of 127.0.0.1, and sends no CORS headers.
+          environmentOptions: { happyDOM: { settings: { fetch: { disableSameOriginPolicy: true } } } },
         },
       },
       // The benchmark harness's smoke test (a --quick run; no timing is asserted).

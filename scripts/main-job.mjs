@@ -69,7 +69,7 @@ Patchbay is running on 127.0.0.1.
   Model              ${realModelName() ?? "scripted (OPENAI_API_KEY or ANTHROPIC_API_KEY in the environment of npm start: a real one)"}
   Data               ${join(root, ".patchbay-data")}
 
-Try "where am I?", "seat map for LH400", "flights to New York". Ctrl-C stops everything.
+Try "where am I?", "find cafés near me" (then Stop), "seat map for LH400", "flights to New York". Ctrl-C stops everything.
 `);
 
 let stopping = false;

@@ -44,6 +44,7 @@ export async function servePage(options: ServePageOptions): Promise<{ url: strin
     plugins: [api],
     server: http,
     preview: http,
+    ...(options.outDir === undefined ? {} : { build: { outDir: options.outDir } }),
   };
 
   if (options.built) {

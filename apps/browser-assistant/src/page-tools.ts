@@ -12,6 +12,11 @@ export interface SharedPosition {
   note?: string;
 }
 
+/** A few places the sample "finds"; the search takes long enough that a person can press Stop. */
+const PLACES = ["Café de Jaren", "Koffie Academie", "Lot Sixty One", "Back to Black"];
+export const SEARCH_STEP_MS = 1_000;
+export const SEARCH_STEPS = 8;
+
 /**
  * The tools this page brings to its session. They run here, in the browser: the server sends the
  * call over the session's socket and only the answer leaves the page.
@@ -56,14 +61,48 @@ export function pageTools(onFallback: (note: string) => void): Tools {
           return shared;
         } catch (error) {
           // Headless browsers and denied permissions end here. Say so rather than fail the chat.
+          // The person reads the short notice; the model gets the reason too.
+          onFallback(
+            `Your browser did not share a position, so a fixed one was used: ${FALLBACK_POSITION.place}.`,
+          );
           const note = `Geolocation is unavailable here (${(error as Error).message || "no position"}), so the page shared a fixed position: ${FALLBACK_POSITION.place}.`;
-          onFallback(note);
           const { latitude, longitude } = FALLBACK_POSITION;
           const shared: SharedPosition = { latitude, longitude, source: "fallback", note };
           return shared;
         }
       },
+    })
+    .register({
+      name: "search_places",
+      description: "Searches places near the person (cafés, shops, museums). Slow: it asks several sources.",
+      parameters: z.object({ query: z.string().min(1).describe("what to look for, e.g. cafés") }),
+      displayTitle: "Searching places near you",
+      // Only reads, so Stop (or a new message) cancels it.
+      interruptible: true,
+      timeoutMs: 30_000,
+      run: async ({ query }, signal, ctx) => {
+        for (let step = 1; step <= SEARCH_STEPS; step++) {
+          ctx.update(`Looking for ${query}: source ${step} of ${SEARCH_STEPS}`);
+          await sleep(SEARCH_STEP_MS, signal);
+        }
+        return { query, count: PLACES.length, summary: PLACES.join(", ") };
+      },
     });
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener(
+      "abort",
+      () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
+  });
 }
 
 function currentPosition(signal: AbortSignal): Promise<GeolocationPosition> {

@@ -1,61 +1,155 @@
-// Bundles the browser entry of the built package (dist/index.browser.js) with every dependency,
-// the way an app's bundler would with the "browser" condition, minifies it, and prints the raw,
-// minified and gzipped sizes. Fails if anything Node-only ends up in the bundle.
-// Run after `pnpm build` (and the builds of @patchbay/protocol and @patchbay/tools).
+// The size budget of the browser entry. Bundles pages that use the built package (dist/) the way
+// an app's bundler would (esbuild, the "browser" condition, code splitting, minified, gzip level
+// 9) and fails when a page is over its budget, when a page that brings no zod gets zod anyway, or
+// when anything Node-only ends up in a bundle. Sizes: the initial load (the entry chunk and every
+// chunk it imports statically) and "all" (that plus every chunk loaded on demand: the JSON Schema
+// validator, fetched when a JSON Schema tool is registered, and the wording of refused zod
+// arguments), always without jose, which only createUserToken loads: a page has no secret.
+// Run after `pnpm build` of @patchbay/protocol, @patchbay/tools and this package.
+// `--before <dir>` measures another build of the package (say, main's) the same way, no budget.
 
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { build } from "esbuild";
 
-const dir = join(dirname(fileURLToPath(import.meta.url)), "..");
+const packageDir = join(dirname(fileURLToPath(import.meta.url)), "..");
+const beforeIndex = process.argv.indexOf("--before");
+const dir = beforeIndex > 0 ? process.argv[beforeIndex + 1] : packageDir;
 const entry = join(dir, "dist/index.browser.js");
 if (!existsSync(entry)) {
-  console.error("dist/index.browser.js is missing: run `pnpm build` first");
+  console.error(`${entry} is missing: run \`pnpm build\` first`);
   process.exit(1);
 }
 
-const common = {
-  entryPoints: [entry],
-  bundle: true,
-  write: false,
-  format: "esm",
-  platform: "browser",
-  conditions: ["browser"],
-  target: "es2022",
-  metafile: true,
-  logLevel: "silent",
-};
-const plain = await build({ ...common, minify: false });
-const minified = await build({ ...common, minify: true });
+const KIB = 1024;
+// Each page: what it imports, whether zod is the page's own (external, not counted), the budget.
+const pages = [
+  {
+    name: "the whole browser entry, zod the page's own",
+    source: `export * from ${JSON.stringify(entry)};`,
+    zodExternal: true,
+    budget: 30 * KIB,
+    counts: "all",
+  },
+  {
+    name: "a page with a zod tool, zod the page's own",
+    source: `import { Client, Tools } from ${JSON.stringify(entry)};
+import { z } from "zod";
+const tools = new Tools().register({ name: "where", description: "d", parameters: z.object({ why: z.string() }), run: () => "here" });
+export const session = new Client({ baseUrl: location.origin }).agent("a").sessions.create({ tools });`,
+    zodExternal: true,
+    budget: 30 * KIB,
+    counts: "all",
+  },
+  {
+    name: "a page with a JSON Schema tool (no zod)",
+    source: `import { Client, Tools } from ${JSON.stringify(entry)};
+const tools = new Tools().register({ name: "where", description: "d", parameters: { type: "object", properties: { why: { type: "string" } } }, run: () => "here" });
+export const session = new Client({ baseUrl: location.origin }).agent("a").sessions.create({ tools });`,
+    zodExternal: false,
+    budget: 20 * KIB,
+    counts: "initial",
+  },
+  {
+    name: "a page with no tools (no zod)",
+    source: `import { Client } from ${JSON.stringify(entry)};
+export const session = new Client({ baseUrl: location.origin }).agent("a").sessions.create();`,
+    zodExternal: false,
+    budget: 20 * KIB,
+    counts: "initial",
+  },
+];
 
-const nodeOnly = Object.keys(minified.metafile.inputs).filter(
-  (input) => input.startsWith("node:") || /node_modules\/(\.pnpm\/ws@[^/]+\/node_modules\/)?ws\//.test(input),
-);
-if (nodeOnly.length > 0) {
-  console.error(`the browser bundle pulls in Node-only code: ${nodeOnly.join(", ")}`);
+const kib = (bytes) => `${(bytes / KIB).toFixed(1)} KiB`;
+const work = mkdtempSync(join(tmpdir(), "patchbay-size-"));
+const failures = [];
+try {
+  for (const page of pages) {
+    const file = join(work, "page.js");
+    writeFileSync(file, page.source);
+    const result = await build({
+      entryPoints: [file],
+      absWorkingDir: work,
+      bundle: true,
+      splitting: true,
+      outdir: join(work, "out"),
+      write: false,
+      format: "esm",
+      platform: "browser",
+      conditions: ["browser"],
+      target: "es2022",
+      minify: true,
+      metafile: true,
+      logLevel: "silent",
+      external: page.zodExternal ? ["zod", "zod/*"] : [],
+    });
+    const inputs = Object.keys(result.metafile.inputs);
+    const nodeOnly = inputs.filter(
+      (input) =>
+        input.startsWith("node:") || /node_modules\/(\.pnpm\/ws@[^/]+\/node_modules\/)?ws\//.test(input),
+    );
+    if (nodeOnly.length > 0) failures.push(`${page.name}: pulls in Node-only code: ${nodeOnly.join(", ")}`);
+    // What ends up in the output (an input esbuild read and then shook out entirely does not count).
+    const emitted = Object.values(result.metafile.outputs).flatMap((o) =>
+      Object.entries(o.inputs)
+        .filter(([, { bytesInOutput }]) => bytesInOutput > 0)
+        .map(([input]) => input),
+    );
+    const zod = emitted.filter((input) =>
+      /node_modules\/(\.pnpm\/[^/]+\/node_modules\/)?zod(-to-json-schema)?\//.test(input),
+    );
+    if (zod.length > 0)
+      failures.push(`${page.name}: bundles ${zod.length} files of zod or zod-to-json-schema`);
+
+    // The initial load: the entry chunk and, transitively, every chunk it imports statically.
+    const outputs = result.metafile.outputs;
+    const byPath = new Map(result.outputFiles.map((f) => [f.path.slice(work.length + 1), f.contents]));
+    const entryChunk = Object.keys(outputs).find((o) => outputs[o].entryPoint);
+    const initial = new Set();
+    const visit = (path) => {
+      if (initial.has(path)) return;
+      initial.add(path);
+      for (const i of outputs[path].imports) if (i.kind === "import-statement" && !i.external) visit(i.path);
+    };
+    visit(entryChunk);
+    const join_ = (paths) => Buffer.concat([...paths].map((p) => byPath.get(p)));
+    const code = join_(initial);
+    const isJose = (chunk) =>
+      Object.keys(outputs[chunk].inputs).some((i) =>
+        /node_modules\/(\.pnpm\/[^/]+\/node_modules\/)?jose\//.test(i),
+      );
+    const lazy = Object.keys(outputs).filter((o) => !initial.has(o) && o.endsWith(".js"));
+    const gzip = (paths) => gzipSync(join_(paths), { level: 9 }).byteLength;
+    const sizes = { initial: gzip(initial), all: gzip([...initial, ...lazy.filter((c) => !isJose(c))]) };
+    const counted = sizes[page.counts];
+    const over = counted > page.budget;
+    console.log(`${page.name}`);
+    console.log(
+      `  initial load ${kib(code.byteLength)} minified, ${kib(sizes.initial)} min+gzip; all but jose ${kib(sizes.all)} min+gzip; budget ${kib(page.budget)} (${page.counts})${over ? "  OVER" : ""}`,
+    );
+    for (const chunk of lazy) {
+      const bytes = byPath.get(chunk);
+      const names = Object.keys(outputs[chunk].inputs).map(
+        (i) =>
+          i.match(/node_modules\/(?:\.pnpm\/[^/]+\/node_modules\/)?((?:@[^/]+\/)?[^/]+)/)?.[1] ??
+          i.replace(/^.*\/packages\//, "").replace(/-[A-Z0-9]{8}\.js$/, ""),
+      );
+      console.log(
+        `    on demand ${kib(gzipSync(bytes, { level: 9 }).byteLength).padStart(9)} min+gzip: ${[...new Set(names)].join(", ")}`,
+      );
+    }
+    if (over && beforeIndex < 0)
+      failures.push(`${page.name}: ${kib(counted)} min+gzip, over the budget of ${kib(page.budget)}`);
+  }
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}
+if (beforeIndex > 0) process.exit(0);
+if (failures.length > 0) {
+  for (const failure of failures) console.error(`size budget: ${failure}`);
   process.exit(1);
 }
-
-const code = minified.outputFiles[0].contents;
-const kib = (bytes) => `${(bytes / 1024).toFixed(1)} KiB`;
-const byPackage = new Map();
-for (const [input, { bytesInOutput }] of Object.entries(minified.metafile.outputs).flatMap(([, output]) =>
-  Object.entries(output.inputs),
-)) {
-  const match = input.match(/node_modules\/((?:@[^/]+\/)?[^/]+)\/(?!.*node_modules)/);
-  const name = match
-    ? match[1]
-    : input.includes("/packages/")
-      ? input.split("/packages/")[1].split("/")[0]
-      : input;
-  byPackage.set(name, (byPackage.get(name) ?? 0) + bytesInOutput);
-}
-console.log(`browser entry, bundled with its dependencies:`);
-console.log(`  raw      ${kib(plain.outputFiles[0].contents.byteLength)}`);
-console.log(`  minified ${kib(code.byteLength)}`);
-console.log(`  min+gzip ${kib(gzipSync(code, { level: 9 }).byteLength)}`);
-console.log(`minified bytes by package:`);
-for (const [name, bytes] of [...byPackage].sort((a, b) => b[1] - a[1]))
-  console.log(`  ${name.padEnd(24)} ${kib(bytes)}`);
+console.log("every page is within its budget");

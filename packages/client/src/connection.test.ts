@@ -179,6 +179,11 @@ describe("Connection", () => {
     await vi.waitFor(() => expect(frames).toEqual(["error"]));
     expect(errors).toHaveLength(2);
     expect(errors.every((e) => e instanceof ProtocolViolationError)).toBe(true);
+    // Checked by the zod-free guards of @patchbay/protocol/lite, with the field and the rule.
+    expect(errors[1]!.message).toBe(
+      "undecodable frame from the server: invalid 'text.delta' frame: seq: must be at least 1",
+    );
+    expect((errors[1] as ProtocolViolationError).path).toBe("seq");
     expect(connection.state).toBe("open");
   });
 

@@ -1,10 +1,5 @@
-import {
-  type ClientToServerFrame,
-  decodeFrame,
-  encodeResultFrame,
-  PROTOCOL_VERSION,
-  type ServerToClientFrame,
-} from "@patchbay/protocol";
+import type { ClientToServerFrame, ServerToClientFrame } from "@patchbay/protocol";
+import { decodeServerFrame, encodeResultFrame, PROTOCOL_VERSION } from "@patchbay/protocol/lite";
 import { EventEmitter } from "eventemitter3";
 import { type BackoffOptions, backoffDelay } from "./backoff";
 import { connectFailure } from "./connect-failure";
@@ -250,7 +245,7 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     }
     // The server's frame limit bounds what it accepts, not what it sends: a conversation item
     // with a 5 MiB image is more than 5 MiB of JSON. The socket already holds the frame anyway.
-    const decoded = decodeFrame(data, { channel: "server-to-client", maxBytes: MAX_INCOMING_FRAME_BYTES });
+    const decoded = decodeServerFrame(data, { maxBytes: MAX_INCOMING_FRAME_BYTES });
     if (!decoded.ok) {
       // Newer servers may send frame types this client does not know: ignoring them is the rule.
       if (decoded.error.code === "unknown_frame_type") return;

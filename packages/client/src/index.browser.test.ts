@@ -17,7 +17,11 @@ async function bundledInputs(entry: string): Promise<string[]> {
     metafile: true,
     logLevel: "silent",
     // Bundling the sources, like the tests do, so this holds before any build ran.
-    alias: { "@patchbay/protocol": source("protocol"), "@patchbay/tools": source("tools") },
+    alias: {
+      "@patchbay/protocol/lite": fileURLToPath(new URL("../../protocol/src/lite.ts", import.meta.url)),
+      "@patchbay/protocol": source("protocol"),
+      "@patchbay/tools": source("tools"),
+    },
     // ws has a stub for browsers; keeping it external makes its import visible in the output.
     external: ["ws"],
   });

@@ -1,5 +1,3 @@
-import { SignJWT } from "jose";
-
 /**
  * The audience every Patchbay user token is minted for; the server refuses any other.
  *
@@ -46,6 +44,9 @@ export async function createUserToken(
   const expiresIn = options.expiresIn ?? "1h";
   const claims: Record<string, string> = {};
   if (options.name !== undefined) claims.name = options.name;
+  // Loaded when first used: only a backend mints tokens, so a page's bundle keeps jose in a
+  // chunk it never fetches.
+  const { SignJWT } = await import("jose");
   return (
     new SignJWT(claims)
       .setProtectedHeader({ alg: "HS256", typ: "JWT" })

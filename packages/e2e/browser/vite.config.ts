@@ -11,7 +11,10 @@ export default defineConfig({
   resolve: {
     alias: {
       "@patchbay/client": source("client/src/index.browser.ts"),
-      "@patchbay/tools": source("tools/src/index.ts"),
+      // The browser entries, as a page's bundler picks them with the "browser" condition.
+      "@patchbay/tools": source("tools/src/index.browser.ts"),
+      // The subpath before the package: an alias also matches what starts with it.
+      "@patchbay/protocol/lite": source("protocol/src/lite.ts"),
       "@patchbay/protocol": source("protocol/src/index.ts"),
     },
   },

@@ -2,6 +2,12 @@ import type { z } from "zod";
 import { ClientToServerFrameSchema, ServerToClientFrameSchema } from "./client-frames";
 import { FrameDecodeError } from "./errors";
 import { flattenZodIssues, formatZodIssues, issuePath } from "./format-issues";
+import {
+  DEFAULT_MAX_JSON_DEPTH,
+  envelopeError,
+  RESULT_FRAME_TYPES,
+  readEnvelope,
+} from "./frame-envelope";
 import { DEFAULT_MAX_FRAME_BYTES, DEFAULT_MAX_RESULT_FRAME_BYTES } from "./version";
 import { ServerToWorkerFrameSchema, WorkerToServerFrameSchema } from "./worker-frames";
 
@@ -63,50 +69,7 @@ export interface DecodeFrameOptions<C extends FrameChannel> {
   maxDepth?: number;
 }
 
-/**
- * The default nesting limit of {@link decodeFrame}: far deeper than any frame needs, shallow
- * enough that checking a frame's fields cannot run out of stack.
- *
- * @example
- * ```ts
- * decodeFrame(text, { channel: "client-to-server", maxDepth: DEFAULT_MAX_JSON_DEPTH });
- * ```
- */
-export const DEFAULT_MAX_JSON_DEPTH = 64;
-
-/** The path of the first value nested deeper than `max`, or `undefined` when none is. */
-function tooDeep(value: unknown, max: number): string[] | undefined {
-  const stack: { value: unknown; path: string[] }[] = [{ value, path: [] }];
-  for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
-    if (typeof node.value !== "object" || node.value === null) continue;
-    if (node.path.length >= max) return node.path;
-    const entries = Array.isArray(node.value)
-      ? node.value.map((item, i) => [String(i), item] as const)
-      : Object.entries(node.value);
-    for (const [key, child] of entries) {
-      if (typeof child === "object" && child !== null)
-        stack.push({ value: child, path: [...node.path, key] });
-    }
-  }
-  return undefined;
-}
-
-/** The frame types that carry a tool result, and so may be as large as `maxResultBytes`. */
-export const RESULT_FRAME_TYPES: ReadonlySet<string> = new Set(["tool.result", "hosted.result"]);
-const RESULT_TYPE_NAMES = [...RESULT_FRAME_TYPES].map((type) => `"${type}"`);
-
-const encoder = /* @__PURE__ */ new TextEncoder();
-
-/**
- * The UTF-8 size of `text`, or `null` when it is surely within `limit`. A string of n UTF-16
- * code units takes between n and 3n bytes, so most frames are judged without encoding them.
- */
-function sizeOver(text: string, limit: number): number | null {
-  if (text.length > limit) return text.length;
-  if (text.length * 3 <= limit) return null;
-  const size = encoder.encode(text).byteLength;
-  return size > limit ? size : null;
-}
+export { DEFAULT_MAX_JSON_DEPTH, RESULT_FRAME_TYPES };
 
 /**
  * Decodes one frame of a channel. Never throws: a frame over the size limit, text that is not
@@ -125,65 +88,21 @@ export function decodeFrame<C extends FrameChannel>(
   options: DecodeFrameOptions<C>,
 ): DecodeResult<C> {
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_FRAME_BYTES;
-  const maxResultBytes = Math.max(
+  const envelope = readEnvelope(data, {
     maxBytes,
-    options.maxResultBytes ?? (options.maxBytes === undefined ? DEFAULT_MAX_RESULT_FRAME_BYTES : maxBytes),
-  );
-  // Set when the frame is over maxBytes but within maxResultBytes: only a result may be that big.
-  let resultSized: number | undefined;
-  let text: string;
-  if (typeof data === "string") {
-    const size = sizeOver(data, maxResultBytes);
-    if (size !== null) return tooLarge(size, maxResultBytes, data.length > maxResultBytes);
-    if (maxResultBytes > maxBytes && data.length > maxBytes) {
-      const bytes = data.length * 3 <= maxBytes ? data.length : encoder.encode(data).byteLength;
-      if (bytes > maxBytes) resultSized = bytes;
-    }
-    text = data;
-  } else {
-    if (data.byteLength > maxResultBytes) return tooLarge(data.byteLength, maxResultBytes, false);
-    if (data.byteLength > maxBytes) resultSized = data.byteLength;
-    try {
-      text = new TextDecoder("utf-8", { fatal: true }).decode(data);
-    } catch {
-      return fail("invalid_json", "frame is not valid UTF-8");
-    }
-  }
-
-  // Only a result may be this big; anything that does not even name a result type is refused
-  // before it is parsed, like every other oversized frame.
-  if (resultSized !== undefined && !RESULT_TYPE_NAMES.some((name) => text.includes(name))) {
-    return tooLarge(resultSized, maxBytes, false);
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    return fail("invalid_json", `frame is not valid JSON: ${(error as Error).message}`);
-  }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    return fail("invalid_frame", "frame must be a JSON object");
-  }
-  const maxDepth = options.maxDepth ?? DEFAULT_MAX_JSON_DEPTH;
-  const deep = tooDeep(value, maxDepth);
-  if (deep !== undefined) {
-    const path = deep.slice(0, 8).join(".") + (deep.length > 8 ? ".…" : "");
-    return fail(
-      "invalid_frame",
-      `${path}: nested deeper than ${maxDepth} levels`,
-      deep.slice(0, 8).join("."),
-    );
-  }
-  const type = (value as { type?: unknown }).type;
-  if (typeof type !== "string") {
-    return fail("invalid_frame", "type: frame has no string 'type'", "type");
-  }
-  if (resultSized !== undefined && !RESULT_FRAME_TYPES.has(type)) {
-    return tooLarge(resultSized, maxBytes, false);
-  }
+    maxResultBytes:
+      options.maxResultBytes ?? (options.maxBytes === undefined ? DEFAULT_MAX_RESULT_FRAME_BYTES : maxBytes),
+    ...(options.maxDepth === undefined ? {} : { maxDepth: options.maxDepth }),
+  });
+  if (!envelope.ok) return envelope;
+  const { value, type } = envelope;
   const schema = schemas[options.channel];
   if (!knownTypes(options.channel).has(type)) {
-    return fail("unknown_frame_type", `type: unknown frame type '${type}' on ${options.channel}`, "type");
+    return envelopeError(
+      "unknown_frame_type",
+      `type: unknown frame type '${type}' on ${options.channel}`,
+      "type",
+    );
   }
   const parsed = schema.safeParse(value);
   if (!parsed.success) {
@@ -229,13 +148,4 @@ export function knownTypes(channel: FrameChannel): ReadonlySet<string> {
  */
 export function frameSchema<C extends FrameChannel>(channel: C): (typeof schemas)[C] {
   return schemas[channel];
-}
-
-function tooLarge(size: number, limit: number, atLeast: boolean): { ok: false; error: FrameDecodeError } {
-  const measured = atLeast ? `at least ${size}` : `${size}`;
-  return fail("frame_too_large", `frame is ${measured} bytes, over the limit of ${limit} bytes`);
-}
-
-function fail(code: string, message: string, path?: string): { ok: false; error: FrameDecodeError } {
-  return { ok: false, error: new FrameDecodeError(code, message, path === undefined ? {} : { path }) };
 }

@@ -85,6 +85,8 @@ export {
 } from "./normalize-tool-calls";
 export type { JsonObject, User, WireError } from "./primitives";
 export { IdSchema, JsonObjectSchema, SeqSchema, UserSchema, WireErrorSchema } from "./primitives";
+export type { DecodeServerFrameOptions } from "./server-frame-guards";
+export { checkToolApprovalSpec, decodeServerFrame, SERVER_FRAME_TYPES } from "./server-frame-guards";
 export type { NormalizedToolCall, ToolOutcome, ToolResult } from "./tool-call";
 export { NormalizedToolCallSchema, ToolOutcomeSchema, ToolResultSchema } from "./tool-call";
 export type { JsonSchemaObject, ToolApprovalSpec, ToolSpec } from "./tool-spec";

@@ -1,4 +1,5 @@
-import { type ImageContent, type ImageMimeType, MAX_IMAGE_BYTES } from "@patchbay/protocol";
+import type { ImageContent, ImageMimeType } from "@patchbay/protocol";
+import { MAX_IMAGE_BYTES } from "@patchbay/protocol/lite";
 import { ToolOutputError } from "./errors";
 import type { ToolImage } from "./tool-output";
 

@@ -1,3 +1,12 @@
+// The Node entry: everything, with zod 3 and zod/mini schemas read through the fallback (see
+// zod-fallback.ts) and JSON Schema parameters checked at registration. The browser entry (index.browser.ts) exports the same names without it.
+import { useJsonSchemaValidator, useZodFallback } from "./tool-parameters";
+import { validateArguments } from "./validate-arguments";
+import { compileZodFallback } from "./zod-fallback";
+
+useZodFallback(compileZodFallback);
+useJsonSchemaValidator(validateArguments);
+
 export type { ApprovalDecision, ApprovalGate } from "./approval-gate";
 export { allowAll } from "./approval-gate";
 export type { ApprovalRequestInput } from "./approval-request";

@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 // The package runs in browsers: its runtime code may import only these.
 const ALLOWED = [
   "@patchbay/protocol",
+  "@patchbay/protocol/lite",
   "@cfworker/json-schema",
   "eventemitter3",
   "zod/v4/core",
@@ -24,5 +25,18 @@ describe("runtime imports", () => {
       .filter((specifier) => !specifier.startsWith("./"));
     expect(specifiers.length).toBeGreaterThan(0);
     expect([...new Set(specifiers)].filter((specifier) => !ALLOWED.includes(specifier))).toEqual([]);
+  });
+
+  it("imports zod, zod-to-json-schema and the zod protocol entry only from the Node-only fallback", () => {
+    const dir = new URL(".", import.meta.url).pathname;
+    const heavy = readdirSync(dir)
+      .filter((file) => file.endsWith(".ts") && !file.endsWith(".test.ts"))
+      .filter((file) =>
+        /^import\s+(?!type\b)[^"']*["'](zod[^"']*|@patchbay\/protocol)["']/m.test(
+          readFileSync(join(dir, file), "utf8"),
+        ),
+      );
+    // dispatch-tool-calls runs on servers and workers only; a page's bundle drops it.
+    expect(heavy.sort()).toEqual(["dispatch-tool-calls.ts", "zod-fallback.ts"]);
   });
 });

@@ -1,10 +1,5 @@
-import {
-  type ConversationItem,
-  type ToolApprovalSpec,
-  ToolApprovalSpecSchema,
-  type ToolSpec,
-  type User,
-} from "@patchbay/protocol";
+import type { ConversationItem, ToolApprovalSpec, ToolSpec, User } from "@patchbay/protocol";
+import { checkToolApprovalSpec } from "@patchbay/protocol/lite";
 import { ToolDefinitionError } from "./errors";
 import { templatePlaceholders } from "./fill-template";
 import { Semaphore } from "./semaphore";
@@ -174,13 +169,15 @@ export function compileTool(definition: ToolDefinition<any>): CompiledTool {
 
   let approval: ToolApprovalSpec | undefined;
   if (definition.approval !== undefined) {
-    const parsed = ToolApprovalSpecSchema.safeParse(definition.approval);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      const field = ["approval", ...(issue?.path ?? []).map(String)].join(".");
-      throw new ToolDefinitionError(name, field, issue?.message ?? "is invalid");
+    const checked = checkToolApprovalSpec(definition.approval);
+    if (!checked.ok) {
+      throw new ToolDefinitionError(
+        name,
+        checked.path ? `approval.${checked.path}` : "approval",
+        checked.message,
+      );
     }
-    approval = parsed.data;
+    approval = checked.value;
     const properties = parameters.jsonSchema.properties;
     if (properties && typeof properties === "object") {
       for (const placeholder of templatePlaceholders(approval.title)) {

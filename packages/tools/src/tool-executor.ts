@@ -1,10 +1,10 @@
-import {
-  type ConversationItem,
-  type NormalizedToolCall,
-  parseToolArguments,
-  type ToolOutcome,
-  type User,
+import type {
+  ConversationItem,
+  NormalizedToolCall,
+  ToolOutcome,
+  User,
 } from "@patchbay/protocol";
+import { parseToolArguments } from "@patchbay/protocol/lite";
 import { EventEmitter } from "eventemitter3";
 import type { ApprovalDecision, ApprovalGate } from "./approval-gate";
 import { buildApprovalRequest } from "./approval-request";

@@ -2,7 +2,19 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import * as zm from "zod/mini";
 import { z as z3 } from "zod/v3";
-import { compileParameters, isZod3Schema, isZod4Schema } from "./tool-parameters";
+import {
+  compileParameters,
+  isZod3Schema,
+  isZod4Schema,
+  useJsonSchemaValidator,
+  useZodFallback,
+} from "./tool-parameters";
+import { validateArguments } from "./validate-arguments";
+import { compileZodFallback } from "./zod-fallback";
+
+// What the Node entry (index.ts) does; the browser entry leaves it out (tested at the end).
+useZodFallback(compileZodFallback);
+useJsonSchemaValidator(validateArguments);
 
 async function issues(schema: unknown, args: Record<string, unknown>): Promise<string[]> {
   const result = await compileParameters(schema).parse(args);
@@ -201,5 +213,54 @@ describe("zod 3 wording", () => {
     expect(await issues(z3.object({ seats: z3.number().max(9, "too many seats") }), { seats: 10 })).toEqual([
       "seats: too many seats",
     ]);
+  });
+});
+
+describe("without the zod fallback (the browser entry)", () => {
+  it("reads zod 4 schemas through their own methods and JSON Schema as written", async () => {
+    useZodFallback(undefined);
+    try {
+      const compiled = compileParameters(book4);
+      expect(compiled.kind).toBe("zod4");
+      expect(compiled.jsonSchema).toMatchObject({ type: "object", required: ["flight_id", "seats"] });
+      expect(await compiled.parse({ flight_id: "LH12", seats: 2 })).toEqual({
+        ok: true,
+        value: { flight_id: "LH12", seats: 2, cabin: "economy" },
+      });
+      expect(await issues(book4, { flight_id: "LH12", seats: 10 })).toEqual([
+        "seats: Input should be less than or equal to 9",
+      ]);
+    } finally {
+      useZodFallback(compileZodFallback);
+    }
+  });
+
+  it("imports the JSON Schema validator when a JSON Schema tool is compiled, and checks with it", async () => {
+    useJsonSchemaValidator(undefined);
+    try {
+      const compiled = compileParameters({
+        type: "object",
+        properties: { seats: { type: "integer", maximum: 9 }, cabin: { type: "string", default: "economy" } },
+        required: ["seats"],
+      });
+      expect(compiled.kind).toBe("json-schema");
+      expect(await compiled.parse({ seats: 2 })).toEqual({ ok: true, value: { seats: 2, cabin: "economy" } });
+      expect(await compiled.parse({ seats: 12 })).toEqual({
+        ok: false,
+        issues: ["seats: Input should be less than or equal to 9"],
+      });
+    } finally {
+      useJsonSchemaValidator(validateArguments);
+    }
+  });
+
+  it("refuses zod 3 and zod/mini schemas with a sentence saying what to use instead", () => {
+    useZodFallback(undefined);
+    try {
+      expect(() => compileParameters(book3)).toThrow(/zod 3 schema.*Node entry.*zod 4\.2\+.*JSON Schema/);
+      expect(() => compileParameters(zm.object({ a: zm.string() }))).toThrow(/zod\/mini.*Node entry/);
+    } finally {
+      useZodFallback(compileZodFallback);
+    }
   });
 });

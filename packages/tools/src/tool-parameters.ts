@@ -1,8 +1,6 @@
 import type { JsonSchemaObject } from "@patchbay/protocol";
-import { safeParseAsync as coreSafeParseAsync, toJSONSchema } from "zod/v4/core";
-import { zodToJsonSchema } from "zod-to-json-schema";
-import { type ValidationResult, validateArguments } from "./validate-arguments";
-import { type ZodIssueLike, zod3IssueMessage, zod4IssueMessage, zodIssueLines } from "./zod-issues";
+import type { ValidationResult, validateArguments } from "./validate-arguments";
+import type { SafeParseResult, ZodIssueLike } from "./zod-issues";
 
 /**
  * Any schema that states its output type the Standard Schema way, as zod 3.24+ and zod 4 do; it
@@ -29,12 +27,9 @@ export interface TypedSchema<TOutput> {
  */
 export type ToolParameters<TArgs = Record<string, unknown>> = TypedSchema<TArgs> | JsonSchemaObject;
 
-type SafeParseResult =
-  | { success: true; data: unknown }
-  | { success: false; error: { issues: ZodIssueLike[] } };
-
 interface Zod4Like {
   _zod: object;
+  "~standard"?: { jsonSchema?: { input(options: { target: string }): Record<string, unknown> } };
   safeParseAsync?: (
     value: unknown,
     params?: { error?: (issue: ZodIssueLike) => string | undefined },
@@ -91,22 +86,48 @@ export interface CompiledParameters {
   parse(args: Record<string, unknown>): Promise<ValidationResult<unknown>> | ValidationResult<unknown>;
 }
 
-function withoutDialect(schema: Record<string, unknown>): Record<string, unknown> {
+/** Drops `$schema` from a generated schema: the model is told the bare object schema. */
+export function withoutDialect(schema: Record<string, unknown>): Record<string, unknown> {
   const { $schema: _dialect, ...rest } = schema;
   return rest;
 }
 
-function fromIssues(result: SafeParseResult): ValidationResult<unknown> {
-  return result.success
-    ? { ok: true, value: result.data }
-    : { ok: false, issues: zodIssueLines(result.error.issues) };
+/**
+ * Compiles the schemas the package cannot read by their own methods: zod 3 (needs
+ * zod-to-json-schema) and zod/mini or zod 4 before 4.2 (need `zod/v4/core`). The Node entry
+ * installs one (`zod-fallback.ts`); the browser entry does not, so a page loads neither.
+ */
+export type ZodFallback = (parameters: unknown) => CompiledParameters | undefined;
+
+let zodFallback: ZodFallback | undefined;
+
+/** Installs the compiler for zod 3 and zod/mini schemas (the Node entry does, once); `undefined` removes it. */
+export function useZodFallback(fallback: ZodFallback | undefined): void {
+  zodFallback = fallback;
+}
+
+type JsonSchemaValidator = typeof validateArguments;
+
+// JSON Schema parameters are checked by validate-arguments.ts (@cfworker/json-schema, the
+// largest part of a page's bundle). The Node entry installs it up front, so registration checks
+// the schema at once; the browser entry leaves it out, and a JSON Schema tool imports it when
+// registered (a chunk of its own in a page's bundle), so a page without one never loads it.
+let jsonSchemaValidator: JsonSchemaValidator | undefined;
+
+/** Installs the JSON Schema validator to use synchronously (the Node entry does, once). */
+export function useJsonSchemaValidator(validator: JsonSchemaValidator | undefined): void {
+  jsonSchemaValidator = validator;
 }
 
 /**
- * Turns a tool's `parameters` into the JSON Schema told to the model (zod-to-json-schema for zod
- * 3, `toJSONSchema` for zod 4, a plain schema as written) and the function that checks arguments
- * (the zod schema itself, so defaults and transforms apply; `validateArguments` for a plain
- * schema). Throws an `Error` saying why when the parameters are not an object schema.
+ * Turns a tool's `parameters` into the JSON Schema told to the model and the function that
+ * checks arguments. A zod 4 schema is read through its own methods (`~standard.jsonSchema` and
+ * `safeParseAsync`), so the user's copy of zod does the work and no other copy is loaded; defaults
+ * and transforms apply. A plain schema is checked by `validateArguments` (loaded on first use
+ * where the entry did not install it: then an unreadable schema fails at the first call, not at
+ * registration). zod 3 and zod/mini
+ * schemas go to the installed {@link ZodFallback}. Throws an `Error` saying why when the
+ * parameters are not an object schema, or cannot be read here.
  *
  * @example
  * ```ts
@@ -116,57 +137,66 @@ function fromIssues(result: SafeParseResult): ValidationResult<unknown> {
  * ```
  */
 export function compileParameters(parameters: unknown): CompiledParameters {
-  if (isZod4Schema(parameters)) {
+  const converter = isZod4Schema(parameters) ? parameters["~standard"]?.jsonSchema : undefined;
+  if (isZod4Schema(parameters) && converter && parameters.safeParseAsync) {
     let generated: Record<string, unknown>;
     try {
-      generated = toJSONSchema(parameters as never, { io: "input" }) as Record<string, unknown>;
+      generated = converter.input({ target: "draft-2020-12" });
     } catch (error) {
       throw new Error(`cannot be described as JSON Schema: ${(error as Error).message}`);
     }
     const jsonSchema = withoutDialect(generated);
     if (jsonSchema.type !== "object") throw new Error(notObject(jsonSchema));
-    const params = { error: zod4IssueMessage };
-    // The schema's own method keeps the user's copy of zod in charge; zod/mini schemas have
-    // none, and the core function parses them.
-    const own = parameters.safeParseAsync?.bind(parameters);
-    const parse =
-      own ??
-      ((value: unknown, p: typeof params) => coreSafeParseAsync(parameters as never, value, p as never));
+    const parse = parameters.safeParseAsync.bind(parameters);
     return {
       kind: "zod4",
       jsonSchema: jsonSchema as JsonSchemaObject,
-      parse: async (args) => fromIssues((await parse(args, params)) as SafeParseResult),
+      parse: async (args) => {
+        const result = await parse(args);
+        if (result.success) return { ok: true, value: result.data };
+        // Only a refused call needs the wording (zod-issues.ts, a chunk of its own in a page's
+        // bundle): it parses once more with the error map, which sees each issue's input.
+        const { fromIssues, zod4IssueMessage } = await import("./zod-issues");
+        return fromIssues(await parse(args, { error: zod4IssueMessage }));
+      },
     };
   }
-  if (isZod3Schema(parameters)) {
-    const jsonSchema = withoutDialect(zodToJsonSchema(parameters as never) as Record<string, unknown>);
-    if (jsonSchema.type !== "object") throw new Error(notObject(jsonSchema));
-    const params = {
-      errorMap: (issue: ZodIssueLike, ctx: { data: unknown; defaultError: string }) => ({
-        message: zod3IssueMessage(issue, ctx.data, parameters) ?? ctx.defaultError,
-      }),
-    };
-    return {
-      kind: "zod3",
-      jsonSchema: jsonSchema as JsonSchemaObject,
-      parse: async (args) => fromIssues(await parameters.safeParseAsync(args, params)),
-    };
+  if (isZod4Schema(parameters) || isZod3Schema(parameters)) {
+    const compiled = zodFallback?.(parameters);
+    if (compiled) return compiled;
+    throw new Error(
+      isZod3Schema(parameters)
+        ? 'is a zod 3 schema, which only the Node entry of @patchbay/tools reads; in a browser use zod 4.2+ (`import { z } from "zod"`) or a JSON Schema object'
+        : 'is a zod schema without its own JSON Schema (zod/mini, or zod before 4.2), which only the Node entry of @patchbay/tools reads; in a browser use `import { z } from "zod"` (4.2+) or a JSON Schema object',
+    );
   }
   if (typeof parameters !== "object" || parameters === null || Array.isArray(parameters)) {
     throw new Error("must be a zod object schema or a JSON Schema object");
   }
   const jsonSchema = parameters as Record<string, unknown>;
   if (jsonSchema.type !== "object") throw new Error(notObject(jsonSchema));
-  // Compile once now, so a schema the validator cannot read fails at registration.
-  validateArguments(jsonSchema, {});
+  const validator = jsonSchemaValidator;
+  if (validator) {
+    // Compile once now, so a schema the validator cannot read fails at registration.
+    validator(jsonSchema, {});
+    return {
+      kind: "json-schema",
+      jsonSchema: jsonSchema as JsonSchemaObject,
+      parse: (args) => validator(jsonSchema, args),
+    };
+  }
+  // Starts loading now, so the validator is there by the time the model calls the tool.
+  const loading = import("./validate-arguments");
+  loading.catch(() => {});
   return {
     kind: "json-schema",
     jsonSchema: jsonSchema as JsonSchemaObject,
-    parse: (args) => validateArguments(jsonSchema, args),
+    parse: async (args) => (await loading).validateArguments(jsonSchema, args),
   };
 }
 
-function notObject(schema: Record<string, unknown>): string {
+/** The reason a schema that does not describe an object is refused. */
+export function notObject(schema: Record<string, unknown>): string {
   const type = schema.type === undefined ? "no type" : `type ${JSON.stringify(schema.type)}`;
   return `must describe an object (type "object"), got a schema with ${type}`;
 }

@@ -4,7 +4,14 @@ import { z } from "zod";
 import { z as z3 } from "zod/v3";
 import { ToolDefinitionError } from "./errors";
 import { toolSpecOf } from "./tool-definition";
+import { useJsonSchemaValidator, useZodFallback } from "./tool-parameters";
 import { Tools } from "./tools";
+import { validateArguments } from "./validate-arguments";
+import { compileZodFallback } from "./zod-fallback";
+
+// What the Node entry (index.ts) does, so zod 3 schemas are read here too.
+useZodFallback(compileZodFallback);
+useJsonSchemaValidator(validateArguments);
 
 const run = () => "ok";
 

@@ -11,6 +11,19 @@ import {
   unionMessage,
   VALUE_INVALID,
 } from "./issue-wording";
+import type { ValidationResult } from "./validate-arguments";
+
+/** What a zod `safeParseAsync` resolves with, as far as this package reads it. */
+export type SafeParseResult =
+  | { success: true; data: unknown }
+  | { success: false; error: { issues: ZodIssueLike[] } };
+
+/** A zod parse result as a {@link ValidationResult} with worded issues. */
+export function fromIssues(result: SafeParseResult): ValidationResult<unknown> {
+  return result.success
+    ? { ok: true, value: result.data }
+    : { ok: false, issues: zodIssueLines(result.error.issues) };
+}
 
 /** A zod issue of either major version, as far as the wording needs it. */
 export interface ZodIssueLike {

@@ -1,0 +1,143 @@
+import { FrameDecodeError } from "./errors";
+
+// What every decoder does before it looks at a frame's fields: the size limit in UTF-8 bytes,
+// then JSON, then an object with a string `type`. Shared by `decodeFrame` (zod) and
+// `decodeServerFrame` (zod-free), so both refuse the same frames the same way.
+
+/** The frame as a JSON object with its type, or the error that refused it. */
+export type Envelope =
+  | { ok: true; value: Record<string, unknown>; type: string }
+  | { ok: false; error: FrameDecodeError };
+
+const encoder = /* @__PURE__ */ new TextEncoder();
+
+/**
+ * The UTF-8 size of `text`, or `null` when it is surely within `limit`. A string of n UTF-16
+ * code units takes between n and 3n bytes, so most frames are judged without encoding them.
+ */
+function sizeOver(text: string, limit: number): number | null {
+  if (text.length > limit) return text.length;
+  if (text.length * 3 <= limit) return null;
+  const size = encoder.encode(text).byteLength;
+  return size > limit ? size : null;
+}
+
+/** The limits {@link readEnvelope} applies. */
+export interface EnvelopeLimits {
+  /** Frames larger than this many UTF-8 bytes are refused before parsing. */
+  maxBytes: number;
+  /**
+   * The limit of a result frame (`tool.result`, `hosted.result`), at least `maxBytes`. A frame
+   * between the two limits is parsed to read its `type`, then refused unless it is a result.
+   */
+  maxResultBytes?: number;
+  /** Deepest nesting of objects and arrays allowed (default {@link DEFAULT_MAX_JSON_DEPTH}). */
+  maxDepth?: number;
+}
+
+/**
+ * The default nesting limit of a decoded frame: far deeper than any frame needs, shallow enough
+ * that checking a frame's fields cannot run out of stack.
+ *
+ * @example
+ * ```ts
+ * decodeFrame(text, { channel: "client-to-server", maxDepth: DEFAULT_MAX_JSON_DEPTH });
+ * ```
+ */
+export const DEFAULT_MAX_JSON_DEPTH = 64;
+
+/** The frame types that carry a tool result, and so may be as large as `maxResultBytes`. */
+export const RESULT_FRAME_TYPES: ReadonlySet<string> = new Set(["tool.result", "hosted.result"]);
+const RESULT_TYPE_NAMES = [...RESULT_FRAME_TYPES].map((type) => `"${type}"`);
+
+/** The path of the first value nested deeper than `max`, or `undefined` when none is. */
+function tooDeep(value: unknown, max: number): string[] | undefined {
+  const stack: { value: unknown; path: string[] }[] = [{ value, path: [] }];
+  for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
+    if (typeof node.value !== "object" || node.value === null) continue;
+    if (node.path.length >= max) return node.path;
+    const entries = Array.isArray(node.value)
+      ? node.value.map((item, i) => [String(i), item] as const)
+      : Object.entries(node.value);
+    for (const [key, child] of entries) {
+      if (typeof child === "object" && child !== null) stack.push({ value: child, path: [...node.path, key] });
+    }
+  }
+  return undefined;
+}
+
+/** Size, JSON, nesting and `type` checks of one frame, in the order the shared vectors pin down. */
+export function readEnvelope(data: string | Uint8Array, limits: EnvelopeLimits): Envelope {
+  const maxBytes = limits.maxBytes;
+  const maxResultBytes = Math.max(maxBytes, limits.maxResultBytes ?? maxBytes);
+  // Set when the frame is over maxBytes but within maxResultBytes: only a result may be that big.
+  let resultSized: number | undefined;
+  let text: string;
+  if (typeof data === "string") {
+    const size = sizeOver(data, maxResultBytes);
+    if (size !== null) return tooLarge(size, maxResultBytes, data.length > maxResultBytes);
+    if (maxResultBytes > maxBytes && data.length > maxBytes) {
+      const bytes = data.length * 3 <= maxBytes ? data.length : encoder.encode(data).byteLength;
+      if (bytes > maxBytes) resultSized = bytes;
+    }
+    text = data;
+  } else {
+    if (data.byteLength > maxResultBytes) return tooLarge(data.byteLength, maxResultBytes, false);
+    if (data.byteLength > maxBytes) resultSized = data.byteLength;
+    try {
+      text = new TextDecoder("utf-8", { fatal: true }).decode(data);
+    } catch {
+      return envelopeError("invalid_json", "frame is not valid UTF-8");
+    }
+  }
+
+  // Only a result may be this big; anything that does not even name a result type is refused
+  // before it is parsed, like every other oversized frame.
+  if (resultSized !== undefined && !RESULT_TYPE_NAMES.some((name) => text.includes(name))) {
+    return tooLarge(resultSized, maxBytes, false);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return envelopeError("invalid_json", `frame is not valid JSON: ${(error as Error).message}`);
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return envelopeError("invalid_frame", "frame must be a JSON object");
+  }
+  const maxDepth = limits.maxDepth ?? DEFAULT_MAX_JSON_DEPTH;
+  const deep = tooDeep(value, maxDepth);
+  if (deep !== undefined) {
+    const path = deep.slice(0, 8).join(".") + (deep.length > 8 ? ".…" : "");
+    return envelopeError("invalid_frame", `${path}: nested deeper than ${maxDepth} levels`, deep.slice(0, 8).join("."));
+  }
+  const type = (value as { type?: unknown }).type;
+  if (typeof type !== "string") {
+    return envelopeError("invalid_frame", "type: frame has no string 'type'", "type");
+  }
+  if (resultSized !== undefined && !RESULT_FRAME_TYPES.has(type)) {
+    return tooLarge(resultSized, maxBytes, false);
+  }
+  return { ok: true, value: value as Record<string, unknown>, type };
+}
+
+function tooLarge(size: number, limit: number, atLeast: boolean): { ok: false; error: FrameDecodeError } {
+  const measured = atLeast ? `at least ${size}` : `${size}`;
+  return envelopeError("frame_too_large", `frame is ${measured} bytes, over the limit of ${limit} bytes`);
+}
+
+/** A decode failure with its code, message and the path of the wrong field. */
+export function envelopeError(
+  code: string,
+  message: string,
+  path?: string,
+  issues?: string[],
+): { ok: false; error: FrameDecodeError } {
+  return {
+    ok: false,
+    error: new FrameDecodeError(code, message, {
+      ...(path === undefined ? {} : { path }),
+      ...(issues === undefined ? {} : { issues }),
+    }),
+  };
+}

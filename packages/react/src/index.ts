@@ -1,0 +1,12 @@
+export type { ApprovalRequest, ConversationItem, ToolCallItem } from "@patchbay/client";
+export { ApprovalPrompt } from "./approval-prompt";
+export { Conversation } from "./conversation";
+export { PatchbayProvider, useClient } from "./patchbay-provider";
+export type { SessionStatus } from "./session-status";
+export type { InterruptReason, PendingMessage, SessionOptions, SessionState } from "./session-store";
+export { SessionStore } from "./session-store";
+export { imageSource, ToolCall } from "./tool-call";
+export type { ArgsOf, ToolCallOf, ToolDefinitions } from "./typed-tools";
+export { defineTool } from "./typed-tools";
+export type { UseSessionResult } from "./use-session";
+export { useApprovals, useSession, useToolCall } from "./use-session";

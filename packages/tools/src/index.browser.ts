@@ -1,0 +1,45 @@
+// The browser entry (the "browser" export condition): the same names as index.ts, without the
+// zod 3 / zod/mini fallback, so a page loads neither zod-to-json-schema nor a copy of zod. zod 4
+// schemas are read through their own methods; JSON Schema by @cfworker/json-schema, imported
+// when the first JSON Schema tool is registered. So `validateArguments` itself, synchronous, is
+// the one name only the Node entry exports.
+export type { ApprovalDecision, ApprovalGate } from "./approval-gate";
+export { allowAll } from "./approval-gate";
+export type {
+  DispatchHandler,
+  DispatchResult,
+  DispatchResultEntry,
+  DispatchToolCallsOptions,
+  ToolCallMeta,
+} from "./dispatch-tool-calls";
+export { dispatchToolCalls } from "./dispatch-tool-calls";
+export {
+  CallNotHeld,
+  ToolDefinitionError,
+  ToolError,
+  ToolOutputError,
+  ToolsError,
+  ToolsOptionError,
+} from "./errors";
+export { fillTemplate } from "./fill-template";
+export { canonicalJson, hashArguments } from "./hash-arguments";
+export type { IdempotencyStore } from "./idempotency-store";
+export { InMemoryIdempotencyStore } from "./idempotency-store";
+export { sniffImageType, toImageContent } from "./image-content";
+export type { ToolInputMapping } from "./project-tool-input";
+export { projectToolInput } from "./project-tool-input";
+export { RecentMap } from "./recent-map";
+export type { ToolApproval, ToolCallContext, ToolDefinition } from "./tool-definition";
+export { toolSpecOf } from "./tool-definition";
+export type { ToolExecutionResult } from "./tool-execution-result";
+export { toToolResult } from "./tool-execution-result";
+export type { ExecuteOptions, ToolCallInput, ToolExecutorEvents, ToolExecutorOptions } from "./tool-executor";
+export { ToolExecutor } from "./tool-executor";
+export { ToolLimiter } from "./tool-limiter";
+export type { ToolImage } from "./tool-output";
+export { ToolOutput } from "./tool-output";
+export { toToolOutputContent } from "./tool-output-content";
+export type { ToolParameters, TypedSchema } from "./tool-parameters";
+export { isZod3Schema, isZod4Schema } from "./tool-parameters";
+export { Tools } from "./tools";
+export type { ValidationResult } from "./validate-arguments";
