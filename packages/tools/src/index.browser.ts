@@ -2,17 +2,16 @@
 // zod 3 / zod/mini fallback, so a page loads neither zod-to-json-schema nor a copy of zod. zod 4
 // schemas are read through their own methods; JSON Schema by @cfworker/json-schema, imported
 // when the first JSON Schema tool is registered. So `validateArguments` itself, synchronous, is
-// the one name only the Node entry exports.
+// the one name only the Node entry exports, with `setPatternEngine` (a server puts RE2 behind
+// schema patterns; a page has no use for it, and it would load the JSON Schema validator early).
 export type { ApprovalDecision, ApprovalGate } from "./approval-gate";
 export { allowAll } from "./approval-gate";
-export type {
-  DispatchHandler,
-  DispatchResult,
-  DispatchResultEntry,
-  DispatchToolCallsOptions,
-  ToolCallMeta,
-} from "./dispatch-tool-calls";
+export type { ApprovalRequestInput } from "./approval-request";
+export { buildApprovalRequest } from "./approval-request";
+export type { DispatchResult, DispatchResultEntry } from "./dispatch-result";
+export type { DispatchHandler, DispatchToolCallsOptions, ToolCallMeta } from "./dispatch-tool-calls";
 export { dispatchToolCalls } from "./dispatch-tool-calls";
+export { MAX_ERROR_TEXT, redactErrorText, secretValues } from "./error-text";
 export {
   CallNotHeld,
   ToolDefinitionError,
@@ -26,6 +25,8 @@ export { canonicalJson, hashArguments } from "./hash-arguments";
 export type { IdempotencyStore } from "./idempotency-store";
 export { InMemoryIdempotencyStore } from "./idempotency-store";
 export { sniffImageType, toImageContent } from "./image-content";
+export { interruptCancels } from "./interrupt-rule";
+export { ModelSentences } from "./model-sentences";
 export type { ToolInputMapping } from "./project-tool-input";
 export { projectToolInput } from "./project-tool-input";
 export { RecentMap } from "./recent-map";
@@ -33,7 +34,15 @@ export type { ToolApproval, ToolCallContext, ToolDefinition } from "./tool-defin
 export { toolSpecOf } from "./tool-definition";
 export type { ToolExecutionResult } from "./tool-execution-result";
 export { toToolResult } from "./tool-execution-result";
-export type { ExecuteOptions, ToolCallInput, ToolExecutorEvents, ToolExecutorOptions } from "./tool-executor";
+export type {
+  CancelReason,
+  ExecuteOptions,
+  HoldDecision,
+  HoldRequest,
+  ToolCallInput,
+  ToolExecutorEvents,
+  ToolExecutorOptions,
+} from "./tool-executor";
 export { ToolExecutor } from "./tool-executor";
 export { ToolLimiter } from "./tool-limiter";
 export type { ToolImage } from "./tool-output";
