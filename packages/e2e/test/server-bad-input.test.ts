@@ -112,7 +112,12 @@ describe("bad frames", () => {
     expect(error.message).toMatch(/over the limit of 5242880 bytes/);
     expect(await stillServes(client)).toBe(true);
 
-    client.send({ type: "message.send", sessionId, commandId: "huge", text: "x".repeat(7 * 1024 * 1024) });
+    // Up to the result limit (8 MiB) plus 1 MiB is read and refused on an open socket; beyond it
+    // the frame is not read at all.
+    client.send({ type: "message.send", sessionId, commandId: "large", text: "x".repeat(7 * 1024 * 1024) });
+    expect((await client.nextOf("error", 10_000)).code).toBe("frame_too_large");
+    expect(await stillServes(client)).toBe(true);
+    client.send({ type: "message.send", sessionId, commandId: "huge", text: "x".repeat(10 * 1024 * 1024) });
     expect((await client.whenClosed()).code).toBe(1009);
   });
 
