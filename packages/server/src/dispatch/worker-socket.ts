@@ -74,6 +74,7 @@ export function acceptWorkerSocket(ws: WebSocket, deps: WorkerSocketDeps): void 
   let worker: ConnectedWorker | undefined;
   let lastHeard = Date.now();
   let heartbeat: ReturnType<typeof setInterval> | undefined;
+  let pings = 0;
   const helloTimer = setTimeout(() => {
     if (!worker)
       refuse("invalid_frame", "no worker.hello within the time allowed", WorkerCloseCodes.protocol);
@@ -172,7 +173,9 @@ export function acceptWorkerSocket(ws: WebSocket, deps: WorkerSocketDeps): void 
         ws.terminate();
         return;
       }
-      send({ type: "ping" });
+      // A nonce, so a worker's pong can be told apart from a late answer to an earlier ping.
+      pings += 1;
+      send({ type: "ping", nonce: `s${pings}` });
     }, deps.heartbeatIntervalMs);
     deps.work.pump();
     return connected;
