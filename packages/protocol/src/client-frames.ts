@@ -161,18 +161,21 @@ export const ClientToolSayFrameSchema = z.object({
 });
 
 /**
- * A running page tool disallowed interruptions (`ctx.disallowInterruptions()`): from now on only
+ * A running page tool asks to disallow interruptions (`ctx.disallowInterruptions()`), for the
+ * delivery `attempt` it runs (left out by older pages: the latest delivery). The server answers
+ * `tool.hold.ack`; only once that says `accepted: true` is the call held, and from then on only
  * its timeout cancels it.
  *
  * @example
  * ```ts
- * { type: "tool.hold", sessionId: "s_1", callId: "call_1" }
+ * { type: "tool.hold", sessionId: "s_1", callId: "call_1", attempt: 1 }
  * ```
  */
 export const ClientToolHoldFrameSchema = z.object({
   type: z.literal("tool.hold"),
   sessionId: IdSchema,
   callId: IdSchema,
+  attempt: z.number().int().positive().optional(),
 });
 
 /**
@@ -309,6 +312,26 @@ export const ErrorFrameSchema = z.object({
   retryAfterMs: z.number().int().nonnegative().optional(),
 });
 
+/**
+ * The server's answer to `tool.hold`, to the socket that sent it: whether the call is now held.
+ * Refused (`accepted: false`) when a cancel of the call is already under way
+ * (`reason: "cancelling"`), the call has ended (`"settled"`), the server does not know it
+ * (`"unknown_call"`) or the hold names an older delivery (`"stale_attempt"`).
+ *
+ * @example
+ * ```ts
+ * { type: "tool.hold.ack", sessionId: "s_1", callId: "call_1", attempt: 1, accepted: true }
+ * ```
+ */
+export const ToolHoldAckFrameSchema = z.object({
+  type: z.literal("tool.hold.ack"),
+  sessionId: IdSchema,
+  callId: IdSchema,
+  attempt: z.number().int().positive(),
+  accepted: z.boolean(),
+  reason: z.string().max(1_000).optional(),
+});
+
 const sessionEvent = {
   sessionId: IdSchema,
   /** Per-session sequence number, strictly increasing by one. */
@@ -425,11 +448,13 @@ export const ToolCallEventSchema = z.object({
 });
 
 /**
- * Stop a page tool call: the turn was interrupted, the call timed out, or the session ended.
+ * Asks the page to stop a page tool call: the turn was interrupted, the call timed out, or the
+ * session ended. A request: the page answers with the `tool.result` of that attempt (cancelled,
+ * or its real result when the call finished or is held). `timed_out` stops held calls too.
  *
  * @example
  * ```ts
- * { type: "tool.cancel", sessionId, seq, callId: "call_1", reason: "interrupted" }
+ * { type: "tool.cancel", sessionId, seq, callId: "call_1", reason: "interrupted", attempt: 1 }
  * ```
  */
 export const ToolCancelEventSchema = z.object({
@@ -437,6 +462,7 @@ export const ToolCancelEventSchema = z.object({
   ...sessionEvent,
   callId: IdSchema,
   reason: z.enum(["interrupted", "timed_out", "session_closed"]),
+  attempt: z.number().int().positive().optional(),
 });
 
 /**
@@ -616,6 +642,7 @@ export const ServerToClientFrameSchema = z.discriminatedUnion("type", [
   WelcomeFrameSchema,
   SessionOpenedFrameSchema,
   ErrorFrameSchema,
+  ToolHoldAckFrameSchema,
   PongFrameSchema,
   PingFrameSchema,
   ...SessionEventSchema.options,

@@ -106,6 +106,13 @@ export const ToolCallItemSchema = z.object({
   held: z.boolean(),
   attempt: z.number().int().positive(),
   result: ToolResultSchema.optional(),
+  /**
+   * A result that arrived after the call was settled without it: the place it ran did not
+   * confirm a cancel within the grace (`result.error.code` is `cancel_unconfirmed`), or it
+   * answered after the timeout. Recorded so the conversation shows what happened; the call is
+   * never run again.
+   */
+  lateResult: ToolResultSchema.optional(),
   responseId: IdSchema.optional(),
   createdAt: TimestampSchema,
 });

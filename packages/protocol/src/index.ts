@@ -32,6 +32,7 @@ export {
   ToolCallEventSchema,
   ToolCancelEventSchema,
   ToolHeldEventSchema,
+  ToolHoldAckFrameSchema,
   ToolProgressEventSchema,
   ToolSayEventSchema,
   ToolsUpdateFrameSchema,
@@ -94,6 +95,7 @@ export {
 } from "./tool-spec";
 export { DEFAULT_MAX_FRAME_BYTES, MAX_IMAGE_BYTES, PROTOCOL_VERSION } from "./version";
 export type {
+  HoldRefusalReason,
   HostedAgent,
   InboundCall,
   InboundMessage,
@@ -102,9 +104,11 @@ export type {
 } from "./worker-frames";
 export {
   AnswerFrameSchema,
+  HOLD_REFUSAL_REASONS,
   HostedAgentSchema,
   HostedCallFrameSchema,
   HostedCancelFrameSchema,
+  HostedHoldAckFrameSchema,
   HostedHoldFrameSchema,
   HostedProgressFrameSchema,
   HostedResultFrameSchema,

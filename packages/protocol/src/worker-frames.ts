@@ -117,14 +117,20 @@ export const HostedSayFrameSchema = z.object({
 });
 
 /**
- * A hosted tool call disallowed interruptions.
+ * A hosted tool call asks to disallow interruptions, for the delivery `attempt` it runs (left out
+ * by older workers: the server then takes the latest delivery). The server answers
+ * `hosted.hold.ack`; the call is held only once that says `accepted: true`.
  *
  * @example
  * ```ts
- * { type: "hosted.hold", callId: "call_1" }
+ * { type: "hosted.hold", callId: "call_1", attempt: 1 }
  * ```
  */
-export const HostedHoldFrameSchema = z.object({ type: z.literal("hosted.hold"), callId: IdSchema });
+export const HostedHoldFrameSchema = z.object({
+  type: z.literal("hosted.hold"),
+  callId: IdSchema,
+  attempt: z.number().int().positive().optional(),
+});
 
 /**
  * The result of a hosted tool call, for the delivery `attempt` it answers.
@@ -286,17 +292,54 @@ export const HostedCallFrameSchema = z.object({
 });
 
 /**
- * Stop a hosted tool call (an interrupt, or the server's timeout).
+ * Why a server refused a hold (`hosted.hold.ack` / `tool.hold.ack` with `accepted: false`). The
+ * frames carry `reason` as a string, so a newer server may give a reason not listed here.
  *
  * @example
  * ```ts
- * { type: "hosted.cancel", callId: "call_1", reason: "interrupted" }
+ * if (!ack.accepted && ack.reason === "cancelling") signal.throwIfAborted();
+ * ```
+ */
+export const HOLD_REFUSAL_REASONS = ["cancelling", "settled", "unknown_call", "stale_attempt"] as const;
+
+/** Why a server refused a hold. */
+export type HoldRefusalReason = (typeof HOLD_REFUSAL_REASONS)[number];
+
+/**
+ * The server's answer to `hosted.hold`: whether the call is now held (an interrupt no longer
+ * cancels it; only its timeout does). Refused (`accepted: false`) when a cancel of the call is
+ * already under way (`reason: "cancelling"`), the call has ended (`"settled"`), the server does
+ * not know it (`"unknown_call"`) or the hold names an older delivery (`"stale_attempt"`).
+ *
+ * @example
+ * ```ts
+ * { type: "hosted.hold.ack", callId: "call_1", attempt: 1, accepted: false, reason: "cancelling" }
+ * ```
+ */
+export const HostedHoldAckFrameSchema = z.object({
+  type: z.literal("hosted.hold.ack"),
+  callId: IdSchema,
+  attempt: z.number().int().positive(),
+  accepted: z.boolean(),
+  reason: z.string().max(1_000).optional(),
+});
+
+/**
+ * Asks the worker to stop a hosted tool call (an interrupt, the server's timeout, the session
+ * closing). A request, not a verdict: the worker answers with the `hosted.result` of that
+ * attempt, a cancelled result or, when the call finished or is held, its real one. `timed_out`
+ * stops held calls too. `attempt` names the delivery (left out by older servers).
+ *
+ * @example
+ * ```ts
+ * { type: "hosted.cancel", callId: "call_1", reason: "interrupted", attempt: 1 }
  * ```
  */
 export const HostedCancelFrameSchema = z.object({
   type: z.literal("hosted.cancel"),
   callId: IdSchema,
   reason: z.enum(["interrupted", "timed_out", "session_closed"]),
+  attempt: z.number().int().positive().optional(),
 });
 
 /**
@@ -312,6 +355,7 @@ export const ServerToWorkerFrameSchema = z.discriminatedUnion("type", [
   WorkOfferedFrameSchema,
   HostedCallFrameSchema,
   HostedCancelFrameSchema,
+  HostedHoldAckFrameSchema,
   ErrorFrameSchema,
   PingFrameSchema,
   PongFrameSchema,
