@@ -45,6 +45,8 @@ const tasks = {
   start: () => run(process.execPath, [join(root, "scripts", "main-job.mjs"), ...rest]),
   demo: () => run(process.execPath, [join(root, "scripts", "main-job.mjs"), "--demo", ...rest]),
   bench: () => run(...pnpmArgs(["--filter", "@patchbay/bench", "bench", ...rest])),
+  // The conformance kit against every worker SDK in the repository (packages/conformance).
+  conformance: () => run(...pnpmArgs(["--filter", "@patchbay/conformance", "--silent", "all", ...rest])),
   test: () => {
     ensureChromium();
     return run(process.execPath, [join(root, "scripts", "vitest-summary.mjs"), ...rest]);

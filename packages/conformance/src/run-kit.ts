@@ -21,6 +21,8 @@ export interface RunKitOptions {
   command: string[];
   /** Run only the scenarios whose name contains one of these. */
   only?: string[];
+  /** Run only the scenarios with exactly these names. */
+  scenarios?: string[];
   /** Where each result line goes. Default: nowhere. */
   log?: (line: string) => void;
   /** The most one scenario may take. Default 40 s. */
@@ -31,7 +33,9 @@ export interface RunKitOptions {
 export async function runKit(options: RunKitOptions): Promise<ScenarioResult[]> {
   const log = options.log ?? (() => undefined);
   const chosen = SCENARIOS.filter(
-    (s) => !options.only?.length || options.only.some((part) => s.name.includes(part)),
+    (s) =>
+      (!options.only?.length || options.only.some((part) => s.name.includes(part))) &&
+      (!options.scenarios || options.scenarios.includes(s.name)),
   );
   const results: ScenarioResult[] = [];
   for (const scenario of chosen) {

@@ -74,6 +74,8 @@ class _Running:
     attempt: int
     interruptible: bool
     task: asyncio.Task[None] | None = None
+    """The tool's own run: the one task a cancel stops (the call's task always reports)."""
+    run: asyncio.Task[Any] | None = None
     held: bool = False
     cancel_reason: str | None = None
     hold_reply: asyncio.Future[dict[str, Any]] | None = None
@@ -161,8 +163,8 @@ class HostedCalls:
         running.cancel_reason = reason
         if running.hold_reply and not running.hold_reply.done():
             running.hold_reply.set_result({"accepted": False, "reason": f"cancel under way ({reason})"})
-        if running.task:
-            running.task.cancel()
+        if running.run:
+            running.run.cancel()
 
     def hold_ack(self, frame: dict[str, Any]) -> None:
         running = self.running.get(frame["callId"])
@@ -172,8 +174,8 @@ class HostedCalls:
     def cancel_all(self, reason: str = "stopped") -> None:
         for running in self.running.values():
             running.cancel_reason = running.cancel_reason or reason
-            if running.task:
-                running.task.cancel()
+            if running.run:
+                running.run.cancel()
 
     async def idle(self) -> None:
         tasks = [r.task for r in self.running.values() if r.task]
@@ -221,7 +223,6 @@ class HostedCalls:
             _say=say,
             _hold=lambda: self._hold(entry),
         )
-        _set_context(context)
         # The server's clock decides when a call times out (it sends hosted.cancel then); this
         # bound only stops a call that outlives every message from it.
         backstop = frame["timeoutMs"] / 1000 + 5
@@ -229,9 +230,21 @@ class HostedCalls:
         tool_limit = self._tool_limits.setdefault(
             (agent.name, tool.name), asyncio.Semaphore(tool.concurrency or 1_000_000)
         )
-        try:
+
+        async def invoke() -> Any:
+            _set_context(context)
             async with session_limit, tool_limit:
-                value = await asyncio.wait_for(tool.invoke(arguments), backstop)
+                return await asyncio.wait_for(tool.invoke(arguments), backstop)
+
+        try:
+            if entry.cancel_reason is not None:
+                raise asyncio.CancelledError  # cancelled before it could start
+            # The tool runs in a task of its own, so a cancel stops the tool and never the task
+            # that reports its result (a task cancelled before it starts would report nothing).
+            entry.run = asyncio.create_task(invoke())
+            # Its outcome is read below; a cancel racing it must not leave an unread exception.
+            entry.run.add_done_callback(lambda t: t.cancelled() or t.exception())
+            value = await asyncio.shield(entry.run)
             output = to_output(value).to_wire()
             result: dict[str, Any] = {"outcome": "completed", "content": output}
         except asyncio.CancelledError:
