@@ -14,7 +14,7 @@ import {
   type PatchbayServer,
   silentLogger,
 } from "@patchbay/server";
-import { waitFor, WorkerProxy } from "./worker-proxy";
+import { WorkerProxy, waitFor } from "./worker-proxy";
 
 export const API_KEY = "pk_conformance";
 export const SECRET = "sk_conformance_secret";
@@ -99,7 +99,10 @@ export class WorkerUnderTest {
   async exitCode(timeoutMs: number): Promise<number | null> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`the worker did not exit within ${timeoutMs} ms`)), timeoutMs);
+      timer = setTimeout(
+        () => reject(new Error(`the worker did not exit within ${timeoutMs} ms`)),
+        timeoutMs,
+      );
     });
     try {
       return await Promise.race([this.exited, timeout]);
@@ -186,14 +189,23 @@ export async function startWorld(command: string[]): Promise<KitWorld> {
         client.setUser({ id: "u_conformance" }, await createUserToken(SECRET, "u_conformance"));
         return client.agent(agent).sessions.create();
       }
-      const client = new Client({ baseUrl: server.url, apiKey: API_KEY, secret: SECRET, requestTimeoutMs: 10_000 });
+      const client = new Client({
+        baseUrl: server.url,
+        apiKey: API_KEY,
+        secret: SECRET,
+        requestTimeoutMs: 10_000,
+      });
       clients.push(client);
       return client.agent(agent).sessions.create({ userId: "u_conformance" });
     },
     async post(path, body) {
       const res = await fetch(`${server.url}${path}`, {
         method: "POST",
-        headers: { "x-api-key": API_KEY, authorization: `Bearer ${SECRET}`, "content-type": "application/json" },
+        headers: {
+          "x-api-key": API_KEY,
+          authorization: `Bearer ${SECRET}`,
+          "content-type": "application/json",
+        },
         body: JSON.stringify(body),
       });
       return { status: res.status, body: await res.json().catch(() => null) };

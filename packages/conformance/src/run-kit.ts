@@ -55,13 +55,21 @@ export async function runKit(options: RunKitOptions): Promise<ScenarioResult[]> 
       if (invalid.length > 0) error = `the worker sent frames that do not decode: ${invalid.join("; ")}`;
     } catch (thrown) {
       error = (thrown as Error).message;
-      const output = world.workers.map((w) => w.output.trim()).filter(Boolean).join("\n---\n");
+      const output = world.workers
+        .map((w) => w.output.trim())
+        .filter(Boolean)
+        .join("\n---\n");
       if (output) error += `\n  worker output (tail):\n${indent(output.slice(-1_200))}`;
     } finally {
       clearTimeout(timer);
       await world.close();
     }
-    const result: ScenarioResult = { name: scenario.name, ok: !error, ms: Date.now() - started, ...(error ? { error } : {}) };
+    const result: ScenarioResult = {
+      name: scenario.name,
+      ok: !error,
+      ms: Date.now() - started,
+      ...(error ? { error } : {}),
+    };
     results.push(result);
     log(result.ok ? `  ok    ${scenario.name} (${result.ms} ms)` : `  FAIL  ${scenario.name}: ${error}`);
   }

@@ -18,7 +18,8 @@ export function endedCall(session: Session, tool: string, timeoutMs = 10_000): P
   return waitFor(
     () =>
       session.conversation.find(
-        (item): item is ToolCallItem => item.type === "tool_call" && item.name === tool && TERMINAL.has(item.status),
+        (item): item is ToolCallItem =>
+          item.type === "tool_call" && item.name === tool && TERMINAL.has(item.status),
       ),
     (wake) => session.once("toolCall", wake),
     timeoutMs,
@@ -33,7 +34,9 @@ export function endedCall(session: Session, tool: string, timeoutMs = 10_000): P
 export function startedCall(session: Session, tool: string, timeoutMs = 10_000): Promise<ToolCallItem> {
   return waitFor(
     () =>
-      session.conversation.find((item): item is ToolCallItem => item.type === "tool_call" && item.name === tool),
+      session.conversation.find(
+        (item): item is ToolCallItem => item.type === "tool_call" && item.name === tool,
+      ),
     (wake) => session.once("toolCall", wake),
     timeoutMs,
     () => `the model's call of ${tool} did not appear within ${timeoutMs} ms`,

@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import type { Scenario } from "./scenario";
 import { endedCall, injectedCall, say } from "./scenario";
+import type { Frame } from "./worker-proxy";
 
 const W = { workerId: "conf-w1" };
 
@@ -66,7 +67,11 @@ export const callScenarios: Scenario[] = [
       conn.inject(injectedCall("call_conf_bad_args", "echo", { text: 42 }));
       conn.inject(injectedCall("call_conf_unknown", "no_such_tool", {}));
       const bad = await conn.next("hosted.result", (f) => f.callId === "call_conf_bad_args");
-      const badResult = bad.result as { outcome: string; error?: { code: string }; content: { text: string } };
+      const badResult = bad.result as {
+        outcome: string;
+        error?: { code: string };
+        content: { text: string };
+      };
       assert.equal(badResult.outcome, "invalid_arguments", JSON.stringify(badResult));
       assert.ok(badResult.error?.code, "a refused call carries an error code");
       assert.match(badResult.content.text, /text/, "the model is told which argument was wrong");
@@ -98,11 +103,13 @@ export const callScenarios: Scenario[] = [
       say(session, "report 3");
       const item = await endedCall(session, "report");
       assert.equal(item.result?.content.text, "reported 3 steps");
-      const mine = (f: { callId?: unknown }) => f.callId === item.id;
+      const mine = (f: Frame) => f.callId === item.id;
       // Progress is a status line: a worker may coalesce updates made within one moment (the
       // newest wins), so the updates 50 ms apart arrive in order, the last one always.
       const steps = ["step 1 of 3", "step 2 of 3", "step 3 of 3"];
-      const progress = conn.fromWorker.filter((f) => f.type === "hosted.progress" && mine(f)).map((f) => f.text);
+      const progress = conn.fromWorker
+        .filter((f) => f.type === "hosted.progress" && mine(f))
+        .map((f) => f.text);
       assert.equal(progress.at(-1), "step 3 of 3", `progress: ${JSON.stringify(progress)}`);
       const positions = progress.map((text) => steps.indexOf(String(text)));
       assert.ok(
@@ -110,7 +117,10 @@ export const callScenarios: Scenario[] = [
         `progress in order: ${JSON.stringify(progress)}`,
       );
       const says = conn.fromWorker.filter((f) => f.type === "hosted.say" && mine(f));
-      assert.deepEqual(says.map((f) => f.text), ["Exactly these words."]);
+      assert.deepEqual(
+        says.map((f) => f.text),
+        ["Exactly these words."],
+      );
       const result = conn.fromWorker.find((f) => f.type === "hosted.result" && mine(f))!;
       assert.ok(
         conn.fromWorker.indexOf(says[0]!) < conn.fromWorker.indexOf(result),

@@ -72,7 +72,10 @@ export const connectionScenarios: Scenario[] = [
       await sleep(HEARTBEAT_MS * 3);
       const pings = conn.toWorker.filter((f) => f.type === "ping");
       assert.ok(pings.length >= 2, `the server pinged ${pings.length} times`);
-      assert.ok(pings.every((p) => typeof p.nonce === "string"), "server pings carry a nonce");
+      assert.ok(
+        pings.every((p) => typeof p.nonce === "string"),
+        "server pings carry a nonce",
+      );
       for (const ping of pings.slice(0, -1)) {
         await conn.next("pong", (f) => f.nonce === ping.nonce, 1_000);
       }
@@ -117,12 +120,15 @@ export const connectionScenarios: Scenario[] = [
       const session = await world.session();
       say(session, "wait 800");
       const taker = await world.proxy.receiverOf(() => true);
-      const [killed, other] =
-        taker.index === first.connection ? [first, "conf-b"] : [second, "conf-a"];
+      const [killed, other] = taker.index === first.connection ? [first, "conf-b"] : [second, "conf-a"];
       killed.worker.signal("SIGKILL");
       const item = await endedCall(session, "wait", 15_000);
       assert.equal(item.status, "completed", JSON.stringify(item.result));
-      assert.match(item.result!.content.text, new RegExp(`on ${other}, runs=1$`), "the other instance answered");
+      assert.match(
+        item.result!.content.text,
+        new RegExp(`on ${other}, runs=1$`),
+        "the other instance answered",
+      );
       assert.equal(item.attempt, 2, "the call was delivered a second time");
     },
   },
@@ -143,7 +149,11 @@ export const connectionScenarios: Scenario[] = [
       assert.equal(answer.sessionId, session.info.id);
       assert.equal(done.error, undefined, `work.done without error: ${JSON.stringify(done)}`);
       const order = [accepted, answer, done].map((f) => conn.fromWorker.indexOf(f));
-      assert.deepEqual([...order].sort((a, b) => a - b), order, "accepted, then answer, then done");
+      assert.deepEqual(
+        [...order].sort((a, b) => a - b),
+        order,
+        "accepted, then answer, then done",
+      );
       const loads = conn.fromWorker.filter((f) => f.type === "load").map((f) => f.active);
       assert.ok(loads.includes(1) && loads.at(-1) === 0, `load goes to 1 and back to 0: ${loads}`);
     },
@@ -164,9 +174,15 @@ export const connectionScenarios: Scenario[] = [
       const error = done.error as { code?: string; message?: string } | undefined;
       assert.ok(error?.code, `a failed handler reports work.done with an error: ${JSON.stringify(done)}`);
       assert.match(String(error?.message), /deliberate failure/);
-      const rang = await world.post(`/v1/agents/${DESK_AGENT}/inbound/calls`, { from: "+15550100", to: "+15550199" });
+      const rang = await world.post(`/v1/agents/${DESK_AGENT}/inbound/calls`, {
+        from: "+15550100",
+        to: "+15550199",
+      });
       assert.equal(rang.status, 202);
-      const callOffer = await conn.nextToWorker("work.offered", (f) => (f.work as { kind: string }).kind === "call");
+      const callOffer = await conn.nextToWorker(
+        "work.offered",
+        (f) => (f.work as { kind: string }).kind === "call",
+      );
       const callDone = await conn.next("work.done", (f) => f.workId === callOffer.workId);
       assert.equal(callDone.error, undefined);
     },

@@ -26,6 +26,9 @@ export const SDK_WORKERS: readonly SdkWorker[] = [
   },
   {
     name: "python (sdks/python)",
-    command: [process.env.PATCHBAY_PYTHON ?? "/usr/bin/python3", join(repo, "sdks", "python", "examples", "conformance_worker.py")],
+    command: [
+      process.env.PATCHBAY_PYTHON ?? "/usr/bin/python3",
+      join(repo, "sdks", "python", "examples", "conformance_worker.py"),
+    ],
   },
 ];

@@ -125,7 +125,9 @@ export class WorkerProxy {
   private constructor(readonly serverUrl: string) {
     this.#http = createServer((_req, res) => {
       res.writeHead(404, { "content-type": "application/json" });
-      res.end(JSON.stringify({ error: { code: "not_found", message: "the kit's proxy forwards /v1/worker only" } }));
+      res.end(
+        JSON.stringify({ error: { code: "not_found", message: "the kit's proxy forwards /v1/worker only" } }),
+      );
     });
     this.#wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 * 1024 });
     this.#http.on("upgrade", (req, socket, head) => {
@@ -153,7 +155,8 @@ export class WorkerProxy {
       },
       (wake) => this.#waiters.push(wake),
       timeoutMs,
-      () => `worker socket #${n + 1} did not say hello within ${timeoutMs} ms (${this.connections.length} opened)`,
+      () =>
+        `worker socket #${n + 1} did not say hello within ${timeoutMs} ms (${this.connections.length} opened)`,
     );
   }
 
@@ -218,7 +221,9 @@ export class WorkerProxy {
       if (decoded.ok) {
         frame = decoded.frame as WorkerToServerFrame as Frame;
       } else {
-        connection.invalid.push(`${decoded.error.code} at ${decoded.error.path ?? "(frame)"}: ${text.slice(0, 300)}`);
+        connection.invalid.push(
+          `${decoded.error.code} at ${decoded.error.path ?? "(frame)"}: ${text.slice(0, 300)}`,
+        );
         try {
           frame = JSON.parse(text) as Frame;
         } catch {

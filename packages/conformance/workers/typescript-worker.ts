@@ -7,7 +7,11 @@ import { ToolOutput } from "@patchbay/tools";
 
 const workerId = process.env.PATCHBAY_WORKER_ID ?? "conformance-ts";
 const url = process.env.PATCHBAY_URL!;
-const client = new Client({ baseUrl: url, apiKey: process.env.PATCHBAY_API_KEY, secret: process.env.PATCHBAY_API_SECRET });
+const client = new Client({
+  baseUrl: url,
+  apiKey: process.env.PATCHBAY_API_KEY,
+  secret: process.env.PATCHBAY_API_SECRET,
+});
 const dispatch = new Dispatch({
   capacity: Number(process.env.PATCHBAY_CAPACITY ?? 4),
   workerId,
@@ -50,7 +54,13 @@ agent.tools
     name: "describe_call",
     description: "Describe the call",
     run: (_args, _signal, ctx) =>
-      JSON.stringify({ callId: ctx.id, attempt: ctx.attempt, sessionId: ctx.sessionId, userId: ctx.user.id, workerId }),
+      JSON.stringify({
+        callId: ctx.id,
+        attempt: ctx.attempt,
+        sessionId: ctx.sessionId,
+        userId: ctx.user.id,
+        workerId,
+      }),
   })
   .register<{ steps: number }>({
     name: "report",

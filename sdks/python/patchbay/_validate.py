@@ -32,9 +32,6 @@ class Issue:
         return ".".join(str(p) for p in self.path)
 
 
-def utf16_len(text: str) -> int:
-    """The length of ``text`` in UTF-16 code units, as the protocol counts string lengths."""
-    return len(text.encode("utf-16-le")) // 2
 
 
 @lru_cache(maxsize=256)
@@ -123,13 +120,12 @@ def _check(schema: dict[str, Any], value: Any, path: tuple[str | int, ...], issu
 
 def _check_string(schema: dict[str, Any], value: str, path: tuple[str | int, ...], issues: list[Issue]) -> None:
     if "minLength" in schema or "maxLength" in schema:
-        length = utf16_len(value)
+        # Code points, as JSON Schema and the protocol count them: Python's len().
+        length = len(value)
         if "minLength" in schema and length < schema["minLength"]:
-            issues.append(Issue(path, f"at least {schema['minLength']} characters (UTF-16 code units)"))
+            issues.append(Issue(path, f"at least {schema['minLength']} characters"))
         if "maxLength" in schema and length > schema["maxLength"]:
-            issues.append(
-                Issue(path, f"at most {schema['maxLength']} characters (UTF-16 code units), got {length}")
-            )
+            issues.append(Issue(path, f"at most {schema['maxLength']} characters, got {length}"))
     if "pattern" in schema and not _compile(schema["pattern"]).search(value):
         issues.append(Issue(path, f"must match {schema['pattern']}"))
 

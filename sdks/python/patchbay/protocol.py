@@ -13,7 +13,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Literal
 
-from ._validate import check, utf16_len
+from ._validate import check
 
 PROTOCOL_VERSION = 1
 """The protocol version this SDK speaks."""
@@ -33,7 +33,6 @@ __all__ = [
     "decode_frame",
     "encode_frame",
     "frame_schema",
-    "utf16_len",
 ]
 
 
