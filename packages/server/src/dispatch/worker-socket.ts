@@ -31,6 +31,8 @@ export interface WorkerSocketDeps {
   /** How long a new socket has to say hello. Default 10 s. */
   helloTimeoutMs?: number;
   maxFrameBytes?: number;
+  /** Whether the server has an agent of that name (a hello hosting another is told so). */
+  agentExists?: (agent: string) => boolean;
   metrics?: DispatchMetrics;
   logger?: Logger;
 }
@@ -66,8 +68,8 @@ export function acceptWorkerSocket(ws: WebSocket, deps: WorkerSocketDeps): void 
   const send = (frame: ServerToWorkerFrame) => {
     if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(frame));
   };
-  const refuse = (code: string, message: string, closeCode: number) => {
-    send({ type: "error", code, message });
+  const refuse = (code: string, message: string, closeCode: number, path?: string) => {
+    send({ type: "error", code, message, ...(path === undefined ? {} : { path }) });
     ws.close(closeCode, message.slice(0, 120));
   };
 
@@ -89,7 +91,8 @@ export function acceptWorkerSocket(ws: WebSocket, deps: WorkerSocketDeps): void 
     if (!decoded.ok) {
       const { code, message, path } = decoded.error;
       if (!worker) {
-        refuse(code, message, WorkerCloseCodes.protocol);
+        // Until hello succeeds a socket is not a worker: any failure ends the handshake.
+        refuse(code, message, WorkerCloseCodes.protocol, path);
         return;
       }
       send({ type: "error", code, message, ...(path === undefined ? {} : { path }) });
@@ -102,6 +105,7 @@ export function acceptWorkerSocket(ws: WebSocket, deps: WorkerSocketDeps): void 
           "invalid_frame",
           `the first frame must be worker.hello, not ${frame.type}`,
           WorkerCloseCodes.protocol,
+          "type",
         );
         return;
       }
@@ -118,6 +122,7 @@ export function acceptWorkerSocket(ws: WebSocket, deps: WorkerSocketDeps): void 
         "protocol_version",
         `this server speaks protocol ${PROTOCOL_VERSION}, the worker ${frame.protocol}`,
         WorkerCloseCodes.protocol,
+        "protocol",
       );
       return undefined;
     }
@@ -125,7 +130,12 @@ export function acceptWorkerSocket(ws: WebSocket, deps: WorkerSocketDeps): void 
       deps.checkApiKey(frame.apiKey, frame.secret);
     } catch (error) {
       logger.warn("worker refused", { workerId: frame.workerId, reason: (error as Error).message });
-      refuse("unauthorized", (error as Error).message, WorkerCloseCodes.unauthorized);
+      refuse(
+        "unauthorized",
+        (error as Error).message,
+        WorkerCloseCodes.unauthorized,
+        frame.secret === undefined ? "secret" : undefined,
+      );
       return undefined;
     }
     const connected: ConnectedWorker = {
@@ -138,6 +148,11 @@ export function acceptWorkerSocket(ws: WebSocket, deps: WorkerSocketDeps): void 
       lastGivenAt: 0,
       send,
       terminate: () => ws.terminate(),
+      close: (code, reason) => {
+        ws.close(code, reason);
+        // A peer that does not finish the closing handshake is cut after a second.
+        setTimeout(() => ws.terminate(), 1_000).unref();
+      },
     };
     const replaced = deps.registry.add(connected);
     // Ready first: the worker reads nothing else before it, and adopting below may send it work.
@@ -156,8 +171,26 @@ export function acceptWorkerSocket(ws: WebSocket, deps: WorkerSocketDeps): void 
       logger.info("worker replaced by a newer socket", { workerId: frame.workerId });
       deps.work.onWorkerGone(replaced);
       deps.tools.onWorkerGone(replaced);
-      replaced.terminate();
+      // The old socket is told why before it closes (4409), so a worker that runs twice by
+      // mistake with one workerId sees it in its logs instead of a bare 1006.
+      replaced.send({
+        type: "error",
+        code: "conflict",
+        message: `a newer socket of worker ${frame.workerId} replaced this one; give each worker process its own workerId`,
+      });
+      if (replaced.close) replaced.close(WorkerCloseCodes.replaced, "replaced by a newer socket");
+      else replaced.terminate();
     }
+    frame.hosts.forEach((host, index) => {
+      if (deps.agentExists && !deps.agentExists(host.agent)) {
+        send({
+          type: "error",
+          code: "not_found",
+          message: `hosts.${index}.agent: this server has no agent ${host.agent}; no session will call these tools`,
+          path: `hosts.${index}.agent`,
+        });
+      }
+    });
     deps.metrics?.workers.set(deps.registry.size);
     logger.info("worker connected", {
       workerId: connected.id,
