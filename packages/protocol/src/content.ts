@@ -15,8 +15,9 @@ export type ImageMimeType = z.infer<typeof ImageMimeTypeSchema>;
 
 // Images are open objects like every other part of the protocol, so a later optional field
 // (say `detail` or `alt`) does not break older receivers. What keeps the two kinds apart is
-// `ImageContentSchema`, which accepts an image only when exactly one kind fits it: an image that
-// carries both a `url` and `mimeType` + `data` is refused rather than guessed at.
+// `ImageContentSchema`, which accepts an image only when exactly one kind fits it, and each kind
+// forbids the other's field: an image that carries both a `url` and `data` (with a `mimeType` or
+// without) is refused at its `data` rather than guessed at.
 
 /**
  * An image referenced by an https URL.
@@ -29,6 +30,8 @@ export type ImageMimeType = z.infer<typeof ImageMimeTypeSchema>;
 export const ImageUrlSchema = z.object({
   type: z.literal("image"),
   url: z.string().regex(/^https:\/\/[^\s]+$/, "must be an https URL"),
+  // An image with a url and data is ambiguous even without a mimeType: refused, not guessed at.
+  data: z.never({ error: "an image with a url carries no data" }).optional(),
 });
 
 /**
@@ -43,6 +46,7 @@ export const ImageDataSchema = z.object({
   type: z.literal("image"),
   mimeType: ImageMimeTypeSchema,
   data: z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, "must be base64"),
+  url: z.never({ error: "an image with data has no url" }).optional(),
 });
 
 /**

@@ -84,6 +84,9 @@ def check(schema: dict[str, Any], value: Any) -> tuple[Any, list[Issue]]:
 def _check(schema: dict[str, Any], value: Any, path: tuple[str | int, ...], issues: list[Issue], root: Any) -> Any:
     if "oneOf" in schema or "anyOf" in schema:
         return _check_union(schema, value, path, issues, root)
+    if schema.get("not") == {}:
+        issues.append(Issue(path, "must be absent"))
+        return value
     expected = schema.get("type")
     if isinstance(expected, list):
         if not any(_fits_type(value, t) for t in expected):

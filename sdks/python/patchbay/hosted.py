@@ -139,7 +139,7 @@ class HostedCalls:
         if problem is not None:
             result = _failed(
                 "invalid_arguments",
-                f"Invalid arguments for {tool.name}: {problem}. Fix them and call it again.",
+                f"Invalid arguments for {tool.name}:\n{problem}",
                 "invalid_arguments",
             )
             await self._store.set(call_id, result)
