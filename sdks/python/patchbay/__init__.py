@@ -3,6 +3,7 @@
 >>> from patchbay import Dispatch, Tools, ToolOutput, get_tool_call_context
 """
 
+from .client import AgentHandle, Client, ClientError, Reply, Session, Sessions
 from .dispatch import Channel, Dispatch, DispatchError, InboundCall, InboundMessage, StopResult, WorkContext
 from .hosted import IdempotencyStore, InMemoryIdempotencyStore
 from .normalize import ToolCallFormatError, normalize_tool_calls
@@ -23,6 +24,12 @@ from .tools import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "AgentHandle",
+    "Client",
+    "ClientError",
+    "Reply",
+    "Session",
+    "Sessions",
     "DEFAULT_MAX_FRAME_BYTES",
     "PROTOCOL_VERSION",
     "CallNotHeld",
