@@ -501,6 +501,9 @@ export class ClientCore extends EventEmitter<ClientEvents> {
       case "ping":
       case "pong":
         return;
+      case "tool.hold.ack":
+        this.#sessions.get(frame.sessionId)?.handleHoldAck(frame);
+        return;
       default:
         this.#sessions.get(frame.sessionId)?.handleEvent(frame);
     }

@@ -35,7 +35,12 @@ function newClient(): Client {
 
 /** A tool whose runs the test releases by hand, counting how often it really ran. */
 function gatedTool() {
-  const runs: Array<{ args: unknown; release: (value: string) => void; signal: AbortSignal }> = [];
+  const runs: Array<{
+    args: unknown;
+    release: (value: string) => void;
+    signal: AbortSignal;
+    attempt: number;
+  }> = [];
   const tools = new Tools().register({
     name: "get_location",
     description: "Where the person is",
@@ -44,7 +49,7 @@ function gatedTool() {
     run: (args, signal, ctx) =>
       new Promise<string>((resolve) => {
         ctx.update("Looking");
-        runs.push({ args, release: resolve, signal });
+        runs.push({ args, release: resolve, signal, attempt: ctx.attempt });
       }),
   });
   return { tools, runs };
@@ -171,11 +176,15 @@ describe("page tools", () => {
     });
     const { socket } = await open(newClient(), tools);
     socket.send({ ...toolCall(1, 1), call: { id: "call_b", name: "book", arguments: {} } });
-    expect(await socket.next("tool.hold")).toMatchObject({ callId: "call_b" });
+    expect(await socket.next("tool.hold")).toMatchObject({ callId: "call_b", attempt: 1 });
+    const ack = { type: "tool.hold.ack", sessionId: "s_1", callId: "call_b", accepted: true };
+    socket.send({ ...ack, attempt: 1 });
     socket.drop();
     const second = await reattach(1, false, ["book"]);
-    expect(await second.next("tool.hold")).toMatchObject({ callId: "call_b" });
+    expect(await second.next("tool.hold")).toMatchObject({ callId: "call_b", attempt: 1 });
     second.send({ ...toolCall(2, 2), call: { id: "call_b", name: "book", arguments: {} } });
+    expect(await second.next("tool.hold")).toMatchObject({ callId: "call_b", attempt: 2 });
+    second.send({ ...ack, attempt: 2 });
     await new Promise((resolve) => setTimeout(resolve, 20));
     release();
     expect(await second.next("tool.result")).toMatchObject({
@@ -184,7 +193,7 @@ describe("page tools", () => {
     });
   });
 
-  it("after a reload, runs only the replayed calls that are still pending", async () => {
+  it("after a reload, runs no replayed call, only the server's new delivery, as that attempt", async () => {
     const { tools, runs } = gatedTool();
     const client = newClient();
     const resuming = client.agent("support").sessions.resume("s_1", { tools });
@@ -213,8 +222,12 @@ describe("page tools", () => {
       seq: 4,
       item: { ...done, id: "call_new", arguments: { reason: "new" }, status: "running" },
     });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(runs).toHaveLength(0);
+    // The server delivers the call still waiting again, right after the replay (finding 5).
+    socket.send(toolCall(5, 2, "call_new", { reason: "new" }));
     await vi.waitFor(() => expect(runs).toHaveLength(1));
-    expect(runs[0]!.args).toEqual({ reason: "new" });
+    expect(runs[0]).toMatchObject({ args: { reason: "new" }, attempt: 2 });
     expect(session.conversation.map((i) => i.id)).toEqual(["call_old", "call_new"]);
   });
 });

@@ -1,7 +1,23 @@
-import type { ClientToServerFrame, ConversationItem, SessionEvent, ToolSpec } from "@patchbay/protocol";
-import { allowAll, ToolExecutor, type Tools, toToolResult } from "@patchbay/tools";
+import type {
+  ClientToServerFrame,
+  ConversationItem,
+  ServerToClientFrame,
+  SessionEvent,
+  ToolResult,
+  ToolSpec,
+} from "@patchbay/protocol";
+import {
+  allowAll,
+  type CancelReason,
+  type HoldDecision,
+  RecentMap,
+  ToolExecutor,
+  type Tools,
+  toToolResult,
+} from "@patchbay/tools";
 
 type ToolCallEvent = Extract<SessionEvent, { type: "tool.call" }>;
+type HoldAck = Extract<ServerToClientFrame, { type: "tool.hold.ack" }>;
 
 /**
  * What a {@link PageToolRunner} needs: the page's tools, the session, a way to write frames, and
@@ -19,11 +35,19 @@ export interface PageToolRunnerOptions {
   conversation: () => readonly ConversationItem[];
 }
 
+/** Results kept to answer a cancel of a call that already finished. */
+const KEPT_RESULTS = 256;
+
 /**
  * Runs one session's page tools when the server sends `tool.call`, through the `@patchbay/tools`
  * executor (validation, timeouts, interruption, coalesced progress, say, hold, images), and
  * answers with `tool.result`. The server already asked for approval, so the executor allows
  * everything.
+ *
+ * It follows the protocol's hold and cancel rules: `ctx.disallowInterruptions()` sends
+ * `tool.hold` and resolves only once `tool.hold.ack` accepts it (a refusal throws `CallNotHeld`);
+ * `tool.cancel` is answered with the call's `tool.result` (cancelled, or its real result when it
+ * is held or had finished); `timed_out` stops held calls too.
  *
  * A call delivered again (same id, higher attempt, after a reconnect) never runs twice: the
  * executor joins the running call or returns its stored result, and the answer carries the
@@ -41,6 +65,9 @@ export class PageToolRunner {
   /** The newest attempt the server delivered per call: only that delivery is answered. */
   readonly #latestAttempt = new Map<string, number>();
   readonly #held = new Set<string>();
+  /** Holds sent and not answered yet, by call id. */
+  readonly #holds = new Map<string, (decision: HoldDecision) => void>();
+  readonly #results = new RecentMap<ToolResult>(KEPT_RESULTS);
   #stopped = false;
 
   constructor(options: PageToolRunnerOptions) {
@@ -59,34 +86,50 @@ export class PageToolRunner {
     const latest = this.#latestAttempt.get(callId) ?? 0;
     if (event.attempt < latest) return;
     this.#latestAttempt.set(callId, event.attempt);
+    // A new delivery of a call that holds, or waits for its hold's answer: ask for this attempt.
+    if (event.attempt > latest && (this.#held.has(callId) || this.#holds.has(callId))) this.#sendHold(callId);
     const executor = this.#executorFor(event);
     void executor
       .execute(
         { id: callId, name: event.call.name, arguments: event.call.arguments },
-        { attempt: event.attempt },
+        { attempt: event.attempt, timeoutMs: event.timeoutMs },
       )
-      .then((result) => {
+      .then((outcome) => {
+        const result = toToolResult(outcome);
+        this.#results.set(callId, result);
         if (this.#stopped || this.#latestAttempt.get(callId) !== event.attempt) return;
-        this.#send({
-          type: "tool.result",
-          sessionId: this.#options.sessionId,
-          callId,
-          attempt: event.attempt,
-          result: toToolResult(result),
-        });
+        this.#sendResult(callId, event.attempt, result);
       });
   }
 
-  /** `tool.cancel`: stop a running call. */
-  cancel(callId: string): void {
-    this.#executor?.cancel(callId);
+  /**
+   * `tool.cancel`: asks to stop a call. A running call is stopped unless it is held (then only
+   * `timed_out` stops it) and its result answers; a call that finished is answered with its
+   * result again. A call this page never ran is left alone.
+   */
+  cancel(callId: string, reason: CancelReason, attempt?: number): void {
+    const latest = this.#latestAttempt.get(callId);
+    if (latest === undefined || (attempt !== undefined && attempt < latest)) return;
+    if (this.#executor?.activeCallIds.includes(callId)) {
+      this.#executor.cancel(callId, reason);
+      return;
+    }
+    const result = this.#results.get(callId);
+    if (result !== undefined && !this.#stopped) this.#sendResult(callId, latest, result);
   }
 
-  /** After a reconnect: tell the server again which running calls are held. */
+  /** `tool.hold.ack`: the server's answer to a hold this page asked for. */
+  holdAnswered(frame: HoldAck): void {
+    const answer = this.#holds.get(frame.callId);
+    if (!answer) return;
+    if (frame.attempt !== this.#latestAttempt.get(frame.callId)) return;
+    this.#holds.delete(frame.callId);
+    answer({ accepted: frame.accepted, ...(frame.reason === undefined ? {} : { reason: frame.reason }) });
+  }
+
+  /** After a reconnect: ask again for the holds of running calls (answered again as accepted). */
   reattached(): void {
-    for (const callId of this.#held) {
-      this.#send({ type: "tool.hold", sessionId: this.#options.sessionId, callId });
-    }
+    for (const callId of new Set([...this.#held, ...this.#holds.keys()])) this.#sendHold(callId);
   }
 
   /** The session was closed in this page: stop every running call. */
@@ -100,10 +143,7 @@ export class PageToolRunner {
     return this.#executor?.activeCallIds ?? [];
   }
 
-  /**
-   * Made on the first call so it knows the user the server names, and so that it cancels a call
-   * at the same time as the server gives up on it.
-   */
+  /** Made on the first call so it knows the user the server names. */
   #executorFor(event: ToolCallEvent): ToolExecutor {
     if (this.#executor) return this.#executor;
     const sessionId = this.#options.sessionId;
@@ -113,26 +153,48 @@ export class PageToolRunner {
       user: event.user,
       conversation: this.#options.conversation,
       approvalGate: allowAll,
-      defaultTimeoutMs: event.timeoutMs,
+      confirmHold: ({ callId, signal }) =>
+        new Promise<HoldDecision>((resolve) => {
+          const done = (decision: HoldDecision) => {
+            signal.removeEventListener("abort", onAbort);
+            resolve(decision);
+          };
+          const onAbort = () => {
+            this.#holds.delete(callId);
+            done({ accepted: false, reason: "settled" });
+          };
+          signal.addEventListener("abort", onAbort, { once: true });
+          this.#holds.set(callId, done);
+          this.#sendHold(callId);
+        }),
     });
     executor.on("progress", ({ callId, text }) =>
-      this.#send({ type: "tool.progress", sessionId, callId, text }),
+      this.#options.send({ type: "tool.progress", sessionId, callId, text }),
     );
-    executor.on("say", ({ callId, text }) => this.#send({ type: "tool.say", sessionId, callId, text }));
-    executor.on("held", ({ callId }) => {
-      this.#held.add(callId);
-      this.#send({ type: "tool.hold", sessionId, callId });
-    });
+    executor.on("say", ({ callId, text }) => this.#options.send({ type: "tool.say", sessionId, callId, text }));
+    executor.on("held", ({ callId }) => this.#held.add(callId));
     executor.on("finished", (result) => {
       this.#held.delete(result.callId);
+      this.#holds.delete(result.callId);
     });
     this.#executor = executor;
     return executor;
   }
 
-  #send(frame: ClientToServerFrame): void {
+  #sendHold(callId: string): void {
+    const attempt = this.#latestAttempt.get(callId);
+    // While the socket is down a frame is dropped: `reattached` asks again.
+    this.#options.send({
+      type: "tool.hold",
+      sessionId: this.#options.sessionId,
+      callId,
+      ...(attempt === undefined ? {} : { attempt }),
+    });
+  }
+
+  #sendResult(callId: string, attempt: number, result: ToolResult): void {
     // While the socket is down a frame is dropped: the server delivers a pending call again on
     // resume, and the executor's stored result answers it.
-    this.#options.send(frame);
+    this.#options.send({ type: "tool.result", sessionId: this.#options.sessionId, callId, attempt, result });
   }
 }

@@ -8,7 +8,7 @@ import type {
   SessionEvent,
   SessionInfo,
   ToolCallItem,
-  ToolCallStatus,
+  ServerToClientFrame,
 } from "@patchbay/protocol";
 import { EventEmitter } from "eventemitter3";
 import type { ConnectionState } from "./connection";
@@ -104,15 +104,6 @@ export interface CreateResponseOptions {
   images?: ImageContent[];
 }
 
-const TERMINAL_TOOL_STATUSES: ReadonlySet<ToolCallStatus> = new Set([
-  "completed",
-  "failed",
-  "cancelled",
-  "declined",
-  "timed_out",
-  "withdrawn",
-]);
-
 /** Events waiting for a gap in the sequence to be filled; a server bug must not grow it forever. */
 const MAX_BUFFERED_EVENTS = 10_000;
 
@@ -155,7 +146,6 @@ export class Session extends EventEmitter<SessionEvents> {
   #closed = false;
   #filling = false;
   readonly #buffered = new Map<number, SessionEvent>();
-  readonly #deferredCalls = new Map<string, EventOf<"tool.call">>();
   readonly #pendingSends = new Map<string, MessageSendFrame>();
   readonly #responsesByCommand = new Map<string, ResponseSink>();
   readonly #responsesById = new Map<string, ResponseSink>();
@@ -348,6 +338,11 @@ export class Session extends EventEmitter<SessionEvents> {
   }
 
   /** @internal A session event from the socket. */
+  /** The server's answer to a page tool's hold (`tool.hold.ack`). */
+  handleHoldAck(frame: Extract<ServerToClientFrame, { type: "tool.hold.ack" }>): void {
+    this.#tools?.holdAnswered(frame);
+  }
+
   handleEvent(event: SessionEvent): void {
     if (this.#closed || event.seq <= this.#lastSeq) return;
     if (event.seq > this.#lastSeq + 1 || this.#filling) {
@@ -448,18 +443,16 @@ export class Session extends EventEmitter<SessionEvents> {
         this.#upsert(event.item);
         if (event.item.type === "tool_call") {
           this.emit("toolCall", event.item);
-          if (TERMINAL_TOOL_STATUSES.has(event.item.status)) this.#deferredCalls.delete(event.item.id);
         } else {
           this.emit("message", event.item);
         }
         break;
       case "tool.call":
-        if (replaying) this.#deferredCalls.set(event.call.id, event);
-        else this.#tools?.handleCall(event);
+        // A replayed call is not run: see #becomeReady.
+        if (!replaying) this.#tools?.handleCall(event);
         break;
       case "tool.cancel":
-        this.#deferredCalls.delete(event.callId);
-        this.#tools?.cancel(event.callId);
+        this.#tools?.cancel(event.callId, event.reason, event.attempt);
         break;
       case "tool.progress":
         this.#patchToolCall(event.callId, { progress: event.text });
@@ -508,16 +501,14 @@ export class Session extends EventEmitter<SessionEvents> {
     if (this.#attached && !this.#ready && this.#lastSeq >= this.#replayUntil) this.#becomeReady();
   }
 
-  /** Attached and caught up: run what the replay left waiting and send what the page queued. */
+  /**
+   * Attached and caught up: send what the page queued. Calls the replay showed are not run from
+   * the replay: the server delivers every call still waiting again, with a new attempt, to a
+   * page that brought its tool, right after the replay, so each runs as the delivery it is
+   * (`ctx.attempt` counts a reload too).
+   */
   #becomeReady(): void {
     this.#ready = true;
-    const deferred = [...this.#deferredCalls.values()];
-    this.#deferredCalls.clear();
-    for (const call of deferred) {
-      const item = this.#item(call.call.id);
-      if (item?.type === "tool_call" && TERMINAL_TOOL_STATUSES.has(item.status)) continue;
-      this.#tools?.handleCall(call);
-    }
     this.#tools?.reattached();
     // Same command ids as before: the server runs each message once however often it arrives.
     for (const frame of this.#pendingSends.values()) this.#host.send(frame);

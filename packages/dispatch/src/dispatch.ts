@@ -542,6 +542,9 @@ export class Dispatch extends EventEmitter<DispatchEvents> {
       case "hosted.cancel":
         this.#hosted.cancel(frame);
         return;
+      case "hosted.hold.ack":
+        this.#hosted.holdAnswered(frame);
+        return;
       case "error":
         this.emit("error", new DispatchError("protocol", `server error ${frame.code}: ${frame.message}`));
         return;

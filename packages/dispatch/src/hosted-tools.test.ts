@@ -120,6 +120,8 @@ describe("hosted tools", () => {
     void dispatch.run();
     const socket = await server.nextSocket();
     call(socket, "call_1", { attempt: 2 });
+    expect(await socket.next("hosted.hold")).toEqual({ type: "hosted.hold", callId: "call_1", attempt: 2 });
+    socket.send({ type: "hosted.hold.ack", callId: "call_1", attempt: 2, accepted: true });
     const result = await socket.next("hosted.result");
     expect(result).toEqual({
       type: "hosted.result",
@@ -242,7 +244,7 @@ describe("hosted tools", () => {
     expect(runs).toBe(1);
   });
 
-  it("cancels an interruptible call on an interrupt, but not a held or uninterruptible one", async () => {
+  it("stops a call on the server's interrupt cancel, but not a held one, answering each with its result", async () => {
     const aborted: string[] = [];
     const holdNow = gate();
     const tools = new Tools()
@@ -283,9 +285,12 @@ describe("hosted tools", () => {
     call(socket, "call_b", { tool: "book", arguments: {} });
     call(socket, "call_r", { tool: "report", arguments: {} });
     await socket.next("hosted.hold", (f) => f.callId === "call_b");
+    socket.send({ type: "hosted.hold.ack", callId: "call_b", attempt: 1, accepted: true });
     await expect.poll(() => dispatch.hostedCalls).toBe(3);
-    for (const callId of ["call_s", "call_b", "call_r"]) {
-      socket.send({ type: "hosted.cancel", callId, reason: "interrupted" });
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    // The server sends an interrupt's cancel only for interruptible calls (call_r is not).
+    for (const callId of ["call_s", "call_b"]) {
+      socket.send({ type: "hosted.cancel", callId, reason: "interrupted", attempt: 1 });
     }
     const cancelled = await socket.next("hosted.result", (f) => f.callId === "call_s");
     expect(cancelled.result.outcome).toBe("cancelled");
@@ -299,13 +304,15 @@ describe("hosted tools", () => {
     );
   });
 
-  it("stops a held call when the server's timeout cancels it", async () => {
+  it("aborts a held call's held signal when the server's timeout cancels it (finding 1)", async () => {
+    let heldAborted = false;
     const tools = new Tools().register({
       name: "book",
       description: "Book",
       run: async (_args, _signal, ctx) => {
         const held = await ctx.disallowInterruptions();
         await new Promise((resolve) => held.addEventListener("abort", resolve));
+        heldAborted = true;
         return "never";
       },
     });
@@ -314,9 +321,85 @@ describe("hosted tools", () => {
     const socket = await server.nextSocket();
     call(socket, "call_b", { tool: "book", arguments: {} });
     await socket.next("hosted.hold");
-    socket.send({ type: "hosted.cancel", callId: "call_b", reason: "timed_out" });
+    socket.send({ type: "hosted.hold.ack", callId: "call_b", attempt: 1, accepted: true });
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    socket.send({ type: "hosted.cancel", callId: "call_b", reason: "timed_out", attempt: 1 });
     const result = await socket.next("hosted.result");
-    expect(result.result).toMatchObject({ outcome: "cancelled", held: true });
+    expect(result.result).toMatchObject({ outcome: "timed_out", held: true });
+    await expect.poll(() => heldAborted).toBe(true);
+  });
+
+  it("runs a hold only once the server accepts it, and a refused hold throws CallNotHeld", async () => {
+    const steps: string[] = [];
+    const tools = new Tools().register({
+      name: "book",
+      description: "Book",
+      interruptible: true,
+      run: async (_args, _signal, ctx) => {
+        steps.push(`${ctx.id}: asks`);
+        try {
+          await ctx.disallowInterruptions();
+        } catch (error) {
+          steps.push(`${ctx.id}: ${(error as Error).name}`);
+          throw error;
+        }
+        steps.push(`${ctx.id}: books`);
+        return "booked";
+      },
+    });
+    const { server, dispatch } = await setup(tools);
+    void dispatch.run();
+    const socket = await server.nextSocket();
+    call(socket, "call_1", { tool: "book", arguments: {} });
+    await socket.next("hosted.hold", (f) => f.callId === "call_1");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(steps).toEqual(["call_1: asks"]);
+    socket.send({ type: "hosted.hold.ack", callId: "call_1", attempt: 1, accepted: true });
+    expect((await socket.next("hosted.result", (f) => f.callId === "call_1")).result).toMatchObject({
+      outcome: "completed",
+      held: true,
+    });
+    // Refused because a cancel is under way: the call stops as cancelled and books nothing.
+    call(socket, "call_2", { tool: "book", arguments: {} });
+    await socket.next("hosted.hold", (f) => f.callId === "call_2");
+    socket.send({ type: "hosted.hold.ack", callId: "call_2", attempt: 1, accepted: false, reason: "cancelling" });
+    expect((await socket.next("hosted.result", (f) => f.callId === "call_2")).result).toMatchObject({
+      outcome: "cancelled",
+      held: false,
+    });
+    // A cancel that arrives while the hold waits for its answer stops the call too.
+    call(socket, "call_3", { tool: "book", arguments: {} });
+    await socket.next("hosted.hold", (f) => f.callId === "call_3");
+    socket.send({ type: "hosted.cancel", callId: "call_3", reason: "interrupted", attempt: 1 });
+    expect((await socket.next("hosted.result", (f) => f.callId === "call_3")).result).toMatchObject({
+      outcome: "cancelled",
+      held: false,
+    });
+    expect(steps).toEqual([
+      "call_1: asks",
+      "call_1: books",
+      "call_2: asks",
+      "call_2: CallNotHeld",
+      "call_3: asks",
+      "call_3: CallNotHeld",
+    ]);
+  });
+
+  it("answers a cancel of a call it finished with that result, and of one it never ran as cancelled", async () => {
+    const tools = new Tools().register({ name: "ping", description: "Ping", run: async () => "pong" });
+    const { server, dispatch } = await setup(tools);
+    void dispatch.run();
+    const socket = await server.nextSocket();
+    call(socket, "call_1", { tool: "ping", arguments: {} });
+    await socket.next("hosted.result", (f) => f.callId === "call_1");
+    socket.send({ type: "hosted.cancel", callId: "call_1", reason: "interrupted", attempt: 1 });
+    const again = await socket.next("hosted.result", (f) => f.callId === "call_1");
+    expect(again).toMatchObject({ attempt: 1, result: { outcome: "completed" } });
+    socket.send({ type: "hosted.cancel", callId: "call_9", reason: "interrupted", attempt: 3 });
+    expect(await socket.next("hosted.result", (f) => f.callId === "call_9")).toMatchObject({
+      attempt: 3,
+      result: { outcome: "cancelled" },
+    });
   });
 
   it("answers a call for a tool it does not host as unknown", async () => {

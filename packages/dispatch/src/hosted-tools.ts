@@ -5,7 +5,16 @@ import type {
   ToolResult,
   WorkerToServerFrame,
 } from "@patchbay/protocol";
-import { allowAll, InMemoryIdempotencyStore, ToolExecutor, type Tools, toToolResult } from "@patchbay/tools";
+import {
+  allowAll,
+  type HoldDecision,
+  InMemoryIdempotencyStore,
+  ModelSentences,
+  RecentMap,
+  ToolExecutor,
+  type Tools,
+  toToolResult,
+} from "@patchbay/tools";
 import { DispatchError } from "./dispatch-error";
 
 /**
@@ -31,8 +40,9 @@ export interface HostableAgent {
  */
 export interface HostOptions {
   /**
-   * How long the server waits for one call before telling the model it failed. Default: the
-   * server's, two minutes.
+   * The ceiling of a call's timeout for these tools, sent to the server: a call times out after
+   * its tool's `timeoutMs`, or 30 s, and never later than this. Default: the agent's
+   * `hosted_tool_timeout_ms` on the server, two minutes.
    */
   toolTimeoutMs?: number;
   /** How many calls of one session run at once here; more wait their turn. Default 16. */
@@ -41,6 +51,7 @@ export interface HostOptions {
 
 type HostedCall = ServerToWorkerFrame & { type: "hosted.call" };
 type HostedCancel = ServerToWorkerFrame & { type: "hosted.cancel" };
+type HoldAck = ServerToWorkerFrame & { type: "hosted.hold.ack" };
 
 interface Hosted {
   agent: HostableAgent;
@@ -55,7 +66,6 @@ interface SessionExecutor {
   calls: number;
   /** What the executor was made with; a call that differs gets a new one once this is idle. */
   readonly user: string;
-  readonly timeoutMs: number;
   /** When the last call ended (`now()`); meaningful while `calls` is 0. */
   idleSince: number;
   /** The conversation's most recent items, as the latest call of this session brought them. */
@@ -64,11 +74,12 @@ interface SessionExecutor {
 
 interface RunningCall {
   tool: string;
-  interruptible: boolean;
   /** The highest delivery seen; the result answers it so the server can tell it is current. */
   attempt: number;
   session: SessionExecutor;
   held: boolean;
+  /** Answers the hold sent and not acknowledged yet. */
+  holdAnswer: ((decision: HoldDecision) => void) | undefined;
   done: Promise<void>;
 }
 
@@ -80,6 +91,8 @@ export interface HostedToolsLink {
 
 /** Hosted results kept for redelivered calls, at most. */
 const STORED_RESULTS = 10_000;
+/** Results kept to answer a cancel of a call that already finished. */
+const ANSWERED_RESULTS = 1_000;
 
 /**
  * How long a session's executor is kept once its calls have ended, and how many idle ones are
@@ -110,6 +123,7 @@ export class HostedTools {
   /** Executors with no call running, longest idle first (insertion order). */
   readonly #idle = new Map<string, SessionExecutor>();
   readonly #store = new InMemoryIdempotencyStore({ maxEntries: STORED_RESULTS });
+  readonly #answered = new RecentMap<{ attempt: number; result: ToolResult }>(ANSWERED_RESULTS);
   readonly #idleTtlMs: number;
   readonly #maxIdle: number;
   readonly #now: () => number;
@@ -176,8 +190,8 @@ export class HostedTools {
     const running = this.#running.get(frame.callId);
     if (running) {
       running.attempt = Math.max(running.attempt, frame.attempt);
-      // The server may have lost the hold with the old socket; say it again.
-      if (running.held) this.#link.send({ type: "hosted.hold", callId: frame.callId }, true);
+      // A new delivery: the hold (held, or waiting for its answer) is asked again for it.
+      if (running.held || running.holdAnswer) this.#sendHold(frame.callId, running);
       this.#link.emit("hosted.joined", { callId: frame.callId, attempt: frame.attempt });
       return;
     }
@@ -187,10 +201,7 @@ export class HostedTools {
     if (!hosted || !definition) {
       const result: ToolResult = {
         outcome: "unknown_tool",
-        content: {
-          text: `The tool ${frame.tool} is not hosted for agent ${frame.agent} on this worker.`,
-          images: [],
-        },
+        content: { text: ModelSentences.notHosted(frame.tool, frame.agent), images: [] },
         error: { code: "not_hosted", message: `${frame.agent}/${frame.tool} is not hosted here` },
       };
       this.#link.send({ type: "hosted.result", callId: frame.callId, attempt: frame.attempt, result }, true);
@@ -201,10 +212,10 @@ export class HostedTools {
     session.conversation = frame.conversation;
     const entry: RunningCall = {
       tool: frame.tool,
-      interruptible: definition.interruptible === true,
       attempt: frame.attempt,
       session,
       held: false,
+      holdAnswer: undefined,
       done: Promise.resolve(),
     };
     this.#running.set(frame.callId, entry);
@@ -218,19 +229,21 @@ export class HostedTools {
     entry.done = (async () => {
       let result: ToolResult;
       try {
+        // The server's clock decides when the call times out; the frame says how long is left.
         const outcome = await session.executor.execute(
           { id: frame.callId, name: frame.tool, arguments: frame.arguments },
-          { attempt: frame.attempt },
+          { attempt: frame.attempt, timeoutMs: frame.timeoutMs },
         );
         result = toToolResult(outcome);
       } catch (error) {
         result = {
           outcome: "failed",
-          content: { text: `The tool ${frame.tool} failed: ${(error as Error).message}`, images: [] },
+          content: { text: ModelSentences.failed(frame.tool, (error as Error).message), images: [] },
           error: { code: "internal", message: (error as Error).message },
         };
       }
       this.#running.delete(frame.callId);
+      this.#answered.set(frame.callId, { attempt: entry.attempt, result });
       if (--session.calls === 0) this.#rest(session);
       this.#link.send({ type: "hosted.result", callId: frame.callId, attempt: entry.attempt, result }, true);
       this.#link.emit("hosted.finished", { callId: frame.callId, tool: frame.tool, outcome: result.outcome });
@@ -242,13 +255,40 @@ export class HostedTools {
     })();
   }
 
+  /**
+   * `hosted.cancel` is a request, answered with the call's `hosted.result`: a running call stops
+   * (a held one only for `timed_out`) and its result follows; a finished call's result is sent
+   * again; a call this worker never ran is answered cancelled. The server decided already
+   * whether an interrupt may cancel the call.
+   */
   cancel(frame: HostedCancel): void {
     const running = this.#running.get(frame.callId);
-    if (!running) return;
-    // An interrupt only stops a call that allows it and has not held; the server checks too, but
-    // a hold may still be on its way to it.
-    if (frame.reason === "interrupted" && (!running.interruptible || running.held)) return;
-    running.session.executor.cancel(frame.callId);
+    if (running) {
+      running.session.executor.cancel(frame.callId, frame.reason);
+      return;
+    }
+    const answered = this.#answered.get(frame.callId);
+    const attempt = frame.attempt ?? answered?.attempt ?? 1;
+    const result: ToolResult = answered?.result ?? {
+      outcome: "cancelled",
+      content: { text: "The call was cancelled before it ran on this worker.", images: [] },
+      error: { code: "cancelled", message: "the call is not running on this worker" },
+      held: false,
+    };
+    this.#link.send({ type: "hosted.result", callId: frame.callId, attempt, result }, true);
+  }
+
+  /** `hosted.hold.ack`: the server's answer to a hold this worker asked for. */
+  holdAnswered(frame: HoldAck): void {
+    const running = this.#running.get(frame.callId);
+    if (!running?.holdAnswer || frame.attempt !== running.attempt) return;
+    const answer = running.holdAnswer;
+    running.holdAnswer = undefined;
+    answer({ accepted: frame.accepted, ...(frame.reason === undefined ? {} : { reason: frame.reason }) });
+  }
+
+  #sendHold(callId: string, running: RunningCall): void {
+    this.#link.send({ type: "hosted.hold", callId, attempt: running.attempt }, true);
   }
 
   /** Resolves when no hosted call runs. */
@@ -318,11 +358,9 @@ export class HostedTools {
       known = this.#executors.get(key);
     }
     const user = JSON.stringify(frame.user);
-    const timeoutMs = hosted.options.toolTimeoutMs ?? frame.timeoutMs;
-    // An idle one made for another user, timeout or `host()` is replaced, so a call sees what its
-    // own frame says.
-    if (known && known.hosted === hosted && known.user === user && known.timeoutMs === timeoutMs)
-      return known;
+    // An idle one made for another user or `host()` is replaced, so a call sees what its own
+    // frame says.
+    if (known && known.hosted === hosted && known.user === user) return known;
     if (known) this.#drop(known);
     const session: SessionExecutor = {
       key,
@@ -330,7 +368,6 @@ export class HostedTools {
       executor: undefined as unknown as ToolExecutor,
       calls: 0,
       user,
-      timeoutMs,
       idleSince: 0,
       conversation: frame.conversation,
     };
@@ -343,9 +380,26 @@ export class HostedTools {
       approvalGate: allowAll,
       idempotencyStore: this.#store,
       maxConcurrentCalls: hosted.options.maxConcurrentCalls ?? 16,
-      // The server's clock decides when a call has timed out (it cancels it here then); this
-      // bound only stops a call that outlives every message from the server.
-      defaultTimeoutMs: timeoutMs,
+      // A hold holds only once the server acknowledged it (`hosted.hold.ack`).
+      confirmHold: ({ callId, signal }) =>
+        new Promise<HoldDecision>((resolve) => {
+          const running = this.#running.get(callId);
+          if (!running) {
+            resolve({ accepted: false, reason: "unknown_call" });
+            return;
+          }
+          const onAbort = () => {
+            if (running.holdAnswer === answer) running.holdAnswer = undefined;
+            resolve({ accepted: false, reason: "settled" });
+          };
+          const answer = (decision: HoldDecision) => {
+            signal.removeEventListener("abort", onAbort);
+            resolve(decision);
+          };
+          signal.addEventListener("abort", onAbort, { once: true });
+          running.holdAnswer = answer;
+          this.#sendHold(callId, running);
+        }),
     });
     session.executor = executor;
     executor.on("progress", ({ callId, text }) =>
@@ -355,7 +409,6 @@ export class HostedTools {
     executor.on("held", ({ callId }) => {
       const running = this.#running.get(callId);
       if (running) running.held = true;
-      this.#link.send({ type: "hosted.hold", callId }, true);
     });
     this.#executors.set(key, session);
     return session;

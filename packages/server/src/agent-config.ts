@@ -26,10 +26,23 @@ export const AgentFileSchema = z.strictObject({
   mode: z.literal("text", { error: "only 'text' is supported" }).default("text"),
   /** The most tool rounds (model replies with tool calls) in one turn. */
   max_tool_rounds: z.number().int().min(1).max(100).default(8),
-  /** How long a page tool call may run, unless the tool sets its own `timeoutMs`. */
-  page_tool_timeout_ms: z.number().int().positive().default(30_000),
-  /** How long the server waits for a tool a worker hosts before telling the model it failed. */
+  /**
+   * The ceiling of a page tool call's timeout. A call times out after the tool's `timeoutMs`, or
+   * 30 s when it sets none, and never later than this.
+   */
+  page_tool_timeout_ms: z.number().int().positive().default(120_000),
+  /**
+   * The ceiling of a hosted tool call's timeout, when no worker hosting the tool set its own
+   * (`toolTimeoutMs`). A call times out after the tool's `timeoutMs`, or 30 s.
+   */
   hosted_tool_timeout_ms: z.number().int().positive().default(120_000),
+  /** The ceiling of an in-process tool call's timeout (the tool's `timeoutMs`, or 30 s). */
+  server_tool_timeout_ms: z.number().int().positive().default(120_000),
+  /**
+   * After an interrupt, how long the server waits for a page or worker to say what became of a
+   * call it was asked to cancel, before it tells the model the cancel is unconfirmed.
+   */
+  tool_cancel_grace_ms: z.number().int().positive().max(60_000).default(2_000),
   /**
    * How many of the conversation's most recent items a `hosted.call` carries to the worker (the
    * tool's `ctx.conversation` there). Bounded because the frame goes out with every call: a
@@ -64,7 +77,7 @@ export type AgentFileInput = z.input<typeof AgentFileSchema>;
  * @example
  * ```ts
  * const agent: AgentConfig = defineAgent("support", { model: { provider: "scripted" } });
- * agent.pageToolTimeoutMs; // 30000
+ * agent.toolCancelGraceMs; // 2000
  * ```
  */
 export interface AgentConfig {
@@ -76,8 +89,12 @@ export interface AgentConfig {
   model: ModelConfig;
   mode: "text";
   maxToolRounds: number;
+  /** Ceilings of a call's timeout, by where it runs (2 minutes by default). */
   pageToolTimeoutMs: number;
   hostedToolTimeoutMs: number;
+  serverToolTimeoutMs: number;
+  /** How long an interrupt's cancel waits for the page or worker to answer (default 2 s). */
+  toolCancelGraceMs: number;
   /** How many of the most recent conversation items a `hosted.call` carries (default 50). */
   hostedCallConversationItems: number;
   approvalTimeoutMs: number;
@@ -259,6 +276,8 @@ function toAgentConfig(id: string, data: z.output<typeof AgentFileSchema>, file?
     maxToolRounds: data.max_tool_rounds,
     pageToolTimeoutMs: data.page_tool_timeout_ms,
     hostedToolTimeoutMs: data.hosted_tool_timeout_ms,
+    serverToolTimeoutMs: data.server_tool_timeout_ms,
+    toolCancelGraceMs: data.tool_cancel_grace_ms,
     hostedCallConversationItems: data.hosted_call_conversation_items,
     approvalTimeoutMs: data.approval_timeout_ms,
     maxConcurrentToolCalls: data.max_concurrent_tool_calls,

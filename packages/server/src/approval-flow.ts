@@ -5,8 +5,7 @@ import type {
   JsonObject,
   ToolApprovalSpec,
 } from "@patchbay/protocol";
-import { fillTemplate, hashArguments, RecentMap } from "@patchbay/tools";
-import { nanoid } from "nanoid";
+import { buildApprovalRequest, RecentMap } from "@patchbay/tools";
 import { NotFoundError, ServerError } from "./errors";
 import type { SessionRuntime } from "./session-runtime";
 
@@ -59,23 +58,15 @@ export class ApprovalFlow {
   /** Asks the user and resolves with how the question ended. */
   async ask(question: ApprovalQuestion): Promise<ApprovalOutcome> {
     const now = this.options.now?.() ?? Date.now();
-    const spec = question.approval;
-    const expiresInMs = spec.expiresInMs ?? this.options.defaultExpiresInMs;
-    const reasonValue =
-      spec.reasonArgument === undefined ? undefined : question.arguments[spec.reasonArgument];
-    const request: ApprovalRequest = {
-      id: `ap_${nanoid(12)}`,
+    const expiresInMs = question.approval.expiresInMs ?? this.options.defaultExpiresInMs;
+    const request = buildApprovalRequest({
       callId: question.callId,
       tool: question.tool,
-      title: fillTemplate(spec.title, question.arguments),
-      allowTitle: spec.allowTitle ?? "Allow",
-      declineTitle: spec.declineTitle ?? "Decline",
-      argumentsHash: hashArguments(question.arguments),
-      expiresAt: now + expiresInMs,
-    };
-    if (reasonValue !== undefined && reasonValue !== null) {
-      request.reason = typeof reasonValue === "string" ? reasonValue : JSON.stringify(reasonValue);
-    }
+      approval: question.approval,
+      arguments: question.arguments,
+      now,
+      defaultExpiresInMs: this.options.defaultExpiresInMs,
+    });
     if (question.signal?.aborted) return "cancelled";
 
     let settle!: (outcome: ApprovalOutcome) => void;

@@ -329,9 +329,18 @@ class ClientConnection {
       case "tool.say":
         this.attachment(frame.sessionId).live.pages.say(frame.callId, frame.text);
         return;
-      case "tool.hold":
-        this.attachment(frame.sessionId).live.pages.hold(frame.callId);
+      case "tool.hold": {
+        const answer = this.attachment(frame.sessionId).live.pages.hold(frame.callId, frame.attempt);
+        this.send({
+          type: "tool.hold.ack",
+          sessionId: frame.sessionId,
+          callId: frame.callId,
+          attempt: answer.attempt,
+          accepted: answer.accepted,
+          ...(answer.reason === undefined ? {} : { reason: answer.reason }),
+        });
         return;
+      }
       case "tool.result":
         this.attachment(frame.sessionId).live.pages.result(frame.callId, frame.attempt, frame.result);
         return;

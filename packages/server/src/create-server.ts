@@ -1,13 +1,13 @@
 import { createServer as createHttpServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createModel, type LanguageModel } from "@patchbay/models";
-import { allowAll, InMemoryIdempotencyStore, ToolExecutor, type Tools } from "@patchbay/tools";
+import { InMemoryIdempotencyStore, type Tools } from "@patchbay/tools";
 import { type AgentConfig, type AgentFileInput, defineAgent, loadAgentConfigs } from "./agent-config";
 import { Authenticator } from "./auth";
 import { type ClientSocketLimits, ClientSocketServer } from "./client-socket";
 import { type CorsOptions, CorsPolicy, parseCorsOrigins } from "./cors";
 import { createDispatch } from "./dispatch";
-import type { DispatchContext, DispatchExtension } from "./dispatch-seams";
+import type { DispatchContext, DispatchExtension } from "./dispatch-extension";
 import { ServerError } from "./errors";
 import { createHttpApi, type HttpApiLimits } from "./http-api";
 import type { LiveSessionDeps } from "./live-session";
@@ -260,16 +260,12 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
 
 function serverToolsFor(tools: Tools, agent: AgentConfig, idempotencyStore: InMemoryIdempotencyStore) {
   return (runtime: import("./session-runtime").SessionRuntime) =>
-    new ServerToolBackend(
-      new ToolExecutor({
-        tools,
-        sessionId: runtime.id,
-        user: { id: runtime.userId },
-        conversation: () => runtime.conversation(),
-        approvalGate: allowAll,
-        idempotencyStore,
-        maxConcurrentCalls: agent.maxConcurrentToolCalls,
-      }),
-      () => tools.list(),
-    );
+    new ServerToolBackend({
+      tools,
+      sessionId: runtime.id,
+      user: { id: runtime.userId },
+      conversation: () => runtime.conversation(),
+      idempotencyStore,
+      timeoutCeilingMs: agent.serverToolTimeoutMs,
+    });
 }

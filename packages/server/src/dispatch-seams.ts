@@ -1,5 +1,3 @@
-import type { IncomingMessage } from "node:http";
-import type { Duplex } from "node:stream";
 import type {
   ConversationItem,
   ImageContent,
@@ -11,24 +9,46 @@ import type {
   User,
   WireError,
 } from "@patchbay/protocol";
-import type { AgentConfig } from "./agent-config";
-import type { Authenticator } from "./auth";
-import type { HttpRouteExtension } from "./http-api";
-import type { Logger } from "./logger";
-import type { ServerMetrics } from "./metrics";
-import type { SessionManager } from "./session-manager";
-import type { Store } from "./store";
+
+// The seams between the turn loop and the dispatch module. This file imports no server module,
+// so every part of the server can depend on it without a cycle; what the dispatch module is
+// handed when the server starts is in `dispatch-extension.ts`.
 
 /**
- * One hosted tool call the turn loop hands to the {@link HostedToolRouter}. Approval and argument
- * validation are already done: the server only routes a call that was allowed.
+ * Why the server's tool-call runner asks a call to stop: the user interrupted, its timeout
+ * passed, or its session closed.
+ *
+ * @example
+ * ```ts
+ * router.cancel("call_1", "interrupted");
+ * ```
+ */
+export type CancelReason = "interrupted" | "timed_out" | "session_closed";
+
+/**
+ * The runner's answer to a hold, sent back on the wire as `hosted.hold.ack` / `tool.hold.ack`.
+ * `reason` (when refused): `cancelling`, `settled`, `unknown_call` or `stale_attempt`.
+ *
+ * @example
+ * ```ts
+ * const answer: HoldAnswer = { accepted: false, reason: "cancelling" };
+ * ```
+ */
+export interface HoldAnswer {
+  accepted: boolean;
+  reason?: string;
+}
+
+/**
+ * One hosted tool call the turn loop hands to the {@link HostedToolRouter}. Approval, argument
+ * validation and the timeout are decided already: the server only routes a call that was
+ * allowed.
  *
  * @example
  * ```ts
  * const request: HostedToolRequest = {
  *   callId: "call_1", agent: "support", sessionId: "s_1", tool: "lookup_order",
- *   arguments: { order_id: "A1" }, user: { id: "u_1" }, conversation: [], defaultTimeoutMs: 120_000,
- *   interruptible: false,
+ *   arguments: { order_id: "A1" }, user: { id: "u_1" }, conversation: [], timeoutMs: 30_000,
  * };
  * ```
  */
@@ -45,46 +65,53 @@ export interface HostedToolRequest {
   user: User;
   conversation: ConversationItem[];
   /**
-   * The agent's hosted tool timeout (its `hosted_tool_timeout_ms`, 2 minutes by default). The
-   * router applies the longest `toolTimeoutMs` a worker offered instead, when one did.
+   * How long the call may run, from now: the tool's `timeoutMs` or 30 s, under the ceiling
+   * ({@link HostedToolRouter.timeoutCeilingMs}, else the agent's `hosted_tool_timeout_ms`).
+   * Each delivery tells the worker the time left. The runner, not the router, times the call
+   * out (with `cancel(callId, "timed_out")`).
    */
-  defaultTimeoutMs: number;
-  /** Whether an interrupt may cancel the call (the tool's spec said `interruptible: true`). */
-  interruptible: boolean;
+  timeoutMs: number;
 }
 
 /**
- * What a hosted call tells the turn loop while it runs. The loop relays each to the page (with
- * the progress coalescing rule) and keeps the conversation item current.
+ * What a call tells the turn loop while it runs, wherever it runs. The loop relays each to the
+ * page (with the progress coalescing rule) and keeps the conversation item current.
  *
  * @example
  * ```ts
- * handlers.progress("Looking it up"); handlers.hold(); handlers.attempt(2);
+ * handlers.progress("Looking it up"); const { accepted } = handlers.hold(1); handlers.attempt(2);
  * ```
  */
 export interface HostedToolHandlers {
   progress(text: string): void;
   say(text: string): void;
-  /** The tool disallowed interruptions: from now on only its timeout ends it. */
-  hold(): void;
-  /** The call was delivered (again) to a worker with this attempt number. */
+  /**
+   * The tool asks to disallow interruptions, for the delivery `attempt` (when the far side named
+   * one). The runner decides at once: accepted unless a cancel of the call is under way, the
+   * call ended, or the attempt is older than the latest delivery. The caller sends the answer
+   * back (`hosted.hold.ack` / `tool.hold.ack`).
+   */
+  hold(attempt?: number): HoldAnswer;
+  /** The call was delivered (again) with this attempt number. */
   attempt(attempt: number): void;
 }
 
 /**
  * The seam the dispatch module (`src/dispatch/`) implements to run tools that workers host.
  * The turn loop asks `hasTool` to decide where a call goes and `specs` for what to offer the
- * model; `call` resolves with the call's result once, whatever happens to workers meanwhile;
- * `cancel` is used on an interrupt (only for interruptible, not held calls) and when a session
- * closes.
+ * model; `call` resolves with the call's result as the worker reported it. The turn loop's
+ * tool-call runner alone decides when a call is cancelled (an interrupt of an interruptible
+ * call that is not held, its timeout, the session closing) and calls `cancel`.
  *
  * Contract for implementers:
- * - `call` never rejects: a timeout resolves `{ outcome: "timed_out" }`, no worker hosting the
- *   tool resolves `{ outcome: "failed", error: { code: "no_worker" } }`, a cancel resolves
- *   `{ outcome: "cancelled" }`.
- * - The same `callId` may be delivered to several workers (attempt 2, 3, ...) within the timeout;
- *   the first result wins, later ones are dropped. `Store.putToolResult` keeps the first result
- *   durably, so a result that arrives twice is used once even across a restart.
+ * - `call` never rejects. It resolves with the worker's `hosted.result` for the latest delivery
+ *   (from the worker that delivery went to); no worker hosting the tool resolves
+ *   `{ outcome: "failed", error: { code: "no_worker" } }` at once.
+ * - `cancel` is a request: it sends `hosted.cancel` and does not settle the call; the worker's
+ *   answer (a cancelled result, or its real one) settles it. A call nobody answers after a
+ *   cancel resolves `{ error: { code: "unanswered" } }` within a bound, so nothing waits forever.
+ * - The same `callId` may be delivered to several workers (attempt 2, 3, ...); results for an
+ *   older attempt are dropped.
  * - `specs(agent)` lists the tools of every connected worker that hosts the agent (one spec per
  *   name); it is read at the start of each model round.
  *
@@ -94,7 +121,7 @@ export interface HostedToolHandlers {
  *   hasTool(agent: string, name: string) { return this.hosts(agent).has(name); }
  *   specs(agent: string) { return [...this.hosts(agent).values()]; }
  *   call(request: HostedToolRequest, handlers: HostedToolHandlers) { return this.offer(request, handlers); }
- *   cancel(callId: string, reason: "interrupted" | "timed_out" | "session_closed") { this.sendCancel(callId, reason); }
+ *   cancel(callId: string, reason: CancelReason) { this.sendCancel(callId, reason); }
  * }
  * ```
  */
@@ -102,7 +129,9 @@ export interface HostedToolRouter {
   hasTool(agent: string, name: string): boolean;
   specs(agent: string): ToolSpec[];
   call(request: HostedToolRequest, handlers: HostedToolHandlers): Promise<ToolResult>;
-  cancel(callId: string, reason: "interrupted" | "timed_out" | "session_closed"): void;
+  cancel(callId: string, reason: CancelReason): void;
+  /** The ceiling of a hosted tool's timeout the workers set (`toolTimeoutMs`), if any did. */
+  timeoutCeilingMs?(agent: string, tool: string): number | undefined;
 }
 
 /**
@@ -163,46 +192,3 @@ export interface MessageRouter {
   route(request: MessageRouteRequest): Promise<MessageRouteOutcome>;
 }
 
-/**
- * What the dispatch module is given when the server starts: enough to authenticate workers
- * (`authenticator.checkApiKey`), reach sessions, keep metrics (`metrics.workers`) and log.
- *
- * @example
- * ```ts
- * createServer({ dispatch: (context) => createDispatch(context) });
- * ```
- */
-export interface DispatchContext {
-  authenticator: Authenticator;
-  store: Store;
-  sessions: SessionManager;
-  agents: ReadonlyMap<string, AgentConfig>;
-  logger: Logger;
-  metrics: ServerMetrics;
-}
-
-/**
- * The dispatch module as the server hosts it: the two routing seams, the `/v1/worker` socket
- * (`handleUpgrade` takes the upgrades it wants and returns `true`), extra HTTP routes (the
- * inbound message and call endpoints), and `close` for a graceful shutdown (called after
- * sessions stopped, before the store closes).
- *
- * @example
- * ```ts
- * const extension: DispatchExtension = {
- *   hostedTools: router, messageRouter: router,
- *   handleUpgrade: (req, socket, head) => new URL(req.url!, "http://x").pathname === "/v1/worker" && workers.upgrade(req, socket, head),
- *   http: (req, res) => inbound.handle(req, res),
- *   close: () => workers.close(),
- * };
- * ```
- */
-export interface DispatchExtension {
-  hostedTools?: HostedToolRouter;
-  messageRouter?: MessageRouter;
-  handleUpgrade?(request: IncomingMessage, socket: Duplex, head: Buffer): boolean;
-  http?: HttpRouteExtension;
-  /** `/readyz` answers 503 while this returns false. */
-  isReady?(): boolean;
-  close?(): Promise<void>;
-}

@@ -23,7 +23,12 @@ const spec: ToolSpec = {
   description: "Finds an order",
   parameters: { type: "object", properties: { order_id: { type: "string" } } },
 };
-const handlers: HostedToolHandlers = { progress() {}, say() {}, hold() {}, attempt() {} };
+const handlers: HostedToolHandlers = {
+  progress() {},
+  say() {},
+  hold: () => ({ accepted: true }),
+  attempt() {},
+};
 
 /** A session of `count` messages whose hosted calls go to a router that records each request. */
 async function backendWith(count: number, agent: Partial<AgentFileInput> = {}) {
@@ -59,7 +64,14 @@ async function backendWith(count: number, agent: Partial<AgentFileInput> = {}) {
 }
 
 function call(callId: string) {
-  return { callId, responseId: "r_1", spec, arguments: { order_id: "A1" }, user: { id: "u_1" } };
+  return {
+    callId,
+    responseId: "r_1",
+    spec,
+    arguments: { order_id: "A1" },
+    user: { id: "u_1" },
+    timeoutMs: 30_000,
+  };
 }
 
 describe("HostedToolBackend", () => {

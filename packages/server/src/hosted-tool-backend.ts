@@ -1,12 +1,11 @@
 import type { ToolResult, ToolSpec } from "@patchbay/protocol";
-import type { HostedToolHandlers, HostedToolRouter } from "./dispatch-seams";
+import type { CancelReason, HostedToolHandlers, HostedToolRouter } from "./dispatch-seams";
 import type { SessionRuntime } from "./session-runtime";
 import type { RoutedToolCall, ToolBackend } from "./tool-location";
 
 /**
  * The tools dispatch workers host for the session's agent, reached through the
- * {@link HostedToolRouter} seam. It remembers which running calls may be interrupted (the tool is
- * interruptible and the call has not held) so an interrupt cancels only those.
+ * {@link HostedToolRouter} seam. It carries calls and cancels; the tool-call runner decides.
  *
  * @example
  * ```ts
@@ -16,7 +15,7 @@ import type { RoutedToolCall, ToolBackend } from "./tool-location";
  */
 export class HostedToolBackend implements ToolBackend {
   readonly location = "worker" as const;
-  private readonly calls = new Map<string, { interruptible: boolean; held: boolean }>();
+  readonly remote = true;
 
   constructor(
     private readonly runtime: SessionRuntime,
@@ -31,50 +30,32 @@ export class HostedToolBackend implements ToolBackend {
     return this.router.hasTool(this.runtime.agent.id, name);
   }
 
-  async run(call: RoutedToolCall, handlers: HostedToolHandlers): Promise<ToolResult> {
-    const state = { interruptible: call.spec.interruptible ?? false, held: false };
-    this.calls.set(call.callId, state);
-    try {
-      return await this.router.call(
-        {
-          callId: call.callId,
-          agent: this.runtime.agent.id,
-          sessionId: this.runtime.id,
-          tool: call.spec.name,
-          arguments: call.arguments,
-          user: call.user,
-          // The most recent items only: the frame goes out with every call, and a worker's tool
-          // needs the context of the turn, not the session's whole history.
-          conversation: this.runtime.recentConversation(this.runtime.agent.hostedCallConversationItems),
-          defaultTimeoutMs: call.spec.timeoutMs ?? this.runtime.agent.hostedToolTimeoutMs,
-          interruptible: state.interruptible,
-        },
-        {
-          ...handlers,
-          hold: () => {
-            state.held = true;
-            handlers.hold();
-          },
-        },
-      );
-    } finally {
-      this.calls.delete(call.callId);
-    }
+  /** The longest `toolTimeoutMs` a worker hosting the tool offered, else the agent's setting. */
+  timeoutCeilingMs(spec: ToolSpec): number {
+    return (
+      this.router.timeoutCeilingMs?.(this.runtime.agent.id, spec.name) ?? this.runtime.agent.hostedToolTimeoutMs
+    );
   }
 
-  interrupt(callId: string): boolean {
-    const state = this.calls.get(callId);
-    if (!state?.interruptible || state.held) return false;
-    this.router.cancel(callId, "interrupted");
-    return true;
+  run(call: RoutedToolCall, handlers: HostedToolHandlers): Promise<ToolResult> {
+    return this.router.call(
+      {
+        callId: call.callId,
+        agent: this.runtime.agent.id,
+        sessionId: this.runtime.id,
+        tool: call.spec.name,
+        arguments: call.arguments,
+        user: call.user,
+        // The most recent items only: the frame goes out with every call, and a worker's tool
+        // needs the context of the turn, not the session's whole history.
+        conversation: this.runtime.recentConversation(this.runtime.agent.hostedCallConversationItems),
+        timeoutMs: call.timeoutMs,
+      },
+      handlers,
+    );
   }
 
-  running(): string[] {
-    return [...this.calls.keys()];
-  }
-
-  /** Cancels every running call (the session closed). */
-  cancelAll(): void {
-    for (const callId of this.calls.keys()) this.router.cancel(callId, "session_closed");
+  cancel(callId: string, reason: CancelReason): void {
+    this.router.cancel(callId, reason);
   }
 }

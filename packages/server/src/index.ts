@@ -18,9 +18,10 @@ export type { CreateServerOptions, PatchbayServer } from "./create-server";
 export { createServer } from "./create-server";
 export type { DispatchModule, DispatchServerOptions } from "./dispatch";
 export { createDispatch, WORKER_SOCKET_PATH } from "./dispatch";
+export type { DispatchContext, DispatchExtension } from "./dispatch-extension";
 export type {
-  DispatchContext,
-  DispatchExtension,
+  CancelReason,
+  HoldAnswer,
   HostedToolHandlers,
   HostedToolRequest,
   HostedToolRouter,

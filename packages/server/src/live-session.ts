@@ -160,11 +160,8 @@ export class LiveSession {
    */
   async close(graceMs: number): Promise<void> {
     this.closing = true;
-    this.current?.interrupt();
+    this.current?.close();
     this.approvals.cancelAll();
-    for (const callId of this.pages.waiting()) this.pages.cancel(callId, "session_closed");
-    this.hosted?.cancelAll();
-    for (const callId of this.server?.running?.() ?? []) this.server?.interrupt(callId);
     let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([
       this.idle(),

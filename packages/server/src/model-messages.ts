@@ -1,12 +1,6 @@
 import type { ModelMessage } from "@patchbay/models";
 import type { ConversationItem, MessageItem, NormalizedToolCall, ToolCallItem } from "@patchbay/protocol";
-
-const UNFINISHED: Record<string, string> = {
-  pending: "The call did not run: the turn ended before it started.",
-  awaiting_approval: "The call did not run: the turn ended while it waited for approval.",
-  running: "The call did not finish: the turn ended while it ran.",
-  withdrawn: "The call was withdrawn: the user interrupted before it ran.",
-};
+import { ModelSentences } from "@patchbay/tools";
 
 /**
  * Builds the messages a model is given from the session's conversation: the agent's
@@ -94,7 +88,7 @@ function pushBatch(
         role: "tool",
         toolCallId: providerId(call),
         toolName: call.name,
-        content: { text: UNFINISHED[call.status] ?? `The call ended as ${call.status}.`, images: [] },
+        content: { text: ModelSentences.unfinished(call.status), images: [] },
         isError: true,
       });
     }

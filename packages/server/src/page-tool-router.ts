@@ -1,5 +1,6 @@
 import type { JsonObject, ToolResult, ToolSpec, User } from "@patchbay/protocol";
-import type { HostedToolHandlers } from "./dispatch-seams";
+import { ModelSentences, RecentMap } from "@patchbay/tools";
+import type { CancelReason, HoldAnswer, HostedToolHandlers } from "./dispatch-seams";
 import type { Logger } from "./logger";
 import type { SessionRuntime } from "./session-runtime";
 import type { PendingToolCallRecord } from "./store";
@@ -11,7 +12,7 @@ import { failedResult } from "./tool-results";
  *
  * @example
  * ```ts
- * const call: PageToolCall = { callId: "call_1", responseId: "r_1", name: "get_location", arguments: {}, timeoutMs: 30_000, interruptible: true, user: { id: "u_1" } };
+ * const call: PageToolCall = { callId: "call_1", responseId: "r_1", name: "get_location", arguments: {}, timeoutMs: 30_000, user: { id: "u_1" } };
  * ```
  */
 export interface PageToolCall {
@@ -19,8 +20,8 @@ export interface PageToolCall {
   responseId: string;
   name: string;
   arguments: JsonObject;
+  /** The runner's timeout for the call; each delivery tells the page the time left. */
   timeoutMs: number;
-  interruptible: boolean;
   user: User;
 }
 
@@ -29,29 +30,37 @@ interface Pending {
   attempt: number;
   /** The delivery (attempt) whose free answer was claimed, 0 for none (see claimAnswer). */
   answerClaimed: number;
-  held: boolean;
   deadline: number;
   createdAt: number;
-  timer: ReturnType<typeof setTimeout>;
   handlers: HostedToolHandlers;
   resolve: (result: ToolResult) => void;
+  /** Set once a cancel was asked: the page's answer settles the call, or this bound does. */
+  cancelTimer?: ReturnType<typeof setTimeout>;
 }
+
+/** After a cancel, how long a call waits for the page's answer before it is given up. */
+const CANCEL_ANSWER_WINDOW_MS = 120_000;
+/** Calls kept after they settle, so a hold or result for one of them is told apart from nonsense. */
+const SETTLED_MEMORY = 1_000;
 
 /**
  * Sends page tool calls to the session's sockets (`tool.call`) and waits for `tool.result`.
- * A call fails at once when no attached page brought the tool; otherwise it waits until the
- * result, its timeout (`tool.cancel { reason: "timed_out" }`), or a cancel. Calls still waiting
- * when a page resumes are delivered again with the same id and a higher attempt. Results for
- * calls it does not wait for (unknown, finished, timed out) are dropped and logged.
+ * A call fails at once when no attached page brought the tool; otherwise it waits for the page's
+ * result for the latest delivery. Calls still waiting when a page resumes are delivered again
+ * with the same id and a higher attempt, and results for an older attempt are dropped. It decides
+ * nothing itself: holds go to the runner (`handlers.hold`) and their answer back to the page as
+ * `tool.hold.ack`; `cancel` sends `tool.cancel` and the page's answer settles the call.
  *
  * @example
  * ```ts
- * const result = await pages.call(call, { progress, say, hold, attempt });
+ * const result = await pages.run(call, { progress, say, hold, attempt });
  * ```
  */
 export class PageToolRouter implements ToolBackend {
   readonly location = "page" as const;
+  readonly remote = true;
   private readonly pending = new Map<string, Pending>();
+  private readonly settled = new RecentMap<true>(SETTLED_MEMORY);
 
   constructor(
     private readonly runtime: SessionRuntime,
@@ -68,37 +77,22 @@ export class PageToolRouter implements ToolBackend {
     return this.runtime.pageToolSpecs().some((spec) => spec.name === name);
   }
 
-  run(call: RoutedToolCall, handlers: HostedToolHandlers): Promise<ToolResult> {
-    return this.call(
-      {
-        callId: call.callId,
-        responseId: call.responseId,
-        name: call.spec.name,
-        arguments: call.arguments,
-        timeoutMs: call.spec.timeoutMs ?? this.runtime.agent.pageToolTimeoutMs,
-        interruptible: call.spec.interruptible ?? false,
-        user: call.user,
-      },
-      handlers,
-    );
-  }
-
-  interrupt(callId: string): boolean {
-    const pending = this.pending.get(callId);
-    if (!pending || pending.held || !pending.call.interruptible) return false;
-    return this.cancel(callId, "interrupted");
+  timeoutCeilingMs(): number {
+    return this.runtime.agent.pageToolTimeoutMs;
   }
 
   /** Runs a call in the page; never rejects. */
-  call(call: PageToolCall, handlers: HostedToolHandlers): Promise<ToolResult> {
+  run(routed: RoutedToolCall, handlers: HostedToolHandlers): Promise<ToolResult> {
+    const call: PageToolCall = {
+      callId: routed.callId,
+      responseId: routed.responseId,
+      name: routed.spec.name,
+      arguments: routed.arguments as JsonObject,
+      timeoutMs: routed.timeoutMs,
+      user: routed.user,
+    };
     if (!this.runtime.hasPageTool(call.name)) {
-      return Promise.resolve(
-        failedResult(
-          "failed",
-          "no_page",
-          `The tool "${call.name}" runs in the user's page, and no page is connected to this session right now.`,
-        ),
-      );
+      return Promise.resolve(failedResult("failed", "no_page", ModelSentences.noPage(call.name)));
     }
     return new Promise<ToolResult>((resolve) => {
       const createdAt = this.now();
@@ -106,17 +100,15 @@ export class PageToolRouter implements ToolBackend {
         call,
         attempt: 1,
         answerClaimed: 0,
-        held: false,
         createdAt,
         deadline: createdAt + call.timeoutMs,
         handlers,
         resolve,
-        timer: setTimeout(() => this.timeOut(call.callId), call.timeoutMs),
       };
       this.pending.set(call.callId, pending);
       this.deliver(pending).catch((error) => {
         this.logger.error("page tool call could not be delivered", { callId: call.callId, error });
-        this.settle(call.callId, failedResult("failed", "internal", "The tool call could not be delivered."));
+        this.settle(call.callId, failedResult("failed", "internal", ModelSentences.undelivered(call.name)));
       });
     });
   }
@@ -125,24 +117,24 @@ export class PageToolRouter implements ToolBackend {
   result(callId: string, attempt: number, result: ToolResult): boolean {
     const pending = this.pending.get(callId);
     if (!pending) {
-      this.logger.warn("tool result dropped: the call is unknown, finished or timed out", {
-        sessionId: this.runtime.id,
-        callId,
-        attempt,
-      });
+      this.logger.warn(
+        this.settled.has(callId)
+          ? "tool result dropped: the call already ended"
+          : "tool result dropped: the call is unknown",
+        { sessionId: this.runtime.id, callId, attempt },
+      );
       return false;
     }
-    if (attempt > pending.attempt) {
-      this.logger.warn("tool result dropped: attempt was never delivered", {
-        sessionId: this.runtime.id,
-        callId,
-        attempt,
-        delivered: pending.attempt,
-      });
+    if (attempt !== pending.attempt) {
+      this.logger.warn(
+        attempt > pending.attempt
+          ? "tool result dropped: attempt was never delivered"
+          : "tool result dropped: the call was delivered again since",
+        { sessionId: this.runtime.id, callId, attempt, delivered: pending.attempt },
+      );
       return false;
     }
-    const final: ToolResult = pending.held && result.held === undefined ? { ...result, held: true } : result;
-    this.settle(callId, final);
+    this.settle(callId, result);
     return true;
   }
 
@@ -155,11 +147,22 @@ export class PageToolRouter implements ToolBackend {
     this.pending.get(callId)?.handlers.say(text);
   }
 
-  hold(callId: string): void {
+  /**
+   * A `tool.hold` from a page: the runner's answer, with the attempt it is for (the latest
+   * delivery when the page named none), for the `tool.hold.ack` frame.
+   */
+  hold(callId: string, attempt: number | undefined): HoldAnswer & { attempt: number } {
     const pending = this.pending.get(callId);
-    if (!pending || pending.held) return;
-    pending.held = true;
-    pending.handlers.hold();
+    if (!pending) {
+      return {
+        accepted: false,
+        reason: this.settled.has(callId) ? "settled" : "unknown_call",
+        attempt: attempt ?? 1,
+      };
+    }
+    const named = attempt ?? pending.attempt;
+    if (named !== pending.attempt) return { accepted: false, reason: "stale_attempt", attempt: named };
+    return { ...pending.handlers.hold(named), attempt: named };
   }
 
   /**
@@ -169,42 +172,36 @@ export class PageToolRouter implements ToolBackend {
    */
   claimAnswer(callId: string, attempt: number): boolean {
     const pending = this.pending.get(callId);
-    if (!pending || attempt > pending.attempt || pending.answerClaimed === pending.attempt) return false;
+    if (!pending || attempt !== pending.attempt || pending.answerClaimed === pending.attempt) return false;
     pending.answerClaimed = pending.attempt;
     return true;
   }
 
-  /** Whether a call waits and holds (an interrupt no longer cancels it). */
-  isHeld(callId: string): boolean {
-    return this.pending.get(callId)?.held ?? false;
+  /**
+   * Asks the page to stop a call (`tool.cancel`, naming the latest delivery). The page answers
+   * with the call's `tool.result`, which settles it; a call the page never answers is given up
+   * after a bound (the runner has told the model by then).
+   */
+  cancel(callId: string, reason: CancelReason): void {
+    const pending = this.pending.get(callId);
+    if (!pending || pending.cancelTimer) return;
+    pending.cancelTimer = setTimeout(
+      () => this.settle(callId, failedResult("cancelled", "unanswered", "the page did not answer the cancel")),
+      CANCEL_ANSWER_WINDOW_MS,
+    );
+    pending.cancelTimer.unref?.();
+    void this.runtime
+      .append({ type: "tool.cancel", callId, reason, attempt: pending.attempt })
+      .catch(() => undefined);
   }
 
   /**
-   * Cancels a waiting call: the page is told (`tool.cancel`) and the call ends as `cancelled`.
-   * Returns whether the call was waiting.
+   * Delivers every waiting call again with a higher attempt (a page resumed the session). A call
+   * being cancelled is not delivered again: its cancel is in the replayed events.
    */
-  cancel(callId: string, reason: "interrupted" | "session_closed"): boolean {
-    const pending = this.pending.get(callId);
-    if (!pending) return false;
-    this.settle(
-      callId,
-      failedResult(
-        "cancelled",
-        "cancelled",
-        reason === "interrupted"
-          ? `The call of "${pending.call.name}" was cancelled: the user interrupted.`
-          : `The call of "${pending.call.name}" was cancelled: the session closed.`,
-        pending.held,
-      ),
-    );
-    void this.runtime.append({ type: "tool.cancel", callId, reason }).catch(() => undefined);
-    return true;
-  }
-
-  /** Delivers every waiting call again with a higher attempt (a page resumed the session). */
   async redeliver(): Promise<void> {
     for (const pending of [...this.pending.values()]) {
-      if (!this.runtime.hasPageTool(pending.call.name)) continue;
+      if (pending.cancelTimer || !this.runtime.hasPageTool(pending.call.name)) continue;
       pending.attempt += 1;
       pending.handlers.attempt(pending.attempt);
       await this.deliver(pending);
@@ -243,26 +240,12 @@ export class PageToolRouter implements ToolBackend {
     });
   }
 
-  private timeOut(callId: string): void {
-    const pending = this.pending.get(callId);
-    if (!pending) return;
-    this.settle(
-      callId,
-      failedResult(
-        "timed_out",
-        "timed_out",
-        `The tool "${pending.call.name}" did not answer within ${pending.call.timeoutMs} ms.`,
-        pending.held,
-      ),
-    );
-    void this.runtime.append({ type: "tool.cancel", callId, reason: "timed_out" }).catch(() => undefined);
-  }
-
   private settle(callId: string, result: ToolResult): void {
     const pending = this.pending.get(callId);
     if (!pending) return;
     this.pending.delete(callId);
-    clearTimeout(pending.timer);
+    this.settled.set(callId, true);
+    clearTimeout(pending.cancelTimer);
     void this.runtime.settleCall(callId).catch(() => undefined);
     pending.resolve(result);
   }

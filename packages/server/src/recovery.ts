@@ -1,6 +1,7 @@
 import type { ConversationItem, SessionEvent } from "@patchbay/protocol";
 import type { Logger } from "./logger";
 import type { EventDraft, Store, TurnRecord } from "./store";
+import { ModelSentences } from "@patchbay/tools";
 import { failedResult } from "./tool-results";
 
 const OPEN_CALL = new Set(["pending", "awaiting_approval", "running"]);
@@ -40,7 +41,7 @@ export async function recoverInterruptedTurns(store: Store, logger: Logger): Pro
           result: failedResult(
             "failed",
             "server_restart",
-            "The call did not finish: the server restarted.",
+            ModelSentences.serverRestarted(),
             item.held,
           ),
         });

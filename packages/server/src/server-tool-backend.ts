@@ -1,71 +1,97 @@
-import type { ToolResult, ToolSpec } from "@patchbay/protocol";
-import { type ToolExecutor, toToolResult } from "@patchbay/tools";
-import type { HostedToolHandlers } from "./dispatch-seams";
-import type { RoutedToolCall, ToolBackend } from "./tool-location";
+import type { ConversationItem, JsonObject, ToolResult, ToolSpec, User } from "@patchbay/protocol";
+import { allowAll, type IdempotencyStore, ToolExecutor, type Tools, toToolResult } from "@patchbay/tools";
+import type { CancelReason, HostedToolHandlers } from "./dispatch-seams";
+import type { ArgumentCheck, RoutedToolCall, ToolBackend } from "./tool-location";
 
 /**
- * The in-process tools (the `tools` registry passed to `createServer`), run through one
- * session's `ToolExecutor`: its timeouts, concurrency caps, progress, hold and idempotency
- * rules apply exactly as in a page or a worker. The executor's approval gate is `allowAll`
- * because the turn loop asks the user before it routes a call anywhere.
+ * What a {@link ServerToolBackend} runs with: the server's `Tools` registry, the session, and the
+ * ceiling of a call's timeout.
  *
  * @example
  * ```ts
- * const executor = new ToolExecutor({ tools, sessionId, user, approvalGate: allowAll });
- * const backend = new ServerToolBackend(executor, () => tools.list());
+ * const options: ServerToolBackendOptions = { tools, sessionId: "s_1", user: { id: "u_1" }, conversation: () => [], timeoutCeilingMs: 120_000 };
+ * ```
+ */
+export interface ServerToolBackendOptions {
+  tools: Tools;
+  sessionId: string;
+  user: User;
+  conversation: () => readonly ConversationItem[];
+  idempotencyStore?: IdempotencyStore;
+  /** The agent's `server_tool_timeout_ms`. */
+  timeoutCeilingMs: number;
+}
+
+/**
+ * The in-process tools (the `tools` registry passed to `createServer`), run through one
+ * session's `ToolExecutor`. The tool-call runner decides what the executor would otherwise
+ * decide a second time: arguments are parsed once (here, with the tool's own schema, through
+ * `checkArguments`), the session's concurrency is capped once (by the runner; the executor keeps
+ * only per-tool caps), the user was asked already (the gate allows all), the timeout is the
+ * runner's, and a hold is accepted only when the runner says so.
+ *
+ * @example
+ * ```ts
+ * const backend = new ServerToolBackend({ tools, sessionId, user, conversation, timeoutCeilingMs: 120_000 });
  * ```
  */
 export class ServerToolBackend implements ToolBackend {
   readonly location = "server" as const;
+  readonly remote = false;
   private readonly handlers = new Map<string, HostedToolHandlers>();
-  private readonly held = new Set<string>();
-  private readonly names = new Map<string, string>();
+  private readonly executor: ToolExecutor;
 
-  constructor(
-    private readonly executor: ToolExecutor,
-    private readonly toolSpecs: () => ToolSpec[],
-  ) {
-    executor.on("progress", ({ callId, text }) => this.handlers.get(callId)?.progress(text));
-    executor.on("say", ({ callId, text }) => this.handlers.get(callId)?.say(text));
-    executor.on("held", ({ callId }) => {
-      this.held.add(callId);
-      this.handlers.get(callId)?.hold();
+  constructor(private readonly options: ServerToolBackendOptions) {
+    this.executor = new ToolExecutor({
+      tools: options.tools,
+      sessionId: options.sessionId,
+      user: options.user,
+      conversation: options.conversation,
+      approvalGate: allowAll,
+      maxConcurrentCalls: null,
+      confirmHold: ({ callId }) =>
+        this.handlers.get(callId)?.hold() ?? { accepted: false, reason: "unknown_call" },
+      ...(options.idempotencyStore ? { idempotencyStore: options.idempotencyStore } : {}),
     });
+    this.executor.on("progress", ({ callId, text }) => this.handlers.get(callId)?.progress(text));
+    this.executor.on("say", ({ callId, text }) => this.handlers.get(callId)?.say(text));
   }
 
   specs(): ToolSpec[] {
-    return this.toolSpecs();
+    return this.options.tools.list();
   }
 
   has(name: string): boolean {
-    return this.toolSpecs().some((spec) => spec.name === name);
+    return this.options.tools.get(name) !== undefined;
+  }
+
+  timeoutCeilingMs(): number {
+    return this.options.timeoutCeilingMs;
+  }
+
+  async checkArguments(spec: ToolSpec, args: JsonObject): Promise<ArgumentCheck> {
+    return (
+      (await this.executor.checkArguments(spec.name, args)) ?? {
+        ok: false,
+        issues: [`no tool named ${spec.name} is registered`],
+      }
+    );
   }
 
   async run(call: RoutedToolCall, handlers: HostedToolHandlers): Promise<ToolResult> {
     this.handlers.set(call.callId, handlers);
-    this.names.set(call.callId, call.spec.name);
     try {
-      const result = await this.executor.execute({
-        id: call.callId,
-        name: call.spec.name,
-        arguments: call.arguments,
-      });
+      const result = await this.executor.execute(
+        { id: call.callId, name: call.spec.name, arguments: call.arguments },
+        { timeoutMs: call.timeoutMs, ...(call.checked ? { checkedArguments: call.checked } : {}) },
+      );
       return toToolResult(result);
     } finally {
       this.handlers.delete(call.callId);
-      this.names.delete(call.callId);
-      this.held.delete(call.callId);
     }
   }
 
-  interrupt(callId: string): boolean {
-    const name = this.names.get(callId);
-    const spec = name === undefined ? undefined : this.toolSpecs().find((s) => s.name === name);
-    if (!spec?.interruptible || this.held.has(callId)) return false;
-    return this.executor.cancel(callId);
-  }
-
-  running(): string[] {
-    return [...this.handlers.keys()];
+  cancel(callId: string, reason: CancelReason): void {
+    this.executor.cancel(callId, reason);
   }
 }

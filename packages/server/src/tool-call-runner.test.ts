@@ -36,13 +36,15 @@ async function runWithDeliveries(attempts: number[]): Promise<Pick<ToolCallItem,
   const runtime = new SessionRuntime(record, agent, [], store, silentLogger);
   const backend: ToolBackend = {
     location: "worker",
+    remote: true,
     specs: () => [spec],
     has: (name) => name === spec.name,
+    timeoutCeilingMs: () => 120_000,
     run: async (_call, handlers: HostedToolHandlers) => {
       for (const attempt of attempts) handlers.attempt(attempt);
       return { outcome: "completed", content: { text: "shipped", images: [] } };
     },
-    interrupt: () => false,
+    cancel: () => {},
   };
   const runner = new ToolCallRunner({
     runtime,

@@ -82,6 +82,7 @@ export class Turn {
   private readonly controller = new AbortController();
   private readonly startedAt = Date.now();
   private usage: Usage = { inputTokens: 0, outputTokens: 0 };
+  private currentRunner: ToolCallRunner | undefined;
 
   constructor(private readonly options: TurnOptions) {
     this.responseId = options.responseId;
@@ -90,6 +91,15 @@ export class Turn {
   /** Stops the turn: see the class description. Safe to call more than once. */
   interrupt(): void {
     if (!this.controller.signal.aborted) this.controller.abort(new Error("interrupted"));
+  }
+
+  /**
+   * The session is closing: the turn is interrupted and its running tool calls are cancelled
+   * (`session_closed`), held ones included, without waiting for their answers.
+   */
+  close(): void {
+    this.interrupt();
+    this.currentRunner?.close();
   }
 
   get interrupted(): boolean {
@@ -141,7 +151,7 @@ export class Turn {
 
   private runner(): ToolCallRunner {
     const o = this.options;
-    return new ToolCallRunner({
+    this.currentRunner = new ToolCallRunner({
       runtime: o.runtime,
       approvals: o.approvals,
       backends: o.backends,
@@ -153,6 +163,7 @@ export class Turn {
       logger: o.logger,
       metrics: o.metrics,
     });
+    return this.currentRunner;
   }
 
   /** One model reply, streamed. An interrupt ends it early with what arrived so far. */

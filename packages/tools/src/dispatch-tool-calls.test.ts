@@ -253,7 +253,7 @@ describe("dispatchToolCalls", () => {
     expect(dispatched.results[0]?.result).toEqual({ city: "Berlin", temp: 21 });
     expect(dispatched.results[0]?.content).toBe('{"city":"Berlin","temp":21}');
     expect(dispatched.results[1]?.content).toBe(
-      "Invalid arguments for get_weather:\ncity: Input should be a valid string",
+      'The arguments for "get_weather" do not fit its schema:\ncity: Input should be a valid string',
     );
     expect(dispatched.results[1]?.error).toBe("city: Input should be a valid string");
 

@@ -72,13 +72,21 @@ export class ToolError extends ToolsError {
 export class CallNotHeld extends ToolsError {
   /** The id of the call that could not be held. */
   readonly callId: string;
+  /**
+   * Why: how the call had ended (`interrupted`, `cancelled`, `timed out`, `finished`), or that
+   * the server refused the hold (`refused by the server (cancelling)`).
+   */
+  readonly reason: string;
   constructor(callId: string, reason: string) {
     super(
       "call_not_held",
-      `tool call ${callId} cannot be held: it was ${reason} before it disallowed interruptions`,
+      reason.startsWith("refused") || reason.startsWith("not confirmed")
+        ? `tool call ${callId} cannot be held: the hold was ${reason}`
+        : `tool call ${callId} cannot be held: it was ${reason} before it disallowed interruptions`,
     );
     this.name = "CallNotHeld";
     this.callId = callId;
+    this.reason = reason;
   }
 }
 

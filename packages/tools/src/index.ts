@@ -1,5 +1,7 @@
 export type { ApprovalDecision, ApprovalGate } from "./approval-gate";
 export { allowAll } from "./approval-gate";
+export type { ApprovalRequestInput } from "./approval-request";
+export { buildApprovalRequest } from "./approval-request";
 export type {
   DispatchHandler,
   DispatchResult,
@@ -20,6 +22,8 @@ export { fillTemplate } from "./fill-template";
 export { canonicalJson, hashArguments } from "./hash-arguments";
 export type { IdempotencyStore } from "./idempotency-store";
 export { InMemoryIdempotencyStore } from "./idempotency-store";
+export { interruptCancels } from "./interrupt-rule";
+export { ModelSentences } from "./model-sentences";
 export { sniffImageType, toImageContent } from "./image-content";
 export type { ToolInputMapping } from "./project-tool-input";
 export { projectToolInput } from "./project-tool-input";
@@ -28,7 +32,15 @@ export type { ToolApproval, ToolCallContext, ToolDefinition } from "./tool-defin
 export { toolSpecOf } from "./tool-definition";
 export type { ToolExecutionResult } from "./tool-execution-result";
 export { toToolResult } from "./tool-execution-result";
-export type { ExecuteOptions, ToolCallInput, ToolExecutorEvents, ToolExecutorOptions } from "./tool-executor";
+export type {
+  CancelReason,
+  ExecuteOptions,
+  HoldDecision,
+  HoldRequest,
+  ToolCallInput,
+  ToolExecutorEvents,
+  ToolExecutorOptions,
+} from "./tool-executor";
 export { ToolExecutor } from "./tool-executor";
 export { ToolLimiter } from "./tool-limiter";
 export type { ToolImage } from "./tool-output";

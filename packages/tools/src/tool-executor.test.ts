@@ -215,7 +215,7 @@ describe("ToolExecutor: results", () => {
       message: "images.0: an image URL must use https, got http",
     });
     expect(result.content.text).toBe(
-      "t returned a result that cannot be shown: images.0: an image URL must use https, got http",
+      '"t" returned a result that cannot be shown: images.0: an image URL must use https, got http',
     );
   });
 
@@ -231,7 +231,7 @@ describe("ToolExecutor: results", () => {
         "flight_id: String should match pattern '^[A-Z]{2}\\d{1,4}$'\nseats: Input should be less than or equal to 9",
     });
     expect(result.content.text).toBe(
-      "Invalid arguments for book_flight:\nflight_id: String should match pattern '^[A-Z]{2}\\d{1,4}$'\nseats: Input should be less than or equal to 9",
+      `The arguments for "book_flight" do not fit its schema:\nflight_id: String should match pattern '^[A-Z]{2}\\d{1,4}$'\nseats: Input should be less than or equal to 9`,
     );
     expect(events.map((e) => e.type)).toEqual(["finished"]);
   });
@@ -268,7 +268,7 @@ describe("ToolExecutor: results", () => {
     const { executor } = setup([{ name: "ping", description: "d", run: () => "pong" }]);
     const result = await executor.execute(call("c", "pong"));
     expect(result.outcome).toBe("unknown_tool");
-    expect(result.content.text).toBe('Unknown tool "pong". Available tools: ping.');
+    expect(result.content.text).toBe('There is no tool named "pong". Available tools: ping.');
     expect(result.error?.code).toBe("unknown_tool");
   });
 
@@ -303,11 +303,11 @@ describe("ToolExecutor: results", () => {
     const b = await executor.execute(call("2", "b"));
     expect(b).toMatchObject({
       outcome: "failed",
-      content: { text: "b failed: connection refused" },
+      content: { text: 'The call of "b" failed: connection refused' },
       error: { code: "tool_failed", message: "connection refused" },
     });
     const c = await executor.execute(call("3", "c"));
-    expect(c.content.text).toBe("c failed: plain string");
+    expect(c.content.text).toBe('The call of "c" failed: plain string');
   });
 
   it("converts to the wire ToolResult", async () => {
@@ -369,7 +369,7 @@ describe("ToolExecutor: timeouts", () => {
     await pending;
     const result = done.mock.calls[0]?.[0] as ToolExecutionResult;
     expect(result).toMatchObject({ outcome: "timed_out", error: { code: "timed_out" }, durationMs: 30_000 });
-    expect(result.content.text).toBe("slow timed out after 30000 ms.");
+    expect(result.content.text).toBe('The call of "slow" timed out after 30000 ms.');
     expect(signal?.aborted).toBe(true);
     expect((signal!.reason as DOMException).name).toBe("TimeoutError");
   });
@@ -430,7 +430,7 @@ describe("ToolExecutor: timeouts", () => {
     expect(result.outcome).toBe("timed_out");
     expect(result.error?.code).toBe("idle_timeout");
     expect(result.durationMs).toBe(2_700 + 1_000);
-    expect(result.content.text).toBe("chatty made no progress for 1000 ms and was stopped.");
+    expect(result.content.text).toBe('The call of "chatty" made no progress for 1000 ms and was stopped.');
   });
 
   it("keeps the hard timeout over an idle timeout that keeps being reset", async () => {
@@ -613,7 +613,7 @@ describe("ToolExecutor: interruption", () => {
       outcome: "cancelled",
       held: false,
       error: { code: "interrupted" },
-      content: { text: "search was cancelled because the user interrupted." },
+      content: { text: 'The call of "search" was cancelled: the user interrupted.' },
     });
     expect(signals.search?.aborted).toBe(true);
     expect((signals.search!.reason as DOMException).name).toBe("AbortError");
@@ -722,7 +722,7 @@ describe("ToolExecutor: interruption", () => {
     const result = await pending;
     expect(result).toMatchObject({ outcome: "cancelled", held: true, error: { code: "cancelled" } });
     expect(result.content.text).toBe(
-      "t was cancelled after it had started a change, which may have completed.",
+      'The call of "t" was cancelled after it had started a change, which may have completed.',
     );
     expect(signal?.aborted).toBe(true);
     expect(held?.aborted).toBe(false);
@@ -898,7 +898,7 @@ describe("ToolExecutor: approval", () => {
     const result = await executor.execute(call("c", "book_flight", { flight_id: "LH400", seats: 2 }));
     expect(result).toMatchObject({
       outcome: "declined",
-      content: { text: "The user declined to run book_flight; it did not run." },
+      content: { text: 'The user declined the call of "book_flight"; it did not run.' },
     });
     expect(run).not.toHaveBeenCalled();
   });

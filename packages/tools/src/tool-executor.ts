@@ -1,5 +1,4 @@
 import {
-  type ApprovalRequest,
   type ConversationItem,
   type NormalizedToolCall,
   parseToolArguments,
@@ -8,10 +7,11 @@ import {
 } from "@patchbay/protocol";
 import { EventEmitter } from "eventemitter3";
 import type { ApprovalDecision, ApprovalGate } from "./approval-gate";
+import { buildApprovalRequest } from "./approval-request";
 import { assertPositiveInteger, CallNotHeld, ToolError, ToolOutputError, ToolsError } from "./errors";
-import { fillTemplate } from "./fill-template";
-import { hashArguments } from "./hash-arguments";
 import { type IdempotencyStore, InMemoryIdempotencyStore } from "./idempotency-store";
+import { interruptCancels } from "./interrupt-rule";
+import { ModelSentences } from "./model-sentences";
 import { RecentMap } from "./recent-map";
 import { type Release, Semaphore } from "./semaphore";
 import type { CompiledTool, ToolCallContext } from "./tool-definition";
@@ -78,10 +78,21 @@ export interface ToolExecutorOptions {
   approvalExpiresInMs?: number;
   /** Where finished results are kept for calls delivered again. Default: an in-memory LRU with TTL. */
   idempotencyStore?: IdempotencyStore;
-  /** How many calls of this session run at once. Default 16. */
-  maxConcurrentCalls?: number;
+  /**
+   * How many calls of this session run at once. Default 16. `null`: no session cap here, because
+   * the caller caps the calls it hands over (the server's tool-call runner does).
+   */
+  maxConcurrentCalls?: number | null;
   /** The timeout of a tool that sets none. Default 30 000 ms. */
   defaultTimeoutMs?: number;
+  /**
+   * Asked when a tool calls `ctx.disallowInterruptions()`: whether the call may hold. The hold
+   * (and the `held` event) happens only once it answers `accepted: true`; a refusal makes
+   * `disallowInterruptions()` reject with `CallNotHeld`, and a refusal because a cancel is under
+   * way (`reason: "cancelling"`) cancels the call. A page or a worker asks the server here
+   * (`tool.hold` / `hosted.hold`, answered by the ack frame). Default: every hold is accepted.
+   */
+  confirmHold?: (request: HoldRequest) => HoldDecision | Promise<HoldDecision>;
   /** Process-wide per-tool caps shared with other executors. */
   limiter?: ToolLimiter;
   /**
@@ -97,6 +108,47 @@ export interface ToolExecutorOptions {
 }
 
 /**
+ * A tool asks to hold its call (see {@link ToolExecutorOptions.confirmHold}).
+ *
+ * @example
+ * ```ts
+ * const request: HoldRequest = { callId: "call_1", name: "book_flight", attempt: 1, signal };
+ * ```
+ */
+export interface HoldRequest {
+  callId: string;
+  name: string;
+  attempt: number;
+  /** Aborts when the call ends before the answer comes. */
+  signal: AbortSignal;
+}
+
+/**
+ * The answer to a {@link HoldRequest}, as `hosted.hold.ack` / `tool.hold.ack` carry it.
+ *
+ * @example
+ * ```ts
+ * const decision: HoldDecision = { accepted: false, reason: "cancelling" };
+ * ```
+ */
+export interface HoldDecision {
+  accepted: boolean;
+  reason?: string;
+}
+
+/**
+ * Why a call is stopped with {@link ToolExecutor.cancel}: `timed_out` stops held calls too (their
+ * held signal aborts); `interrupted` and `session_closed` leave a held call running; `cancelled`
+ * (the default) stops any call, a held one included, but leaves its held signal alone.
+ *
+ * @example
+ * ```ts
+ * executor.cancel(frame.callId, frame.reason);
+ * ```
+ */
+export type CancelReason = "interrupted" | "timed_out" | "session_closed" | "cancelled";
+
+/**
  * Per-call options of {@link ToolExecutor.execute}.
  *
  * @example
@@ -109,6 +161,16 @@ export interface ExecuteOptions {
   attempt?: number;
   /** Aborting it cancels the call (as `cancel` does). Not used when the call joins one in progress. */
   signal?: AbortSignal;
+  /**
+   * This call's timeout, instead of the tool's `timeoutMs` or the default: the sender worked it
+   * out (the server sends the time left in `tool.call` / `hosted.call`).
+   */
+  timeoutMs?: number;
+  /**
+   * The arguments as {@link ToolExecutor.checkArguments} already parsed them: they are not parsed
+   * again (a call's arguments are checked once).
+   */
+  checkedArguments?: { value: unknown };
 }
 
 /**
@@ -134,6 +196,11 @@ class CallState {
   abortReason: unknown = undefined;
   /** Made on the first hold: signals are costly to create and most calls are never held. */
   holdController: AbortController | undefined = undefined;
+  /** A hold asked for and not answered yet (see `confirmHold`). */
+  holdPending: Promise<AbortSignal> | undefined = undefined;
+  /** From `ExecuteOptions.timeoutMs`; 0 when the tool's or the default applies. */
+  explicitTimeoutMs = 0;
+  checkedArguments: { value: unknown } | undefined = undefined;
   timeoutMs = 0;
   timeoutTimer: ReturnType<typeof setTimeout> | undefined = undefined;
   idleMs = 0;
@@ -243,7 +310,8 @@ export class ToolExecutor extends EventEmitter<ToolExecutorEvents> {
   readonly #limiter: ToolLimiter | undefined;
   readonly #scheduleProgress: (flush: () => void) => void;
   readonly #now: () => number;
-  readonly #session: Semaphore;
+  readonly #session: Semaphore | undefined;
+  readonly #confirmHold: ToolExecutorOptions["confirmHold"];
   readonly #perTool = new WeakMap<CompiledTool, Semaphore>();
   readonly #active = new Map<string, CallState>();
   readonly #deliveries = new RecentMap<number>(MAX_TRACKED_DELIVERIES);
@@ -253,7 +321,8 @@ export class ToolExecutor extends EventEmitter<ToolExecutorEvents> {
     if (!options || typeof options.tools?.register !== "function") {
       throw new ToolsError("invalid_option", "tools: a Tools registry is required");
     }
-    assertPositiveInteger("maxConcurrentCalls", options.maxConcurrentCalls);
+    if (options.maxConcurrentCalls !== null)
+      assertPositiveInteger("maxConcurrentCalls", options.maxConcurrentCalls);
     assertPositiveInteger("defaultTimeoutMs", options.defaultTimeoutMs);
     assertPositiveInteger("approvalExpiresInMs", options.approvalExpiresInMs);
     this.#tools = options.tools;
@@ -268,7 +337,9 @@ export class ToolExecutor extends EventEmitter<ToolExecutorEvents> {
     this.#limiter = options.limiter;
     this.#scheduleProgress = options.scheduleProgress ?? ((flush) => void setTimeout(flush, 0));
     this.#now = options.now ?? Date.now;
-    this.#session = new Semaphore(options.maxConcurrentCalls ?? 16);
+    this.#session =
+      options.maxConcurrentCalls === null ? undefined : new Semaphore(options.maxConcurrentCalls ?? 16);
+    this.#confirmHold = options.confirmHold;
   }
 
   /** The ids of the calls in progress (awaiting approval, waiting for a slot, or running). */
@@ -286,6 +357,7 @@ export class ToolExecutor extends EventEmitter<ToolExecutorEvents> {
     try {
       call = toCall(input);
       assertPositiveInteger("attempt", options?.attempt);
+      assertPositiveInteger("timeoutMs", options?.timeoutMs);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -293,19 +365,22 @@ export class ToolExecutor extends EventEmitter<ToolExecutorEvents> {
     const active = this.#active.get(call.id);
     if (active) return active.promise.then((result) => ({ ...result, attempt }));
     const state = this.#createState(call, attempt);
+    if (options?.timeoutMs !== undefined) state.explicitTimeoutMs = options.timeoutMs;
+    if (options?.checkedArguments !== undefined) state.checkedArguments = options.checkedArguments;
     this.#active.set(call.id, state);
     void this.#begin(state, options?.signal);
     return state.promise;
   }
 
   /**
-   * Cancels every call in progress whose tool is `interruptible` and that is not held. Their
-   * signals abort and they end as `cancelled`. Returns the ids cancelled.
+   * Cancels every call in progress that the interrupt rule lets an interrupt cancel (its tool is
+   * `interruptible` and it is not held; see `interruptCancels`). Their signals abort and they end
+   * as `cancelled`. Returns the ids cancelled.
    */
   interrupt(): string[] {
     const cancelled: string[] = [];
     for (const state of [...this.#active.values()]) {
-      if (state.settled || !state.interruptible || state.held) continue;
+      if (state.settled || !interruptCancels(state)) continue;
       this.#stop(state, "interrupted");
       cancelled.push(state.call.id);
     }
@@ -313,15 +388,45 @@ export class ToolExecutor extends EventEmitter<ToolExecutorEvents> {
   }
 
   /**
-   * Cancels one call, held or not: it ends as `cancelled` (with `held` telling whether a change
-   * may have started) and its signal aborts. A held call's hold signal is left alone: only the
-   * timeout aborts it. Returns whether a call in progress had that id.
+   * Cancels one call for a {@link CancelReason}. `timed_out` ends it as `timed_out` and aborts its
+   * held signal too. `interrupted` and `session_closed` leave a held call running (it goes on to
+   * its result). `cancelled`, the default, ends any call as `cancelled` (with `held` telling
+   * whether a change may have started), leaving a held signal alone. A call waiting for its hold
+   * to be confirmed is not held yet: it is cancelled. Returns whether the call was stopped.
    */
-  cancel(callId: string): boolean {
+  cancel(callId: string, reason: CancelReason = "cancelled"): boolean {
     const state = this.#active.get(callId);
     if (!state || state.settled) return false;
-    this.#stop(state, "cancelled");
+    if (reason === "timed_out") {
+      this.#timeOut(state, ModelSentences.timedOut(state.call.name, state.timeoutMs), "timed_out");
+      return true;
+    }
+    if (state.held && reason !== "cancelled") return false;
+    this.#stop(state, reason);
     return true;
+  }
+
+  /**
+   * Whether a call is in progress here and held (its hold was confirmed). A call that finished
+   * is not.
+   */
+  isHeld(callId: string): boolean {
+    const state = this.#active.get(callId);
+    return state !== undefined && !state.settled && state.held;
+  }
+
+  /**
+   * Parses arguments with the tool's own schema, as `execute` would: the parsed value, or the
+   * issues (one per line). Pass the value as `checkedArguments` so the call is not parsed twice.
+   * Resolves `undefined` for a tool this executor does not have.
+   */
+  async checkArguments(
+    name: string,
+    args: Record<string, unknown>,
+  ): Promise<{ ok: true; value: unknown } | { ok: false; issues: string[] } | undefined> {
+    const tool = compiledToolOf(this.#tools, name);
+    if (!tool) return undefined;
+    return tool.parameters.parse(args);
   }
 
   #countDelivery(id: string, explicit: number | undefined): number {
@@ -368,7 +473,7 @@ export class ToolExecutor extends EventEmitter<ToolExecutorEvents> {
     } catch (error) {
       // Running without knowing whether the call already ran could repeat a side effect.
       this.#finish(state, "failed", {
-        text: `${state.call.name} could not run: its earlier result could not be looked up.`,
+        text: ModelSentences.lookupFailed(state.call.name),
         code: "idempotency_store_failed",
         message: (error as Error)?.message ?? String(error),
       });
@@ -393,7 +498,7 @@ export class ToolExecutor extends EventEmitter<ToolExecutorEvents> {
       await this.#pipeline(state);
     } catch (error) {
       this.#finish(state, "failed", {
-        text: `${state.call.name} failed: ${(error as Error)?.message ?? String(error)}`,
+        text: ModelSentences.failed(state.call.name, (error as Error)?.message ?? String(error)),
         code: "internal",
         message: (error as Error)?.message ?? String(error),
       });
@@ -404,7 +509,7 @@ export class ToolExecutor extends EventEmitter<ToolExecutorEvents> {
     const { call, tool } = state;
     if (call.argumentsError !== undefined) {
       this.#finish(state, "invalid_arguments", {
-        text: `Invalid arguments for ${call.name}: ${call.argumentsError}`,
+        text: ModelSentences.unreadableArguments(call.name, call.argumentsError),
         code: "invalid_arguments",
         message: call.argumentsError,
       });
@@ -413,18 +518,20 @@ export class ToolExecutor extends EventEmitter<ToolExecutorEvents> {
     if (!tool) {
       const available = this.#tools.names();
       this.#finish(state, "unknown_tool", {
-        text: `Unknown tool ${JSON.stringify(call.name)}. Available tools: ${available.length ? available.join(", ") : "none"}.`,
+        text: ModelSentences.unknownTool(call.name, available),
         code: "unknown_tool",
         message: `no tool named ${JSON.stringify(call.name)} is registered`,
       });
       return;
     }
-    const parsed = await tool.parameters.parse(call.arguments);
+    const parsed = state.checkedArguments
+      ? ({ ok: true, value: state.checkedArguments.value } as const)
+      : await tool.parameters.parse(call.arguments);
     if (state.settled) return;
     if (!parsed.ok) {
       const lines = parsed.issues.join("\n");
       this.#finish(state, "invalid_arguments", {
-        text: `Invalid arguments for ${call.name}:\n${lines}`,
+        text: ModelSentences.invalidArguments(call.name, parsed.issues),
         code: "invalid_arguments",
         message: lines,
       });
@@ -434,7 +541,7 @@ export class ToolExecutor extends EventEmitter<ToolExecutorEvents> {
     if (state.settled) return;
 
     const definition = tool.definition;
-    state.timeoutMs = definition.timeoutMs ?? this.#defaultTimeoutMs;
+    state.timeoutMs = state.explicitTimeoutMs || (definition.timeoutMs ?? this.#defaultTimeoutMs);
     state.timeoutTimer = setTimeout(ToolExecutor.#fireTimeout, state.timeoutMs, this, state);
     // Narrowest caps first, so a call waiting on its tool's cap holds no session slot meanwhile.
     // A free slot is taken without waiting (no promise, no signal); only a wait needs the signal.
@@ -443,8 +550,10 @@ export class ToolExecutor extends EventEmitter<ToolExecutorEvents> {
     }
     if (tool.shared && !(await this.#takeSlot(state, tool.shared))) return;
     if (definition.concurrency !== undefined && !(await this.#takeSlot(state, this.#toolSlots(tool)))) return;
-    const session = this.#takeSlot(state, this.#session);
-    if (session !== true && !(await session)) return;
+    if (this.#session !== undefined) {
+      const session = this.#takeSlot(state, this.#session);
+      if (session !== true && !(await session)) return;
+    }
 
     if (definition.idleTimeoutMs !== undefined) this.#armIdle(state, definition.idleTimeoutMs);
     if (this.listenerCount("started") > 0) {
@@ -481,28 +590,22 @@ export class ToolExecutor extends EventEmitter<ToolExecutorEvents> {
     const gate = this.#approvalGate;
     if (!gate) {
       this.#finish(state, "declined", {
-        text: `${call.name} needs the user's approval and there is no one to ask here, so it did not run.`,
+        text: ModelSentences.approvalUnavailable(call.name),
         code: "approval_unavailable",
         message: "no approval gate is configured",
       });
       return false;
     }
     const expiresInMs = approval.expiresInMs ?? this.#approvalExpiresInMs;
-    const argumentsHash = hashArguments(call.arguments);
-    const request: ApprovalRequest = {
-      id: `approval_${call.id}`,
+    const request = buildApprovalRequest({
       callId: call.id,
       tool: call.name,
-      title: fillTemplate(approval.title, call.arguments),
-      allowTitle: approval.allowTitle ?? "Allow",
-      declineTitle: approval.declineTitle ?? "Decline",
-      argumentsHash,
-      expiresAt: this.#now() + expiresInMs,
-    };
-    if (approval.reasonArgument !== undefined && Object.hasOwn(call.arguments, approval.reasonArgument)) {
-      const reason = call.arguments[approval.reasonArgument];
-      request.reason = typeof reason === "string" ? reason : JSON.stringify(reason);
-    }
+      approval,
+      arguments: call.arguments,
+      now: this.#now(),
+      defaultExpiresInMs: this.#approvalExpiresInMs,
+    });
+    const argumentsHash = request.argumentsHash;
 
     const questionController = new AbortController();
     const callSignal = this.#signalOf(state);
@@ -525,7 +628,7 @@ export class ToolExecutor extends EventEmitter<ToolExecutorEvents> {
     } catch (error) {
       if (!state.settled) {
         this.#finish(state, "failed", {
-          text: `${call.name} did not run: the approval could not be asked (${(error as Error)?.message ?? String(error)}).`,
+          text: ModelSentences.approvalFailed(call.name, (error as Error)?.message ?? String(error)),
           code: "approval_failed",
           message: (error as Error)?.message ?? String(error),
         });
@@ -540,7 +643,7 @@ export class ToolExecutor extends EventEmitter<ToolExecutorEvents> {
     if (decision.outcome === "expired" || this.#now() > request.expiresAt) {
       questionController.abort(abortError("the approval request expired", "TimeoutError"));
       this.#finish(state, "approval_expired", {
-        text: `The user did not answer whether to run ${call.name} in time, so it did not run.`,
+        text: ModelSentences.approvalExpired(call.name),
         code: "approval_expired",
         message: `the approval request expired after ${expiresInMs} ms`,
       });
@@ -551,7 +654,7 @@ export class ToolExecutor extends EventEmitter<ToolExecutorEvents> {
       (decision.argumentsHash !== undefined && decision.argumentsHash !== argumentsHash)
     ) {
       this.#finish(state, "declined", {
-        text: `${call.name} did not run: the approval given was for a different call or different arguments.`,
+        text: ModelSentences.approvalMismatch(call.name),
         code: "approval_mismatch",
         message: "the approval is bound to another call id or arguments hash",
       });
@@ -559,7 +662,7 @@ export class ToolExecutor extends EventEmitter<ToolExecutorEvents> {
     }
     if (decision.outcome === "declined") {
       this.#finish(state, "declined", {
-        text: `The user declined to run ${call.name}; it did not run.`,
+        text: ModelSentences.declined(call.name),
         code: "declined",
         message: "the user declined",
       });
@@ -567,7 +670,7 @@ export class ToolExecutor extends EventEmitter<ToolExecutorEvents> {
     }
     if (decision.outcome !== "allowed") {
       this.#finish(state, "failed", {
-        text: `${call.name} did not run: the approval answer was not understood.`,
+        text: ModelSentences.approvalFailed(call.name, "its answer was not understood"),
         code: "approval_failed",
         message: `the approval gate answered ${JSON.stringify(answer)}, expected "allowed", "declined" or "expired"`,
       });
@@ -664,10 +767,54 @@ export class ToolExecutor extends EventEmitter<ToolExecutorEvents> {
     this.emit("say", { callId: state.call.id, name: state.call.name, text: String(text) });
   }
 
-  async #hold(state: CallState): Promise<AbortSignal> {
+  #hold(state: CallState): Promise<AbortSignal> {
     if (state.settled || state.aborted) {
+      return Promise.reject(new CallNotHeld(state.call.id, state.stopReason ?? "finished"));
+    }
+    if (state.held && state.holdController) return Promise.resolve(state.holdController.signal);
+    if (state.holdPending) return state.holdPending;
+    const confirm = this.#confirmHold;
+    if (confirm === undefined) return Promise.resolve(this.#becomeHeld(state));
+    state.holdPending = this.#confirm(state, confirm);
+    // A tool that does not await its hold must not leave an unhandled rejection behind.
+    state.holdPending.catch(() => undefined);
+    return state.holdPending;
+  }
+
+  async #confirm(
+    state: CallState,
+    confirm: NonNullable<ToolExecutorOptions["confirmHold"]>,
+  ): Promise<AbortSignal> {
+    const signal = this.#signalOf(state);
+    let decision: HoldDecision | "ended";
+    try {
+      decision = await Promise.race([
+        Promise.resolve(
+          confirm({ callId: state.call.id, name: state.call.name, attempt: state.attempt, signal }),
+        ),
+        new Promise<"ended">((resolve) => {
+          if (signal.aborted) resolve("ended");
+          else signal.addEventListener("abort", () => resolve("ended"), { once: true });
+        }),
+      ]);
+    } catch (error) {
+      state.holdPending = undefined;
+      throw new CallNotHeld(state.call.id, `not confirmed (${(error as Error)?.message ?? String(error)})`);
+    }
+    state.holdPending = undefined;
+    if (decision === "ended" || state.settled || state.aborted) {
       throw new CallNotHeld(state.call.id, state.stopReason ?? "finished");
     }
+    if (!decision.accepted) {
+      // Refused because a cancel of this call is under way: the call stops now, whichever of
+      // the cancel and this answer arrived first.
+      if (decision.reason === "cancelling") this.#stop(state, "interrupted");
+      throw new CallNotHeld(state.call.id, `refused by the server (${decision.reason ?? "no reason given"})`);
+    }
+    return this.#becomeHeld(state);
+  }
+
+  #becomeHeld(state: CallState): AbortSignal {
     if (!state.held || !state.holdController) {
       state.held = true;
       state.holdController = new AbortController();
@@ -690,15 +837,11 @@ export class ToolExecutor extends EventEmitter<ToolExecutorEvents> {
   // Timer callbacks are static and get the executor and the call as arguments, so arming a
   // timer makes no closure.
   static #fireTimeout(executor: ToolExecutor, state: CallState): void {
-    executor.#timeOut(state, `${state.call.name} timed out after ${state.timeoutMs} ms.`, "timed_out");
+    executor.#timeOut(state, ModelSentences.timedOut(state.call.name, state.timeoutMs), "timed_out");
   }
 
   static #fireIdle(executor: ToolExecutor, state: CallState): void {
-    executor.#timeOut(
-      state,
-      `${state.call.name} made no progress for ${state.idleMs} ms and was stopped.`,
-      "idle_timeout",
-    );
+    executor.#timeOut(state, ModelSentences.idleTimedOut(state.call.name, state.idleMs), "idle_timeout");
   }
 
   /** Takes a free slot at once (true), or waits for one (false when the wait was aborted). */
@@ -735,16 +878,12 @@ export class ToolExecutor extends EventEmitter<ToolExecutorEvents> {
     this.#abort(state, reason);
   }
 
-  #stop(state: CallState, why: "interrupted" | "cancelled"): void {
+  #stop(state: CallState, why: "interrupted" | "session_closed" | "cancelled"): void {
     if (state.settled) return;
-    state.stopReason = why;
-    const name = state.call.name;
-    const text = state.held
-      ? `${name} was cancelled after it had started a change, which may have completed.`
-      : why === "interrupted"
-        ? `${name} was cancelled because the user interrupted.`
-        : `${name} was cancelled.`;
-    this.#finish(state, "cancelled", { text, code: why, message: `the call was ${why}` });
+    state.stopReason = why === "session_closed" ? "cancelled" : why;
+    const text = ModelSentences.cancelled(state.call.name, why, state.held);
+    const code = why === "session_closed" ? "cancelled" : why;
+    this.#finish(state, "cancelled", { text, code, message: `the call was ${why}` });
     this.#abort(state, abortError(`tool call ${state.call.id} was ${why}`, "AbortError"));
   }
 
@@ -809,7 +948,7 @@ function failureOf(name: string, error: unknown): Ending {
   if (error instanceof ToolError) return { text: error.message, code: error.code, message: error.message };
   if (error instanceof ToolOutputError) {
     return {
-      text: `${name} returned a result that cannot be shown: ${error.message}`,
+      text: ModelSentences.unusableOutput(name, error.message),
       code: error.code,
       message: error.message,
     };
@@ -817,5 +956,5 @@ function failureOf(name: string, error: unknown): Ending {
   const message = error instanceof Error ? error.message : String(error);
   const own = error instanceof Error ? (error as unknown as { code?: unknown }).code : undefined;
   const code = typeof own === "string" && own !== "" ? own : "tool_failed";
-  return { text: `${name} failed: ${message}`, code, message };
+  return { text: ModelSentences.failed(name, message), code, message };
 }

@@ -2,7 +2,7 @@ import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { DEFAULT_MAX_FRAME_BYTES } from "@patchbay/protocol";
 import { WebSocketServer } from "ws";
-import type { DispatchContext, DispatchExtension } from "../dispatch-seams";
+import type { DispatchContext, DispatchExtension } from "../dispatch-extension";
 import { DispatchMessageRouter } from "./dispatch-message-router";
 import { DispatchMetrics } from "./dispatch-metrics";
 import { inboundRoutes } from "./inbound-routes";

@@ -1,6 +1,6 @@
 import type { ToolResult, ToolSpec, WorkerToServerFrame } from "@patchbay/protocol";
-import { RecentMap } from "@patchbay/tools";
-import type { HostedToolHandlers, HostedToolRequest, HostedToolRouter } from "../dispatch-seams";
+import { ModelSentences, RecentMap } from "@patchbay/tools";
+import type { CancelReason, HostedToolHandlers, HostedToolRequest, HostedToolRouter } from "../dispatch-seams";
 import { type Logger, silentLogger } from "../logger";
 import type { DispatchMetrics } from "./dispatch-metrics";
 import type { ConnectedWorker, WorkerRegistry } from "./worker-registry";
@@ -12,10 +12,14 @@ interface PendingCall {
   /** The worker socket the latest delivery went to; undefined while waiting for one to connect. */
   worker: ConnectedWorker | undefined;
   deadline: number;
-  timeoutMs: number;
-  timer: ReturnType<typeof setTimeout>;
+  /** Set once a cancel was asked: the worker's answer settles the call, or this bound does. */
+  cancelTimer: ReturnType<typeof setTimeout> | undefined;
+  cancelReason: CancelReason | undefined;
   resolve: (result: ToolResult) => void;
 }
+
+/** After a cancel, how long a call waits for the worker's answer before it is given up. */
+const CANCEL_ANSWER_WINDOW_MS = 120_000;
 
 /** Calls kept after they settle, so a second result for one of them is recognized and dropped. */
 const SETTLED_MEMORY = 10_000;
@@ -40,9 +44,11 @@ export interface WorkerToolRouterOptions {
  * A call goes to a connected worker hosting the tool, the one with the fewest calls outstanding.
  * When that worker disconnects (or is dropped for missing heartbeats) before answering, the call
  * is delivered again with the same id and a higher attempt to another worker hosting the tool,
- * or to the first one when it comes back, for as long as the call's timeout allows. The first
- * result settles the call; any later one is dropped. Workers key side effects on the call id, so
- * a call that ran partly on a worker that died is not done twice.
+ * or to the first one when it comes back. Only a result for the latest delivery, from the worker
+ * it went to, settles the call; any other is dropped. Workers key side effects on the call id,
+ * so a call that ran partly on a worker that died is not done twice. Holds go to the runner
+ * (`handlers.hold`) and its answer back as `hosted.hold.ack`; `cancel` sends `hosted.cancel` and
+ * the worker's answer settles the call. The runner times calls out, not this router.
  *
  * @example
  * ```ts
@@ -81,7 +87,7 @@ export class WorkerToolRouter implements HostedToolRouter {
 
   call(request: HostedToolRequest, handlers: HostedToolHandlers): Promise<ToolResult> {
     if (this.#closed) {
-      return Promise.resolve(failed("unavailable", "The server is shutting down; the tool did not run."));
+      return Promise.resolve(failed("unavailable", ModelSentences.shuttingDown(request.tool)));
     }
     const known = this.#pending.get(request.callId);
     if (known) {
@@ -97,21 +103,17 @@ export class WorkerToolRouter implements HostedToolRouter {
     const worker = this.#registry.pickForTool(request.agent, request.tool);
     if (!worker) {
       this.#metrics?.hostedCalls.inc({ event: "no_worker" });
-      return Promise.resolve(
-        failed("no_worker", `No worker hosting ${request.tool} is connected, so the tool did not run.`),
-      );
+      return Promise.resolve(failed("no_worker", ModelSentences.noWorker(request.tool)));
     }
-    // The longest timeout any hosting worker offered; the agent's default when none did.
-    const timeoutMs = this.#registry.toolTimeoutMs(request.agent, request.tool) ?? request.defaultTimeoutMs;
     return new Promise<ToolResult>((resolve) => {
       const call: PendingCall = {
         request,
         handlers,
         attempt: 0,
         worker: undefined,
-        deadline: Date.now() + timeoutMs,
-        timeoutMs,
-        timer: setTimeout(() => this.#timeOut(request.callId), timeoutMs),
+        deadline: Date.now() + request.timeoutMs,
+        cancelTimer: undefined,
+        cancelReason: undefined,
         resolve,
       };
       this.#pending.set(request.callId, call);
@@ -119,22 +121,27 @@ export class WorkerToolRouter implements HostedToolRouter {
     });
   }
 
-  cancel(callId: string, reason: "interrupted" | "timed_out" | "session_closed"): void {
+  /** The longest `toolTimeoutMs` a worker hosting the tool offered, if any did. */
+  timeoutCeilingMs(agent: string, tool: string): number | undefined {
+    return this.#registry.toolTimeoutMs(agent, tool);
+  }
+
+  /**
+   * Asks the worker running the call to stop it (`hosted.cancel` naming the latest delivery). Its
+   * `hosted.result` settles the call. A call whose worker went away is not delivered again from
+   * now on; the worker is asked when it comes back, and the call is given up after a bound.
+   */
+  cancel(callId: string, reason: CancelReason): void {
     const call = this.#pending.get(callId);
-    if (!call) return;
-    call.worker?.send({ type: "hosted.cancel", callId, reason });
-    const text =
-      reason === "interrupted"
-        ? `The call to ${call.request.tool} was cancelled: the user interrupted.`
-        : reason === "timed_out"
-          ? `The call to ${call.request.tool} timed out.`
-          : `The call to ${call.request.tool} was cancelled: the session closed.`;
-    this.#settle(callId, {
-      outcome: reason === "timed_out" ? "timed_out" : "cancelled",
-      content: { text, images: [] },
-      error: { code: reason === "timed_out" ? "timed_out" : "cancelled", message: text },
-      held: false,
-    });
+    if (!call || call.cancelReason !== undefined) return;
+    if (reason === "timed_out") this.#metrics?.hostedCalls.inc({ event: "timed_out" });
+    call.cancelReason = reason;
+    call.cancelTimer = setTimeout(
+      () => this.#settle(callId, failed("unanswered", "the worker did not answer the cancel")),
+      CANCEL_ANSWER_WINDOW_MS,
+    );
+    call.cancelTimer.unref?.();
+    call.worker?.send({ type: "hosted.cancel", callId, reason, attempt: call.attempt });
   }
 
   /** A worker's frame about a hosted call: progress, say, hold, result. */
@@ -142,7 +149,19 @@ export class WorkerToolRouter implements HostedToolRouter {
     switch (frame.type) {
       case "hosted.result": {
         worker.calls.delete(frame.callId);
-        if (!this.#pending.has(frame.callId)) {
+        const call = this.#pending.get(frame.callId);
+        if (call && (call.worker?.id !== worker.id || frame.attempt !== call.attempt)) {
+          this.#metrics?.hostedCalls.inc({ event: "stale_result" });
+          this.#logger.info("hosted result dropped: not the latest delivery", {
+            callId: frame.callId,
+            worker: worker.id,
+            attempt: frame.attempt,
+            delivered: call.attempt,
+            deliveredTo: call.worker?.id,
+          });
+          return;
+        }
+        if (!call) {
           if (this.#settled.has(frame.callId)) {
             this.#metrics?.hostedCalls.inc({ event: "duplicate_result" });
             this.#logger.debug("hosted result dropped: call already settled", {
@@ -168,7 +187,7 @@ export class WorkerToolRouter implements HostedToolRouter {
         this.#pending.get(frame.callId)?.handlers.say(frame.text);
         return;
       case "hosted.hold":
-        this.#pending.get(frame.callId)?.handlers.hold();
+        this.#hold(worker, frame.callId, frame.attempt);
         return;
       default:
         return;
@@ -185,10 +204,17 @@ export class WorkerToolRouter implements HostedToolRouter {
       if (!call) continue;
       worker.calls.add(callId);
       // Undefined: it waited for a worker; same id: this is the same worker on a new socket.
-      if (call.worker === undefined || call.worker.id === worker.id) call.worker = worker;
+      if (call.worker === undefined || call.worker.id === worker.id) {
+        call.worker = worker;
+        // A cancel sent to the old socket may have been lost with it: ask again.
+        if (call.cancelReason !== undefined) {
+          worker.send({ type: "hosted.cancel", callId, reason: call.cancelReason, attempt: call.attempt });
+        }
+      }
     }
     for (const call of this.#pending.values()) {
-      if (call.worker !== undefined) continue;
+      // A call being cancelled is never delivered again: it must not start anew.
+      if (call.worker !== undefined || call.cancelReason !== undefined) continue;
       if (!worker.hosts.get(call.request.agent)?.tools.has(call.request.tool)) continue;
       this.#deliver(call, worker);
     }
@@ -199,6 +225,7 @@ export class WorkerToolRouter implements HostedToolRouter {
     for (const call of this.#pending.values()) {
       if (call.worker !== worker) continue;
       call.worker = undefined;
+      if (call.cancelReason !== undefined) continue; // waits for the worker to come back and answer
       const next = this.#registry.pickForTool(call.request.agent, call.request.tool);
       if (next) {
         this.#metrics?.hostedCalls.inc({ event: "redelivered" });
@@ -216,9 +243,27 @@ export class WorkerToolRouter implements HostedToolRouter {
   /** Settles every pending call as failed (the server is shutting down). */
   close(): void {
     this.#closed = true;
-    for (const callId of [...this.#pending.keys()]) {
-      this.#settle(callId, failed("unavailable", "The server shut down before the tool answered."));
+    for (const [callId, call] of [...this.#pending]) {
+      this.#settle(callId, failed("unavailable", ModelSentences.shutDown(call.request.tool)));
     }
+  }
+
+  /** A `hosted.hold`: the runner decides; the worker hears the answer for the attempt it named. */
+  #hold(worker: ConnectedWorker, callId: string, attempt: number | undefined): void {
+    const call = this.#pending.get(callId);
+    const named = attempt ?? call?.attempt ?? 1;
+    let answer: { accepted: boolean; reason?: string };
+    if (!call) answer = { accepted: false, reason: this.#settled.has(callId) ? "settled" : "unknown_call" };
+    else if (call.worker?.id !== worker.id || named !== call.attempt)
+      answer = { accepted: false, reason: "stale_attempt" };
+    else answer = call.handlers.hold(named);
+    worker.send({
+      type: "hosted.hold.ack",
+      callId,
+      attempt: named,
+      accepted: answer.accepted,
+      ...(answer.reason === undefined ? {} : { reason: answer.reason }),
+    });
   }
 
   #deliver(call: PendingCall, worker: ConnectedWorker): void {
@@ -244,28 +289,11 @@ export class WorkerToolRouter implements HostedToolRouter {
     call.handlers.attempt(call.attempt);
   }
 
-  #timeOut(callId: string): void {
-    const call = this.#pending.get(callId);
-    if (!call) return;
-    this.#metrics?.hostedCalls.inc({ event: "timed_out" });
-    call.worker?.send({ type: "hosted.cancel", callId, reason: "timed_out" });
-    const text =
-      call.worker === undefined
-        ? `No worker hosting ${call.request.tool} answered within ${call.timeoutMs} ms.`
-        : `The tool ${call.request.tool} did not answer within ${call.timeoutMs} ms.`;
-    this.#settle(callId, {
-      outcome: "timed_out",
-      content: { text, images: [] },
-      error: { code: "timed_out", message: text },
-      held: false,
-    });
-  }
-
   #settle(callId: string, result: ToolResult): void {
     const call = this.#pending.get(callId);
     if (!call) return;
     this.#pending.delete(callId);
-    clearTimeout(call.timer);
+    clearTimeout(call.cancelTimer);
     call.worker?.calls.delete(callId);
     this.#settled.set(callId, true);
     call.resolve(result);
