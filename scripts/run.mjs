@@ -3,7 +3,7 @@
 // pnpm through npx when pnpm is not installed, installs the workspace from the lockfile, builds
 // the packages (turbo caches, so later runs are quick), then runs the task.
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
 const root = join(import.meta.dirname, "..");
@@ -48,7 +48,7 @@ const tasks = {
   // The conformance kit against every worker SDK in the repository (packages/conformance).
   conformance: () => run(...pnpmArgs(["--filter", "@patchbay/conformance", "--silent", "all", ...rest])),
   test: () => {
-    ensureChromium();
+    ensureTestPackages();
     return run(process.execPath, [join(root, "scripts", "vitest-summary.mjs"), ...rest]);
   },
 };
@@ -58,16 +58,26 @@ function pnpmArgs(args) {
   return [cmd, [...pre, ...args]];
 }
 
-// The browser tests drive Debian's Chromium through playwright-core. Install it when we may.
-function ensureChromium() {
-  if (process.env.PATCHBAY_CHROMIUM || existsSync("/usr/bin/chromium")) return;
+// The browser tests drive Debian's Chromium through playwright-core, and the Postgres store's
+// tests start a throwaway PostgreSQL from Debian's postgresql package. Install them when we may.
+function hasPostgres() {
+  const root = "/usr/lib/postgresql";
+  return existsSync(root) && readdirSync(root).some((v) => existsSync(join(root, v, "bin", "initdb")));
+}
+
+function ensureTestPackages() {
+  const missing = [];
+  if (!process.env.PATCHBAY_CHROMIUM && !existsSync("/usr/bin/chromium")) missing.push("chromium");
+  if (!process.env.PATCHBAY_TEST_DATABASE_URL && !hasPostgres()) missing.push("postgresql");
+  if (missing.length === 0) return;
   if (process.getuid?.() === 0 && existsSync("/usr/bin/apt-get")) {
-    console.log("Installing Debian's chromium for the browser tests (apt-get)...");
+    console.log(`Installing Debian's ${missing.join(" and ")} for the tests (apt-get)...`);
     run("apt-get", ["update", "-qq"]);
-    must("apt-get", ["install", "-y", "-qq", "chromium"], "Installing chromium");
+    must("apt-get", ["install", "-y", "-qq", ...missing], `Installing ${missing.join(", ")}`);
   } else {
-    console.error("The browser tests need Chromium at /usr/bin/chromium (Debian: apt-get install chromium),");
-    console.error("or PATCHBAY_CHROMIUM pointing at a Chromium binary.");
+    console.error(`The tests need Debian's ${missing.join(" and ")} (apt-get install ${missing.join(" ")}).`);
+    console.error("Chromium may also be given as PATCHBAY_CHROMIUM (a binary), Postgres as");
+    console.error("PATCHBAY_TEST_DATABASE_URL (a server the tests may create databases on).");
   }
 }
 

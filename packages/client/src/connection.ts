@@ -1,6 +1,7 @@
 import {
   type ClientToServerFrame,
   decodeFrame,
+  encodeResultFrame,
   PROTOCOL_VERSION,
   type ServerToClientFrame,
 } from "@patchbay/protocol";
@@ -150,7 +151,14 @@ export class Connection extends EventEmitter<ConnectionEvents> {
    */
   send(frame: ClientToServerFrame): boolean {
     if (this.#state !== "open" || !this.#socket || this.#socket.readyState !== SOCKET_OPEN) return false;
-    this.#socket.send(JSON.stringify(frame));
+    const welcome = this.#welcome;
+    // A result too large for the server becomes a failed result: the call fails once instead
+    // of being refused (and waiting out its timeout).
+    this.#socket.send(
+      frame.type === "tool.result" && welcome
+        ? encodeResultFrame(frame, welcome.maxResultFrameBytes ?? welcome.maxFrameBytes)
+        : JSON.stringify(frame),
+    );
     return true;
   }
 

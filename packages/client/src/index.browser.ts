@@ -10,7 +10,7 @@ export type {
   User,
 } from "@patchbay/protocol";
 export type { ToolCallContext, ToolDefinition } from "@patchbay/tools";
-export { ToolError, ToolOutput, Tools } from "@patchbay/tools";
+export { CallNotHeld, ToolError, ToolOutput, Tools } from "@patchbay/tools";
 export type { BackoffOptions } from "./backoff";
 export { backoffDelay } from "./backoff";
 export { Client } from "./client-browser";

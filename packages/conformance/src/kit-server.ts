@@ -132,7 +132,7 @@ export interface KitWorld {
 }
 
 /** Starts the server and the proxy for one scenario. */
-export async function startWorld(command: string[]): Promise<KitWorld> {
+export async function startWorld(command: string[], heartbeatMs = HEARTBEAT_MS): Promise<KitWorld> {
   const dir = mkdtempSync(join(tmpdir(), "patchbay-conformance-"));
   let dispatch!: DispatchModule;
   const server = await createServer({
@@ -144,7 +144,7 @@ export async function startWorld(command: string[]): Promise<KitWorld> {
     logger: silentLogger,
     agents: KIT_AGENTS,
     dispatch: (context) => {
-      dispatch = createDispatch(context, { heartbeatIntervalMs: HEARTBEAT_MS, queueTimeoutMs: 10_000 });
+      dispatch = createDispatch(context, { heartbeatIntervalMs: heartbeatMs, queueTimeoutMs: 10_000 });
       return dispatch;
     },
   });

@@ -40,7 +40,7 @@ export async function runKit(options: RunKitOptions): Promise<ScenarioResult[]> 
   const results: ScenarioResult[] = [];
   for (const scenario of chosen) {
     const started = Date.now();
-    const world = await startWorld(options.command);
+    const world = await startWorld(options.command, scenario.heartbeatMs);
     let error: string | undefined;
     let timer: ReturnType<typeof setTimeout> | undefined;
     try {

@@ -7,6 +7,8 @@ import { waitFor } from "./worker-proxy";
 /** One test of the spec, run against a fresh server and fresh worker processes. */
 export interface Scenario {
   name: string;
+  /** The server's heartbeat interval for this scenario, when not HEARTBEAT_MS. */
+  heartbeatMs?: number;
   /** Throws (an assertion) when the worker does not behave as the spec says. */
   run(world: KitWorld): Promise<void>;
 }

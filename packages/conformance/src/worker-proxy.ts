@@ -245,6 +245,8 @@ export class WorkerProxy {
       if (upstream.readyState === WebSocket.CONNECTING) upstream.terminate();
     };
     upstream.on("close", (code, reason) => {
+      if (process.env.KIT_DEBUG)
+        console.error(`upstream #${connection.index} closed ${code} ${String(reason)}`);
       if (code === 1006) worker.terminate();
       else closeBoth(code, reason);
     });

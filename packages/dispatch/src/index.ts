@@ -1,3 +1,4 @@
+export { CallNotHeld } from "@patchbay/tools";
 export type { BackoffPolicy } from "./backoff";
 export { DEFAULT_BACKOFF } from "./backoff";
 export type { ChannelSessionOptions, SessionFactory, SessionSource } from "./channel-sessions";

@@ -1,6 +1,7 @@
 import {
   DEFAULT_MAX_FRAME_BYTES,
   decodeFrame,
+  encodeResultFrame,
   type ServerToWorkerFrame,
   type WorkerToServerFrame,
 } from "@patchbay/protocol";
@@ -27,6 +28,12 @@ export type ConnectionState = "idle" | "connecting" | "ready" | "reconnecting" |
 
 /** The heartbeat interval used until the server names its own in `worker.ready`. */
 const DEFAULT_HEARTBEAT_MS = 15_000;
+
+/**
+ * The largest frame this worker reads (its socket's receive limit), said in `worker.hello` so
+ * the server never sends more: a `hosted.call` carries the conversation, images included.
+ */
+export const WORKER_RECEIVE_BYTES = 16 * 1024 * 1024;
 
 /** Frames kept for replay after a reconnect, at most. */
 const MAX_REPLAY = 512;
@@ -75,7 +82,8 @@ export class WorkerConnection extends EventEmitter<WorkerConnectionEvents> {
   #heartbeatTimer: ReturnType<typeof setInterval> | undefined;
   #connectTimer: ReturnType<typeof setTimeout> | undefined;
   #heartbeatMs = DEFAULT_HEARTBEAT_MS;
-  #maxFrameBytes = DEFAULT_MAX_FRAME_BYTES;
+  /** The size limit of a `hosted.result`, as the server said in `worker.ready`. */
+  #maxResultFrameBytes = DEFAULT_MAX_FRAME_BYTES;
   #lastHeard = 0;
   #pingNonce = 0;
   /** Durable frames that could not be sent while the socket was down. */
@@ -117,7 +125,13 @@ export class WorkerConnection extends EventEmitter<WorkerConnectionEvents> {
   send(frame: WorkerToServerFrame, options: { durable?: boolean } = {}): void {
     const socket = this.#socket;
     if (this.#state === "ready" && socket && socket.readyState === WebSocket.OPEN) {
-      socket.send(JSON.stringify(frame));
+      // A result too large for the server becomes a failed result: the call fails once instead
+      // of being refused (and waiting out its timeout).
+      socket.send(
+        frame.type === "hosted.result"
+          ? encodeResultFrame(frame, this.#maxResultFrameBytes)
+          : JSON.stringify(frame),
+      );
       if (options.durable) {
         this.#sent.push({ frame, at: Date.now() });
         if (this.#sent.length > MAX_REPLAY) this.#sent.shift();
@@ -159,7 +173,7 @@ export class WorkerConnection extends EventEmitter<WorkerConnectionEvents> {
     this.#setState("connecting");
     const socket = new WebSocket(this.#options.url, {
       handshakeTimeout: this.#options.connectTimeoutMs,
-      maxPayload: this.#maxFrameBytes,
+      maxPayload: WORKER_RECEIVE_BYTES,
     });
     this.#socket = socket;
     // The hello handshake has its own bound: a server that accepts the socket but never answers
@@ -169,13 +183,13 @@ export class WorkerConnection extends EventEmitter<WorkerConnectionEvents> {
     }, this.#options.connectTimeoutMs);
 
     socket.on("open", () => {
-      socket.send(JSON.stringify(this.#options.hello()));
+      socket.send(JSON.stringify({ ...this.#options.hello(), maxFrameBytes: WORKER_RECEIVE_BYTES }));
     });
     socket.on("message", (data, isBinary) => {
       if (this.#socket !== socket) return;
       this.#lastHeard = Date.now();
       const text = isBinary ? new Uint8Array(data as Buffer) : String(data);
-      const decoded = decodeFrame(text, { channel: "server-to-worker", maxBytes: this.#maxFrameBytes });
+      const decoded = decodeFrame(text, { channel: "server-to-worker", maxBytes: WORKER_RECEIVE_BYTES });
       if (!decoded.ok) {
         this.emit(
           "error",
@@ -252,7 +266,7 @@ export class WorkerConnection extends EventEmitter<WorkerConnectionEvents> {
   #onReady(socket: WebSocket, frame: ServerToWorkerFrame & { type: "worker.ready" }): void {
     clearTimeout(this.#connectTimer);
     this.#heartbeatMs = frame.heartbeatIntervalMs;
-    this.#maxFrameBytes = frame.maxFrameBytes;
+    this.#maxResultFrameBytes = frame.maxResultFrameBytes ?? frame.maxFrameBytes;
     const reconnected = this.#everReady;
     this.#everReady = true;
     this.#attempt = 0;

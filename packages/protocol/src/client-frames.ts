@@ -277,6 +277,8 @@ export const WelcomeFrameSchema = z.object({
   user: UserSchema.nullable(),
   heartbeatIntervalMs: z.number().int().positive(),
   maxFrameBytes: z.number().int().positive(),
+  /** The size limit of a `tool.result` frame. Servers that leave it out take `maxFrameBytes`. */
+  maxResultFrameBytes: z.number().int().positive().optional(),
 });
 
 /**

@@ -62,8 +62,13 @@ export const ImageContentSchema = z.xor([ImageUrlSchema, ImageDataSchema], {
   error: "must be either an image { type, url } or an image { type, mimeType, data }, not both",
 });
 
-/** An image: an https URL or inline base64 data of a known image type. */
-export type ImageContent = z.infer<typeof ImageContentSchema>;
+/**
+ * An image: an https URL or inline base64 data of a known image type. The field each form
+ * forbids (the other form's) is left out of the type, so `"url" in image` tells the forms apart.
+ */
+export type ImageContent =
+  | Omit<z.infer<typeof ImageUrlSchema>, "data">
+  | Omit<z.infer<typeof ImageDataSchema>, "url">;
 
 /**
  * What a tool returns to the model: text, plus images for models that read them.

@@ -3,7 +3,7 @@ import type { z } from "zod";
 import validVectors from "../vectors/frames.valid.json";
 import { decodeFrame, type FrameChannel, frameSchema, knownTypes } from "./decode-frame";
 import { FrameDecodeError } from "./errors";
-import { DEFAULT_MAX_FRAME_BYTES } from "./version";
+import { DEFAULT_MAX_FRAME_BYTES, DEFAULT_MAX_RESULT_FRAME_BYTES, MAX_IMAGE_BYTES } from "./version";
 
 const CHANNELS: FrameChannel[] = [
   "client-to-server",
@@ -218,5 +218,55 @@ describe("decodeFrame: what is not a frame", () => {
         `type: unknown frame type 'hosted.cancel' on ${channel}`,
       );
     }
+  });
+});
+
+describe("decodeFrame: result frames", () => {
+  const image = (bytes: number) => "A".repeat(Math.ceil(bytes / 3) * 4);
+  const hostedResult = (data: string) =>
+    JSON.stringify({
+      type: "hosted.result",
+      callId: "c_1",
+      attempt: 1,
+      result: {
+        outcome: "completed",
+        content: { text: "the chart", images: [{ type: "image", mimeType: "image/png", data }] },
+      },
+    });
+
+  it("takes a result carrying a 5 MiB image as base64, over the 5 MiB limit of other frames", () => {
+    const text = hostedResult(image(MAX_IMAGE_BYTES));
+    expect(text.length).toBeGreaterThan(DEFAULT_MAX_FRAME_BYTES);
+    const result = decodeFrame(text, { channel: "worker-to-server" });
+    expect(result.ok && result.frame.type).toBe("hosted.result");
+    const page = decodeFrame(text.replace('"hosted.result"', '"tool.result","sessionId":"s_1"'), {
+      channel: "client-to-server",
+    });
+    expect(page.ok && page.frame.type).toBe("tool.result");
+  });
+
+  it("refuses a result over the result limit, and any other frame over 5 MiB without parsing it", () => {
+    const over = decodeFrame(hostedResult(image(DEFAULT_MAX_RESULT_FRAME_BYTES)), {
+      channel: "worker-to-server",
+    });
+    expect(over.ok || over.error.message).toMatch(/over the limit of 8388608 bytes/);
+    const parse = vi.spyOn(JSON, "parse");
+    const say = `{"type":"hosted.say","callId":"c_1","text":"${"x".repeat(DEFAULT_MAX_FRAME_BYTES)}"}`;
+    const refused = decodeFrame(say, { channel: "worker-to-server" });
+    expect(refused.ok || refused.error.message).toMatch(/over the limit of 5242880 bytes/);
+    expect(parse).not.toHaveBeenCalled();
+    parse.mockRestore();
+    // Naming a result type in a field does not make a frame a result.
+    const sneaky = `{"type":"hosted.say","callId":"c_1","text":"\\"hosted.result\\"${"x".repeat(DEFAULT_MAX_FRAME_BYTES)}"}`;
+    const sneakyResult = decodeFrame(sneaky, { channel: "worker-to-server" });
+    expect(sneakyResult.ok || sneakyResult.error.code).toBe("frame_too_large");
+  });
+
+  it("keeps one limit for every frame when only maxBytes is given", () => {
+    const text = hostedResult(image(3_000));
+    const result = decodeFrame(text, { channel: "worker-to-server", maxBytes: 1_000 });
+    expect(result.ok || result.error.message).toMatch(/over the limit of 1000 bytes/);
+    const wider = decodeFrame(text, { channel: "worker-to-server", maxBytes: 1_000, maxResultBytes: 8_000 });
+    expect(wider.ok).toBe(true);
   });
 });

@@ -2,7 +2,7 @@ import type { z } from "zod";
 import { ClientToServerFrameSchema, ServerToClientFrameSchema } from "./client-frames";
 import { FrameDecodeError } from "./errors";
 import { flattenZodIssues, formatZodIssues, issuePath } from "./format-issues";
-import { DEFAULT_MAX_FRAME_BYTES } from "./version";
+import { DEFAULT_MAX_FRAME_BYTES, DEFAULT_MAX_RESULT_FRAME_BYTES } from "./version";
 import { ServerToWorkerFrameSchema, WorkerToServerFrameSchema } from "./worker-frames";
 
 const schemas = {
@@ -50,7 +50,17 @@ export interface DecodeFrameOptions<C extends FrameChannel> {
   channel: C;
   /** Frames larger than this many UTF-8 bytes are refused before parsing. Default 5 MiB. */
   maxBytes?: number;
+  /**
+   * The limit of a result frame (`tool.result`, `hosted.result`), which may carry an image of
+   * 5 MiB as base64. Default 8 MiB when `maxBytes` is left out, else `maxBytes`. A frame between
+   * the two limits is parsed to read its `type`, then refused unless it is a result.
+   */
+  maxResultBytes?: number;
 }
+
+/** The frame types that carry a tool result, and so may be as large as `maxResultBytes`. */
+export const RESULT_FRAME_TYPES: ReadonlySet<string> = new Set(["tool.result", "hosted.result"]);
+const RESULT_TYPE_NAMES = [...RESULT_FRAME_TYPES].map((type) => `"${type}"`);
 
 const encoder = /* @__PURE__ */ new TextEncoder();
 
@@ -82,13 +92,24 @@ export function decodeFrame<C extends FrameChannel>(
   options: DecodeFrameOptions<C>,
 ): DecodeResult<C> {
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_FRAME_BYTES;
+  const maxResultBytes = Math.max(
+    maxBytes,
+    options.maxResultBytes ?? (options.maxBytes === undefined ? DEFAULT_MAX_RESULT_FRAME_BYTES : maxBytes),
+  );
+  // Set when the frame is over maxBytes but within maxResultBytes: only a result may be that big.
+  let resultSized: number | undefined;
   let text: string;
   if (typeof data === "string") {
-    const size = sizeOver(data, maxBytes);
-    if (size !== null) return tooLarge(size, maxBytes, data.length > maxBytes);
+    const size = sizeOver(data, maxResultBytes);
+    if (size !== null) return tooLarge(size, maxResultBytes, data.length > maxResultBytes);
+    if (maxResultBytes > maxBytes && data.length > maxBytes) {
+      const bytes = data.length * 3 <= maxBytes ? data.length : encoder.encode(data).byteLength;
+      if (bytes > maxBytes) resultSized = bytes;
+    }
     text = data;
   } else {
-    if (data.byteLength > maxBytes) return tooLarge(data.byteLength, maxBytes, false);
+    if (data.byteLength > maxResultBytes) return tooLarge(data.byteLength, maxResultBytes, false);
+    if (data.byteLength > maxBytes) resultSized = data.byteLength;
     try {
       text = new TextDecoder("utf-8", { fatal: true }).decode(data);
     } catch {
@@ -96,6 +117,11 @@ export function decodeFrame<C extends FrameChannel>(
     }
   }
 
+  // Only a result may be this big; anything that does not even name a result type is refused
+  // before it is parsed, like every other oversized frame.
+  if (resultSized !== undefined && !RESULT_TYPE_NAMES.some((name) => text.includes(name))) {
+    return tooLarge(resultSized, maxBytes, false);
+  }
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -108,6 +134,9 @@ export function decodeFrame<C extends FrameChannel>(
   const type = (value as { type?: unknown }).type;
   if (typeof type !== "string") {
     return fail("invalid_frame", "type: frame has no string 'type'", "type");
+  }
+  if (resultSized !== undefined && !RESULT_FRAME_TYPES.has(type)) {
+    return tooLarge(resultSized, maxBytes, false);
   }
   const schema = schemas[options.channel];
   if (!knownTypes(options.channel).has(type)) {

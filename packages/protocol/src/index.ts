@@ -69,7 +69,8 @@ export {
   ToolLocationSchema,
 } from "./conversation";
 export type { DecodeFrameOptions, DecodeResult, FrameChannel, FrameOf } from "./decode-frame";
-export { decodeFrame, frameSchema, knownTypes } from "./decode-frame";
+export { decodeFrame, frameSchema, knownTypes, RESULT_FRAME_TYPES } from "./decode-frame";
+export { encodeResultFrame, resultTooLarge } from "./encode-result-frame";
 export type { ErrorCode } from "./errors";
 export { ErrorCodes, FrameDecodeError, ProtocolError, ToolCallFormatError } from "./errors";
 export { flattenZodIssues, formatZodIssues, issuePath } from "./format-issues";
@@ -93,7 +94,14 @@ export {
   ToolNameSchema,
   ToolSpecSchema,
 } from "./tool-spec";
-export { DEFAULT_MAX_FRAME_BYTES, MAX_IMAGE_BYTES, PROTOCOL_VERSION } from "./version";
+export {
+  DEFAULT_MAX_FRAME_BYTES,
+  DEFAULT_MAX_RESULT_FRAME_BYTES,
+  DEFAULT_WORKER_RECEIVE_BYTES,
+  MAX_IMAGE_BYTES,
+  MIN_WORKER_RECEIVE_BYTES,
+  PROTOCOL_VERSION,
+} from "./version";
 export type {
   HoldRefusalReason,
   HostedAgent,

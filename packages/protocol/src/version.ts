@@ -26,6 +26,39 @@ export const PROTOCOL_VERSION = 1 as const;
 export const DEFAULT_MAX_FRAME_BYTES = 5 * 1024 * 1024;
 
 /**
+ * The size limit of a result frame (`tool.result`, `hosted.result`), in UTF-8 bytes: room for
+ * one image of {@link MAX_IMAGE_BYTES} as base64 (6 990 508 bytes) plus 1 MiB for the rest.
+ * Every other frame a peer sends keeps {@link DEFAULT_MAX_FRAME_BYTES}.
+ *
+ * @example
+ * ```ts
+ * decodeFrame(text, { channel: "worker-to-server", maxResultBytes: DEFAULT_MAX_RESULT_FRAME_BYTES });
+ * ```
+ */
+export const DEFAULT_MAX_RESULT_FRAME_BYTES = 8 * 1024 * 1024;
+
+/**
+ * The largest frame the server sends a worker whose `worker.hello` does not say its own
+ * `maxFrameBytes`: 1 MiB, what Python's `websockets` accepts by default.
+ *
+ * @example
+ * ```ts
+ * const limit = hello.maxFrameBytes ?? DEFAULT_WORKER_RECEIVE_BYTES;
+ * ```
+ */
+export const DEFAULT_WORKER_RECEIVE_BYTES = 1024 * 1024;
+
+/**
+ * The smallest `worker.hello.maxFrameBytes` a worker may declare (64 KiB).
+ *
+ * @example
+ * ```ts
+ * Math.max(MIN_WORKER_RECEIVE_BYTES, declared);
+ * ```
+ */
+export const MIN_WORKER_RECEIVE_BYTES = 64 * 1024;
+
+/**
  * The largest image a tool result or a message may carry, in bytes of image data.
  *
  * @example

@@ -4,6 +4,7 @@ import { ConversationItemSchema, TimestampSchema } from "./conversation";
 import { IdSchema, JsonObjectSchema, UserSchema, WireErrorSchema } from "./primitives";
 import { ToolResultSchema } from "./tool-call";
 import { ToolSpecSchema } from "./tool-spec";
+import { MIN_WORKER_RECEIVE_BYTES } from "./version";
 
 // ---------------------------------------------------------------------------------------------
 // Worker -> server: what a dispatch worker sends on `/v1/worker`.
@@ -47,6 +48,11 @@ export const WorkerHelloFrameSchema = z.object({
   handles: z.object({ messages: z.boolean(), calls: z.boolean() }),
   hosts: z.array(HostedAgentSchema).default([]),
   running: z.object({ work: z.array(IdSchema), calls: z.array(IdSchema) }).default({ work: [], calls: [] }),
+  /**
+   * The largest frame this worker accepts, in UTF-8 bytes (its WebSocket's receive limit). The
+   * server never sends it a larger frame. 1 MiB when absent.
+   */
+  maxFrameBytes: z.number().int().min(MIN_WORKER_RECEIVE_BYTES).optional(),
 });
 
 /**
@@ -204,6 +210,8 @@ export const WorkerReadyFrameSchema = z.object({
   workerId: IdSchema,
   heartbeatIntervalMs: z.number().int().positive(),
   maxFrameBytes: z.number().int().positive(),
+  /** The size limit of a `hosted.result` frame. Servers that leave it out take `maxFrameBytes`. */
+  maxResultFrameBytes: z.number().int().positive().optional(),
 });
 
 /**
@@ -289,6 +297,11 @@ export const HostedCallFrameSchema = z.object({
   user: UserSchema,
   conversation: z.array(ConversationItemSchema),
   timeoutMs: z.number().int().positive(),
+  /**
+   * True when the server left inline images or the oldest items out of `conversation` so the
+   * frame fits the worker's `maxFrameBytes`. Absent otherwise.
+   */
+  conversationTrimmed: z.boolean().optional(),
 });
 
 /**

@@ -24,6 +24,7 @@ interface ValidVector {
   frame?: unknown;
   text?: string;
   maxBytes?: number;
+  maxResultBytes?: number;
   decoded?: unknown;
 }
 interface InvalidVector {
@@ -32,6 +33,7 @@ interface InvalidVector {
   frame?: unknown;
   text?: string;
   maxBytes?: number;
+  maxResultBytes?: number;
   error: { code: string; path: string | null };
 }
 interface ToolCallVector {
@@ -65,7 +67,11 @@ function textOf(vector: { frame?: unknown; text?: string }): string {
 
 describe("vectors/frames.valid.json", () => {
   it.each(valid.map((v) => [v.name, v] as const))("%s", (_name, vector) => {
-    const result = decodeFrame(textOf(vector), { channel: vector.channel, maxBytes: vector.maxBytes });
+    const result = decodeFrame(textOf(vector), {
+      channel: vector.channel,
+      maxBytes: vector.maxBytes,
+      maxResultBytes: vector.maxResultBytes,
+    });
     if (!result.ok) throw new Error(`expected to decode, got ${result.error.code}: ${result.error.message}`);
     const expected = vector.decoded ?? vector.frame;
     expect(result.frame).toEqual(expected);
@@ -92,7 +98,11 @@ describe("vectors/frames.valid.json", () => {
 
 describe("vectors/frames.invalid.json", () => {
   it.each(invalid.map((v) => [v.name, v] as const))("%s", (_name, vector) => {
-    const result = decodeFrame(textOf(vector), { channel: vector.channel, maxBytes: vector.maxBytes });
+    const result = decodeFrame(textOf(vector), {
+      channel: vector.channel,
+      maxBytes: vector.maxBytes,
+      maxResultBytes: vector.maxResultBytes,
+    });
     if (result.ok) throw new Error(`expected ${vector.error.code}, but it decoded`);
     expect({ code: result.error.code, path: result.error.path ?? null }).toEqual(vector.error);
     expect(result.error.message.length).toBeGreaterThan(0);

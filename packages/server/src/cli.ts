@@ -17,6 +17,7 @@ Options (each also read from the environment variable shown):
   --port <n>            PATCHBAY_PORT          port to listen on (default 8787; 0 picks one)
   --host <addr>         PATCHBAY_HOST          interface to bind (default 127.0.0.1)
   --data-dir <dir>      PATCHBAY_DATA_DIR      where the SQLite store lives (default ./patchbay-data)
+  --database-url <url>  PATCHBAY_DATABASE_URL  keep sessions in PostgreSQL instead (postgres://...)
   --config-dir <dir>    PATCHBAY_CONFIG_DIR    holds agents/<name>.yaml (default .)
   --log-level <level>   PATCHBAY_LOG_LEVEL     debug, info, warn, error or silent (default info)
   --api-key <key>       PATCHBAY_API_KEY       the API key backends and workers send
@@ -37,6 +38,7 @@ async function main(argv: string[]): Promise<number> {
       port: { type: "string" },
       host: { type: "string" },
       "data-dir": { type: "string" },
+      "database-url": { type: "string" },
       "config-dir": { type: "string" },
       "log-level": { type: "string" },
       "api-key": { type: "string" },
@@ -75,10 +77,12 @@ async function main(argv: string[]): Promise<number> {
   const apiKey = values["api-key"] ?? env.PATCHBAY_API_KEY;
   const secret = values["api-secret"] ?? env.PATCHBAY_API_SECRET;
   const corsOrigins = values["cors-origins"] ?? env.PATCHBAY_CORS_ORIGINS;
+  const databaseUrl = values["database-url"] ?? env.PATCHBAY_DATABASE_URL;
   const server = await createServer({
     port: integer("--port", values.port ?? env.PATCHBAY_PORT ?? "8787", 0, 65_535),
     host: values.host ?? env.PATCHBAY_HOST ?? "127.0.0.1",
     dataDir: values["data-dir"] ?? env.PATCHBAY_DATA_DIR ?? "./patchbay-data",
+    ...(databaseUrl ? { databaseUrl } : {}),
     configDir: values["config-dir"] ?? env.PATCHBAY_CONFIG_DIR ?? ".",
     shutdownGraceMs: integer(
       "--shutdown-grace-ms",

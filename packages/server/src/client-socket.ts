@@ -2,8 +2,11 @@ import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import {
   type ClientToServerFrame,
+  DEFAULT_MAX_FRAME_BYTES,
+  DEFAULT_MAX_RESULT_FRAME_BYTES,
   decodeFrame,
   PROTOCOL_VERSION,
+  resultTooLarge,
   type ServerToClientFrame,
   type SessionEvent,
 } from "@patchbay/protocol";
@@ -14,6 +17,7 @@ import { AuthError, ServerError, toWireError } from "./errors";
 import type { LiveSession } from "./live-session";
 import type { Logger } from "./logger";
 import type { ServerMetrics } from "./metrics";
+import { oversizedResult } from "./oversized-result";
 import { TokenBucket } from "./rate-limit";
 import type { SessionManager } from "./session-manager";
 
@@ -29,8 +33,13 @@ export interface ClientSocketLimits {
   /** Frames larger than this are refused with `frame_too_large` (far larger ones close the socket). */
   maxFrameBytes: number;
   /**
+   * The limit of a `tool.result` frame, which may carry a 5 MiB image as base64. A result over
+   * it fails its call once (`result_too_large`); frames over it plus 1 MiB close the socket (1009).
+   */
+  maxResultFrameBytes: number;
+  /**
    * A socket with more than this waiting to be sent for longer than `slowReaderGraceMs` is
-   * closed (1013). Above this plus twice `maxFrameBytes` it is closed at once.
+   * closed (1013). Above this plus twice the larger frame limit it is closed at once.
    */
   maxBufferedBytes: number;
   /** How long the send buffer may stay over `maxBufferedBytes` (a burst, one large frame). */
@@ -58,7 +67,8 @@ export interface ClientSocketLimits {
  * ```
  */
 export const DEFAULT_CLIENT_SOCKET_LIMITS: ClientSocketLimits = {
-  maxFrameBytes: 5 * 1024 * 1024,
+  maxFrameBytes: DEFAULT_MAX_FRAME_BYTES,
+  maxResultFrameBytes: DEFAULT_MAX_RESULT_FRAME_BYTES,
   maxBufferedBytes: 8 * 1024 * 1024,
   slowReaderGraceMs: 5_000,
   rateBurst: 200,
@@ -109,7 +119,7 @@ export class ClientSocketServer {
     // the protocol limit reach decodeFrame, which answers with a clear error and keeps the socket.
     this.wss = new WebSocketServer({
       noServer: true,
-      maxPayload: this.limits.maxFrameBytes + 1024 * 1024,
+      maxPayload: Math.max(this.limits.maxFrameBytes, this.limits.maxResultFrameBytes) + 1024 * 1024,
       perMessageDeflate: false,
     });
   }
@@ -236,11 +246,11 @@ class ClientConnection {
       return;
     }
     const buffer = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
-    const decoded =
-      free ?? decodeFrame(buffer, { channel: "client-to-server", maxBytes: this.limits.maxFrameBytes });
+    const decoded = free ?? this.decode(buffer);
     if (charged && decoded.ok && this.isAnswer(decoded.frame)) this.bucket.refund();
     if (!decoded.ok) {
       const error = decoded.error;
+      if (error.code === "frame_too_large" && this.failOversizedResult(buffer)) return;
       const ids = correlation(buffer);
       this.reject({
         code: error.code,
@@ -277,8 +287,42 @@ class ClientConnection {
   /** The decoded frame when `data` is a free answer (see {@link isAnswer}). */
   private answersCall(data: RawData): ReturnType<typeof decodeFrame<"client-to-server">> | undefined {
     const buffer = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
-    const decoded = decodeFrame(buffer, { channel: "client-to-server", maxBytes: this.limits.maxFrameBytes });
+    const decoded = this.decode(buffer);
     return decoded.ok && this.isAnswer(decoded.frame) ? decoded : undefined;
+  }
+
+  private decode(buffer: Buffer): ReturnType<typeof decodeFrame<"client-to-server">> {
+    return decodeFrame(buffer, {
+      channel: "client-to-server",
+      maxBytes: this.limits.maxFrameBytes,
+      maxResultBytes: this.limits.maxResultFrameBytes,
+    });
+  }
+
+  /**
+   * A `tool.result` over the result limit (from a client that did not check it) fails its call
+   * once with a sentence the model can act on, instead of leaving it to its timeout. The client
+   * gets the `frame_too_large` error too. Returns whether the frame was such a result.
+   */
+  private failOversizedResult(buffer: Buffer): boolean {
+    const big = oversizedResult(buffer, "tool.result");
+    if (!big?.sessionId) return false;
+    const attachment = this.attached.get(big.sessionId);
+    if (!attachment) return false;
+    const limit = this.limits.maxResultFrameBytes;
+    this.logger.warn("page tool result over the size limit; the call fails", {
+      sessionId: big.sessionId,
+      callId: big.callId,
+      bytes: big.bytes,
+      limit,
+    });
+    attachment.live.pages.result(big.callId, big.attempt ?? 1, resultTooLarge(big.bytes, limit));
+    this.reject({
+      code: "frame_too_large",
+      message: `tool.result for ${big.callId} is ${big.bytes} bytes, over the limit of ${limit} bytes; the call failed`,
+      sessionId: big.sessionId,
+    });
+    return true;
   }
 
   private async handle(frame: ClientToServerFrame): Promise<void> {
@@ -373,6 +417,7 @@ class ClientConnection {
       user: this.principal.kind === "user" ? { id: this.principal.userId } : null,
       heartbeatIntervalMs: this.limits.heartbeatIntervalMs,
       maxFrameBytes: this.limits.maxFrameBytes,
+      maxResultFrameBytes: this.limits.maxResultFrameBytes,
     });
   }
 
@@ -487,7 +532,8 @@ class ClientConnection {
 
   private send(frame: ServerToClientFrame): void {
     if (this.closed || this.ws.readyState !== this.ws.OPEN) return;
-    const hardCap = this.limits.maxBufferedBytes + 2 * this.limits.maxFrameBytes;
+    const hardCap =
+      this.limits.maxBufferedBytes + 2 * Math.max(this.limits.maxFrameBytes, this.limits.maxResultFrameBytes);
     if (this.ws.bufferedAmount > hardCap) {
       this.tooSlow();
       return;

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import type { CreateServerOptions, PatchbayServer } from "./create-server";
 import { TestWorkerSocket } from "./dispatch/test-worker-socket";
+import { MemoryStore } from "./memory-store";
 import { startServerForTest } from "./test-server";
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -41,5 +42,27 @@ describe("createServer", () => {
     expect(status).toBe(404);
     const inbound = await fetch(`${server.url}/v1/agents/support/inbound/calls`, { method: "GET" });
     expect(inbound.status).toBe(404);
+  });
+
+  it("serves sessions from a MemoryStore given in code, and picks the store in one documented order", async () => {
+    const store = new MemoryStore();
+    const server = await start({ store, dataDir: undefined });
+    expect(server.store).toBe(store);
+    const created = await fetch(`${server.url}/v1/agents/support/sessions`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "x-api-key": "pk_test",
+        authorization: "Bearer sk_test",
+      },
+      body: JSON.stringify({ userId: "u_1" }),
+    });
+    expect(created.status).toBe(201);
+    const { id } = (await created.json()) as { id: string };
+    expect((await store.getSession(id))?.userId).toBe("u_1");
+    await expect(start({ dataDir: undefined })).rejects.toThrow(
+      /dataDir \(SQLite\), databaseUrl \(Postgres\) or a store/,
+    );
+    await expect(start({ dataDir: undefined, databaseUrl: "mysql://db/x" })).rejects.toThrow(/postgres:\/\//);
   });
 });

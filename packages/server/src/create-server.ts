@@ -13,10 +13,10 @@ import { createHttpApi, type HttpApiLimits } from "./http-api";
 import type { LiveSessionDeps } from "./live-session";
 import { createLogger, type Logger, type LogLevel } from "./logger";
 import { ServerMetrics } from "./metrics";
+import { describeStore, openStore } from "./open-store";
 import { recoverInterruptedTurns } from "./recovery";
 import { ServerToolBackend } from "./server-tool-backend";
 import { SessionManager } from "./session-manager";
-import { SqliteStore } from "./sqlite-store";
 import type { Store } from "./store";
 
 /**
@@ -33,9 +33,15 @@ export interface CreateServerOptions {
   port?: number;
   /** Interface to bind. Default `127.0.0.1` (put a reverse proxy in front for the outside). */
   host?: string;
-  /** Directory of the SQLite store. Ignored when `store` is given. */
+  /** Directory of the SQLite store. Ignored when `store` or `databaseUrl` is given. */
   dataDir?: string;
-  /** A store of your own (a server database). */
+  /**
+   * A PostgreSQL connection string (`postgres://user:pass@host/db`): sessions live in Postgres
+   * instead of SQLite (see {@link PostgresStore}). Default `PATCHBAY_DATABASE_URL`. Ignored when
+   * `store` is given.
+   */
+  databaseUrl?: string;
+  /** A store of your own: a {@link MemoryStore}, a {@link PostgresStore} you opened, or your own. */
   store?: Store;
   /** Directory holding `agents/<name>.yaml`. */
   configDir?: string;
@@ -147,10 +153,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
     }
   }
 
-  if (!options.store && options.dataDir === undefined) {
-    throw new ServerError("invalid_config", "a data directory (dataDir) or a store is required");
-  }
-  const store = options.store ?? new SqliteStore({ dataDir: options.dataDir! });
+  const store = await openStore(options, env);
   const metrics = new ServerMetrics({ defaultMetrics: options.processMetrics ?? false });
   const authenticator = new Authenticator({ apiKey, secret });
   const progressIntervalMs = options.progressIntervalMs ?? 250;
@@ -224,7 +227,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
   const port = (http.address() as AddressInfo).port;
   const urlHost = host.includes(":") ? `[${host}]` : host;
   const url = `http://${urlHost}:${port}`;
-  logger.info("patchbay server listening", { url, agents: [...agents.keys()] });
+  logger.info("patchbay server listening", { url, agents: [...agents.keys()], store: describeStore(store) });
 
   let closing: Promise<void> | undefined;
   const close = () => {

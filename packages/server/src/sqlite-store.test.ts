@@ -1,10 +1,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { ConversationItem, MessageItem } from "@patchbay/protocol";
 import { afterEach, describe, expect, it } from "vitest";
 import { SqliteStore } from "./sqlite-store";
-import type { SessionRecord } from "./store";
+import { describeStoreContract, message, session } from "./testing/store-contract";
 
 const dirs: string[] = [];
 const stores: SqliteStore[] = [];
@@ -25,13 +24,7 @@ function open(dataDir: string): SqliteStore {
   return store;
 }
 
-function session(id: string, userId = "u_1", createdAt = 1): SessionRecord {
-  return { id, agent: "support", userId, metadata: { plan: "pro" }, createdAt, lastSeq: 0 };
-}
-
-function message(id: string, text: string): MessageItem {
-  return { type: "message", id, role: "user", text, status: "completed", createdAt: 5 };
-}
+describeStoreContract("SqliteStore", async () => open(tempDir()));
 
 describe("SqliteStore", () => {
   it("keeps sessions, items, events, approvals, pending calls and results across a reopen", async () => {
@@ -102,81 +95,6 @@ describe("SqliteStore", () => {
     await store.commit("s_1", { pageTools: tools });
     await store.close();
     expect(await open(dir).pageTools("s_1")).toEqual(tools);
-  });
-
-  it("keeps the first result of a call and refuses the second", async () => {
-    const store = open(tempDir());
-    await store.createSession(session("s_1"));
-    const first = { outcome: "completed" as const, content: { text: "first", images: [] } };
-    const second = { outcome: "completed" as const, content: { text: "second", images: [] } };
-    expect(await store.putToolResult("s_1", "c_1", first)).toBe(true);
-    expect(await store.putToolResult("s_1", "c_1", second)).toBe(false);
-    expect((await store.getToolResult("c_1"))?.content.text).toBe("first");
-  });
-
-  it("applies a change with a known command id not at all", async () => {
-    const store = open(tempDir());
-    await store.createSession(session("s_1"));
-    const change = {
-      command: { commandId: "c_1", kind: "message" },
-      items: [message("m_1", "hi")],
-      events: [],
-    };
-    expect((await store.commit("s_1", change)).duplicate).toBe(false);
-    const again = await store.commit("s_1", {
-      command: { commandId: "c_1", kind: "message" },
-      items: [message("m_2", "again")],
-      events: [{ type: "tool.held", callId: "x" }],
-    });
-    expect(again.duplicate).toBe(true);
-    expect((await store.conversation("s_1")).map((i) => i.id)).toEqual(["m_1"]);
-    expect(await store.readEvents("s_1", 0)).toEqual([]);
-    expect(await store.hasCommand("s_1", "c_1")).toBe(true);
-  });
-
-  it("replaces an item in place and keeps insertion order", async () => {
-    const store = open(tempDir());
-    await store.createSession(session("s_1"));
-    await store.commit("s_1", { items: [message("a", "1"), message("b", "2")] });
-    await store.commit("s_1", { items: [message("a", "1 edited"), message("c", "3")] });
-    const items: ConversationItem[] = await store.conversation("s_1");
-    expect(items.map((i) => (i.type === "message" ? `${i.id}:${i.text}` : i.id))).toEqual([
-      "a:1 edited",
-      "b:2",
-      "c:3",
-    ]);
-  });
-
-  it("rolls back every row of a change that fails half way", async () => {
-    const store = open(tempDir());
-    await store.createSession(session("s_1"));
-    // Events for a session that does not exist fail after the items were written.
-    await expect(
-      store.commit("s_missing", {
-        items: [message("m_1", "x")],
-        events: [{ type: "tool.held", callId: "c" }],
-      }),
-    ).rejects.toThrow(/does not exist/);
-    expect(await store.conversation("s_missing")).toEqual([]);
-  });
-
-  it("lists by agent and user, newest first, and deletes everything of a session", async () => {
-    const store = open(tempDir());
-    await store.createSession(session("s_old", "u_1", 1));
-    await store.createSession(session("s_new", "u_1", 2));
-    await store.createSession(session("s_other", "u_2", 3));
-    expect((await store.listSessions({ agent: "support", userId: "u_1" })).map((s) => s.id)).toEqual([
-      "s_new",
-      "s_old",
-    ]);
-    expect((await store.listSessions({ agent: "support" })).length).toBe(3);
-    expect((await store.listSessions({ agent: "other" })).length).toBe(0);
-    await store.commit("s_new", { items: [message("m", "x")], events: [{ type: "tool.held", callId: "c" }] });
-    expect(await store.deleteSession("s_new")).toBe(true);
-    expect(await store.deleteSession("s_new")).toBe(false);
-    expect(await store.getSession("s_new")).toBeUndefined();
-    expect(await store.readEvents("s_new", 0)).toEqual([]);
-    expect(await store.conversation("s_new")).toEqual([]);
   });
 
   it("uses WAL mode and pages the event log", async () => {

@@ -26,7 +26,14 @@ from typing import Any
 import websockets
 
 from .hosted import HostedAgent, HostedCalls, IdempotencyStore, InMemoryIdempotencyStore
-from .protocol import DEFAULT_MAX_FRAME_BYTES, PROTOCOL_VERSION, FrameError, decode_frame, encode_frame
+from .protocol import (
+    DEFAULT_MAX_FRAME_BYTES,
+    DEFAULT_MAX_RESULT_FRAME_BYTES,
+    PROTOCOL_VERSION,
+    FrameError,
+    decode_frame,
+    encode_frame,
+)
 from .tools import Tool, User
 
 __all__ = [
@@ -138,7 +145,7 @@ class Dispatch:
         backoff: tuple[float, float] = (0.25, 30.0),
         connect_timeout: float = 10.0,
         idempotency_store: IdempotencyStore | None = None,
-        max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
+        receive_frame_bytes: int = 16 * 1024 * 1024,
         client: Any = None,
     ) -> None:
         if not isinstance(capacity, int) or isinstance(capacity, bool) or capacity < 1:
@@ -156,13 +163,18 @@ class Dispatch:
         self.worker_id = worker_id or f"{socket.gethostname()}-{uuid.uuid4().hex[:8]}"
         self._backoff = backoff
         self._connect_timeout = connect_timeout
-        # Frames from the server are bounded by the limit it names (5 MiB by default); the socket
-        # takes that much plus room, never the 1 MiB `websockets` allows by default.
-        self._max_frame_bytes = max_frame_bytes
+        # What this worker reads, said in worker.hello.maxFrameBytes: the server sends nothing
+        # larger. `websockets` reads 1 MiB unless max_size says otherwise, so both are set here.
+        self._receive_bytes = receive_frame_bytes
+        # What the server accepts from this worker (worker.ready): results may be larger.
+        self._max_frame_bytes = DEFAULT_MAX_FRAME_BYTES
+        self._max_result_bytes = DEFAULT_MAX_RESULT_FRAME_BYTES
         self._client = client
         self._on_message: Handler | None = None
         self._on_call: Handler | None = None
-        self._hosted = HostedCalls(self._send, idempotency_store or InMemoryIdempotencyStore(), lambda: self._max_frame_bytes)
+        self._hosted = HostedCalls(
+            self._send, idempotency_store or InMemoryIdempotencyStore(), lambda: self._max_result_bytes
+        )
         self._active: dict[str, asyncio.Task[None]] = {}
         self._done: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self._message_work: dict[str, str] = {}
@@ -330,18 +342,21 @@ class Dispatch:
             "handles": {"messages": self._on_message is not None, "calls": self._on_call is not None},
             "hosts": self._hosted.specs(),
             "running": {"work": list(self._active), "calls": list(self._hosted.running)},
+            "maxFrameBytes": self._receive_bytes,
         }
 
     async def _connect_once(self) -> None:
         async with websockets.connect(
             self._ws_url,
-            max_size=self._max_frame_bytes + 64 * 1024,
+            max_size=self._receive_bytes,
             ping_interval=None,
             open_timeout=self._connect_timeout,
             close_timeout=2,
         ) as ws:
             await ws.send(encode_frame(self._hello()))
-            first = decode_frame(await asyncio.wait_for(ws.recv(), self._connect_timeout), "server-to-worker", self._max_frame_bytes + 64 * 1024)
+            first = decode_frame(
+                await asyncio.wait_for(ws.recv(), self._connect_timeout), "server-to-worker", self._receive_bytes
+            )
             if first["type"] == "error":
                 if first["code"] in _REFUSED:
                     raise DispatchError(first["code"], first["message"])
@@ -349,7 +364,8 @@ class Dispatch:
             if first["type"] != "worker.ready":
                 raise websockets.exceptions.InvalidHandshake(f"expected worker.ready, got {first['type']}")
             self._heartbeat_ms = first["heartbeatIntervalMs"]
-            self._max_frame_bytes = min(self._max_frame_bytes, first["maxFrameBytes"])
+            self._max_frame_bytes = first["maxFrameBytes"]
+            self._max_result_bytes = first.get("maxResultFrameBytes", first["maxFrameBytes"])
             self._ws = ws
             self.connections += 1
             log.info("worker %s connected (%s)", self.worker_id, self._ws_url)
@@ -382,7 +398,7 @@ class Dispatch:
 
     async def _on_text(self, text: str | bytes) -> None:
         try:
-            frame = decode_frame(text, "server-to-worker", self._max_frame_bytes + 64 * 1024)
+            frame = decode_frame(text, "server-to-worker", self._receive_bytes)
         except FrameError as error:
             log.warning("a frame from the server did not decode: %s", error)
             return

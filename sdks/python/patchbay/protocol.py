@@ -21,12 +21,19 @@ PROTOCOL_VERSION = 1
 DEFAULT_MAX_FRAME_BYTES = 5 * 1024 * 1024
 """The largest frame, in UTF-8 bytes, unless the server says otherwise (``maxFrameBytes``)."""
 
+DEFAULT_MAX_RESULT_FRAME_BYTES = 8 * 1024 * 1024
+"""The largest result frame (``tool.result``, ``hosted.result``): room for a 5 MiB image as base64."""
+
+RESULT_FRAME_TYPES = frozenset({"tool.result", "hosted.result"})
+
 Channel = Literal["client-to-server", "server-to-client", "worker-to-server", "server-to-worker"]
 CHANNELS: tuple[Channel, ...] = ("client-to-server", "server-to-client", "worker-to-server", "server-to-worker")
 
 __all__ = [
     "CHANNELS",
     "DEFAULT_MAX_FRAME_BYTES",
+    "DEFAULT_MAX_RESULT_FRAME_BYTES",
+    "RESULT_FRAME_TYPES",
     "PROTOCOL_VERSION",
     "Channel",
     "FrameError",
@@ -66,24 +73,40 @@ def frame_schema(channel: Channel, frame_type: str) -> dict[str, Any] | None:
 
 
 def decode_frame(
-    text: str | bytes, channel: Channel, max_bytes: int = DEFAULT_MAX_FRAME_BYTES
+    text: str | bytes,
+    channel: Channel,
+    max_bytes: int | None = None,
+    max_result_bytes: int | None = None,
 ) -> dict[str, Any]:
     """Decodes one frame of ``channel``; raises :class:`FrameError` with the code and path.
+
+    ``max_bytes`` bounds every frame (5 MiB by default); a result frame (``tool.result``,
+    ``hosted.result``) may be as large as ``max_result_bytes`` (8 MiB when neither is given,
+    else ``max_bytes``).
 
     >>> decode_frame('{"type":"ping"}', "server-to-worker")
     {'type': 'ping'}
     """
+    limit = DEFAULT_MAX_FRAME_BYTES if max_bytes is None else max_bytes
+    result_limit = max(
+        limit,
+        max_result_bytes if max_result_bytes is not None else (DEFAULT_MAX_RESULT_FRAME_BYTES if max_bytes is None else limit),
+    )
     if isinstance(text, str):
         size = len(text.encode("utf-8", "surrogatepass"))
     else:
         size = len(text)
-    if size > max_bytes:
-        raise FrameError("frame_too_large", f"the frame is {size} bytes; the limit is {max_bytes}")
+    if size > result_limit:
+        raise FrameError("frame_too_large", f"the frame is {size} bytes; the limit is {result_limit}")
+    # Over the limit of other frames: only a result may be this big.
+    result_sized = size > limit
     if isinstance(text, bytes):
         try:
             text = text.decode("utf-8")
         except UnicodeDecodeError as error:
             raise FrameError("invalid_json", f"the frame is not UTF-8: {error}") from None
+    if result_sized and not any(name in text for name in RESULT_FRAME_TYPES):
+        raise FrameError("frame_too_large", f"the frame is {size} bytes; the limit is {limit}")
     try:
         value = json.loads(text)
     except ValueError as error:
@@ -93,6 +116,8 @@ def decode_frame(
     frame_type = value.get("type")
     if not isinstance(frame_type, str):
         raise FrameError("invalid_frame", "a frame needs a string field type", "type")
+    if result_sized and frame_type not in RESULT_FRAME_TYPES:
+        raise FrameError("frame_too_large", f"the frame is {size} bytes; the limit is {limit}")
     schema = frame_schema(channel, frame_type)
     if schema is None:
         raise FrameError("unknown_frame_type", f"{channel} has no frame type {frame_type!r}", "type")

@@ -21,20 +21,20 @@ def text_of(vector):
     return vector["text"] if "text" in vector else json.dumps(vector["frame"], ensure_ascii=False)
 
 
-def limit(vector):
-    return vector.get("maxBytes", 5 * 1024 * 1024)
+def limits(vector):
+    return {"max_bytes": vector.get("maxBytes"), "max_result_bytes": vector.get("maxResultBytes")}
 
 
 @pytest.mark.parametrize("vector", load("frames.valid.json"), ids=lambda v: v["name"])
 def test_valid_frames_decode(vector):
-    decoded = decode_frame(text_of(vector), vector["channel"], limit(vector))
+    decoded = decode_frame(text_of(vector), vector["channel"], **limits(vector))
     assert decoded == vector.get("decoded", vector.get("frame"))
 
 
 @pytest.mark.parametrize("vector", load("frames.invalid.json"), ids=lambda v: v["name"])
 def test_invalid_frames_are_refused(vector):
     with pytest.raises(FrameError) as caught:
-        decode_frame(text_of(vector), vector["channel"], limit(vector))
+        decode_frame(text_of(vector), vector["channel"], **limits(vector))
     assert (caught.value.code, caught.value.path) == (vector["error"]["code"], vector["error"]["path"])
 
 

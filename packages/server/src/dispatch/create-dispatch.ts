@@ -1,6 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
-import { DEFAULT_MAX_FRAME_BYTES } from "@patchbay/protocol";
+import { DEFAULT_MAX_FRAME_BYTES, DEFAULT_MAX_RESULT_FRAME_BYTES } from "@patchbay/protocol";
 import { WebSocketServer } from "ws";
 import type { DispatchContext, DispatchExtension } from "../dispatch-extension";
 import { DispatchMessageRouter } from "./dispatch-message-router";
@@ -35,8 +35,10 @@ export interface DispatchServerOptions {
   acceptTimeoutMs?: number;
   /** How long accepted work may run before its reply fails with `work_timeout`. Default 5 min. */
   workTimeoutMs?: number;
-  /** Largest frame a worker may send. Default 5 MiB. */
+  /** Largest frame a worker may send, results aside. Default 5 MiB. */
   maxFrameBytes?: number;
+  /** Largest `hosted.result` a worker may send (room for a 5 MiB image as base64). Default 8 MiB. */
+  maxResultFrameBytes?: number;
 }
 
 /**
@@ -89,8 +91,19 @@ export function createDispatch(
   });
   const tools = new WorkerToolRouter({ registry, metrics, logger });
   const maxFrameBytes = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
+  const maxResultFrameBytes = Math.max(
+    maxFrameBytes,
+    options.maxResultFrameBytes ?? DEFAULT_MAX_RESULT_FRAME_BYTES,
+  );
   const messages = new DispatchMessageRouter(work);
-  const sockets = new WebSocketServer({ noServer: true, maxPayload: maxFrameBytes });
+  // ws closes the socket (1009) on a frame over maxPayload without showing it to us. The 1 MiB of
+  // headroom lets frames somewhat over a limit reach decodeFrame, which answers frame_too_large
+  // and keeps the socket; only a frame over the result limit plus 1 MiB closes it.
+  const sockets = new WebSocketServer({
+    noServer: true,
+    maxPayload: maxResultFrameBytes + 1024 * 1024,
+    perMessageDeflate: false,
+  });
   const deps = {
     checkApiKey: (apiKey: string, secret: string | undefined) =>
       context.authenticator.checkApiKey(apiKey, secret),
@@ -99,6 +112,7 @@ export function createDispatch(
     tools,
     heartbeatIntervalMs: options.heartbeatIntervalMs ?? 15_000,
     maxFrameBytes,
+    maxResultFrameBytes,
     agentExists: (agent: string) => context.agents.has(agent),
     metrics,
     logger,

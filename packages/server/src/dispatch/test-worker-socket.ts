@@ -10,6 +10,8 @@ type Hello = WorkerToServerFrame & { type: "worker.hello" };
  */
 export class TestWorkerSocket {
   readonly frames: ServerToWorkerFrame[] = [];
+  /** The size in bytes of each frame in `frames`, same order. */
+  readonly sizes: number[] = [];
   readonly closed: Promise<{ code: number; reason: string }>;
   answerPings = true;
   #ws: WebSocket;
@@ -20,17 +22,19 @@ export class TestWorkerSocket {
     this.closed = new Promise((resolve) =>
       ws.on("close", (code, reason) => resolve({ code, reason: String(reason) })),
     );
-    ws.on("message", (data) => {
-      const decoded = decodeFrame(String(data), { channel: "server-to-worker" });
+    ws.on("message", (data: Buffer) => {
+      // No size limit here: the tests check the sizes the server sends against what it promised.
+      const decoded = decodeFrame(String(data), { channel: "server-to-worker", maxBytes: 2 ** 30 });
       if (!decoded.ok) throw new Error(`server sent an invalid frame: ${decoded.error.message}`);
       if (decoded.frame.type === "ping" && this.answerPings) this.send({ type: "pong" });
       this.frames.push(decoded.frame);
+      this.sizes.push(data.byteLength);
       for (const wake of this.#waiters.splice(0)) wake();
     });
   }
 
   static async connect(baseUrl: string, hello: Partial<Hello> = {}): Promise<TestWorkerSocket> {
-    const ws = new WebSocket(`${baseUrl.replace(/^http/, "ws")}/v1/worker`);
+    const ws = new WebSocket(`${baseUrl.replace(/^http/, "ws")}/v1/worker`, { maxPayload: 2 ** 30 });
     await new Promise<void>((resolve, reject) => {
       ws.once("open", resolve);
       ws.once("error", reject);
@@ -53,6 +57,16 @@ export class TestWorkerSocket {
 
   send(frame: WorkerToServerFrame): void {
     this.#ws.send(JSON.stringify(frame));
+  }
+
+  /** Sends text as it is, whatever its size or content. */
+  sendText(text: string): void {
+    this.#ws.send(text);
+  }
+
+  /** Whether the socket is still open. */
+  get open(): boolean {
+    return this.#ws.readyState === WebSocket.OPEN;
   }
 
   drop(): void {

@@ -1,4 +1,4 @@
-import type { ServerToWorkerFrame, ToolSpec } from "@patchbay/protocol";
+import { DEFAULT_WORKER_RECEIVE_BYTES, type ServerToWorkerFrame, type ToolSpec } from "@patchbay/protocol";
 import type { ConnectedWorker } from "./worker-registry";
 
 /** A worker as the routers see it, recording every frame sent to it. For the routers' tests. */
@@ -14,6 +14,7 @@ export function recordingWorker(
     messages?: boolean;
     calls?: boolean;
     hosts?: Record<string, { tools: string[]; toolTimeoutMs?: number }>;
+    maxFrameBytes?: number;
   } = {},
 ): RecordingWorker {
   const hosts = new Map<string, { tools: Map<string, ToolSpec>; toolTimeoutMs?: number }>();
@@ -37,6 +38,7 @@ export function recordingWorker(
     reserved: new Set(),
     calls: new Set(),
     lastGivenAt: 0,
+    maxFrameBytes: options.maxFrameBytes ?? DEFAULT_WORKER_RECEIVE_BYTES,
     sent: [],
     terminated: false,
     send: (frame) => {

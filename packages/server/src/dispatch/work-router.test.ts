@@ -23,7 +23,12 @@ function message(id: string, sessionId: string | null = null): WorkPayload {
 }
 
 function setup(
-  options: { maxQueue?: number; queueTimeoutMs?: number; acceptTimeoutMs?: number; workTimeoutMs?: number } = {},
+  options: {
+    maxQueue?: number;
+    queueTimeoutMs?: number;
+    acceptTimeoutMs?: number;
+    workTimeoutMs?: number;
+  } = {},
 ) {
   const registry = new WorkerRegistry();
   const router = new WorkRouter({ registry, ...options });

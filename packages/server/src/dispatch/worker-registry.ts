@@ -23,7 +23,10 @@ export interface ConnectedWorker {
   readonly calls: Set<string>;
   /** When it was last given something, to spread ties between equally free workers. */
   lastGivenAt: number;
-  send(frame: ServerToWorkerFrame): void;
+  /** The largest frame it accepts (`worker.hello.maxFrameBytes`, 1 MiB when it did not say). */
+  readonly maxFrameBytes: number;
+  /** Sends a frame; `text` is the frame already encoded, when the caller had to measure it. */
+  send(frame: ServerToWorkerFrame, text?: string): void;
   /** Cuts the socket (a replaced or dead worker). */
   terminate(): void;
   /** Closes the socket with a close code and reason (a replaced worker); cut when absent. */

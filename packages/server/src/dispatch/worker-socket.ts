@@ -1,12 +1,16 @@
 import {
   DEFAULT_MAX_FRAME_BYTES,
+  DEFAULT_MAX_RESULT_FRAME_BYTES,
+  DEFAULT_WORKER_RECEIVE_BYTES,
   decodeFrame,
   PROTOCOL_VERSION,
+  resultTooLarge,
   type ServerToWorkerFrame,
   type WorkerToServerFrame,
 } from "@patchbay/protocol";
 import WebSocket from "ws";
 import { type Logger, silentLogger } from "../logger";
+import { oversizedResult } from "../oversized-result";
 import type { DispatchMetrics } from "./dispatch-metrics";
 import type { WorkRouter } from "./work-router";
 import { type ConnectedWorker, hostsFromHello, type WorkerRegistry } from "./worker-registry";
@@ -30,7 +34,10 @@ export interface WorkerSocketDeps {
   heartbeatIntervalMs: number;
   /** How long a new socket has to say hello. Default 10 s. */
   helloTimeoutMs?: number;
+  /** Largest frame a worker may send, results aside. Default 5 MiB. */
   maxFrameBytes?: number;
+  /** Largest `hosted.result` a worker may send. Default 8 MiB. */
+  maxResultFrameBytes?: number;
   /** Whether the server has an agent of that name (a hello hosting another is told so). */
   agentExists?: (agent: string) => boolean;
   metrics?: DispatchMetrics;
@@ -65,8 +72,12 @@ export const WorkerCloseCodes = {
 export function acceptWorkerSocket(ws: WebSocket, deps: WorkerSocketDeps): void {
   const logger = deps.logger ?? silentLogger;
   const maxFrameBytes = deps.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
-  const send = (frame: ServerToWorkerFrame) => {
-    if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(frame));
+  const maxResultFrameBytes = Math.max(
+    maxFrameBytes,
+    deps.maxResultFrameBytes ?? DEFAULT_MAX_RESULT_FRAME_BYTES,
+  );
+  const send = (frame: ServerToWorkerFrame, text?: string) => {
+    if (ws.readyState === WebSocket.OPEN) ws.send(text ?? JSON.stringify(frame));
   };
   const refuse = (code: string, message: string, closeCode: number, path?: string) => {
     send({ type: "error", code, message, ...(path === undefined ? {} : { path }) });
@@ -84,9 +95,11 @@ export function acceptWorkerSocket(ws: WebSocket, deps: WorkerSocketDeps): void 
 
   ws.on("message", (data, isBinary) => {
     lastHeard = Date.now();
-    const decoded = decodeFrame(isBinary ? new Uint8Array(data as Buffer) : String(data), {
+    const buffer = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
+    const decoded = decodeFrame(isBinary ? new Uint8Array(buffer) : buffer.toString("utf8"), {
       channel: "worker-to-server",
       maxBytes: maxFrameBytes,
+      maxResultBytes: maxResultFrameBytes,
     });
     if (!decoded.ok) {
       const { code, message, path } = decoded.error;
@@ -95,6 +108,7 @@ export function acceptWorkerSocket(ws: WebSocket, deps: WorkerSocketDeps): void 
         refuse(code, message, WorkerCloseCodes.protocol, path);
         return;
       }
+      if (code === "frame_too_large") failOversizedResult(worker, buffer);
       send({ type: "error", code, message, ...(path === undefined ? {} : { path }) });
       return;
     }
@@ -114,6 +128,28 @@ export function acceptWorkerSocket(ws: WebSocket, deps: WorkerSocketDeps): void 
     }
     onFrame(worker, frame);
   });
+
+  /**
+   * A `hosted.result` over the result limit (from a worker that did not check it) fails its call
+   * once, as if the worker had sent `result_too_large`: the call is settled, so it is neither
+   * left to its timeout nor delivered again.
+   */
+  function failOversizedResult(current: ConnectedWorker, buffer: Buffer): void {
+    const big = oversizedResult(buffer, "hosted.result");
+    if (!big) return;
+    logger.warn("hosted result over the size limit; the call fails", {
+      workerId: current.id,
+      callId: big.callId,
+      bytes: big.bytes,
+      limit: maxResultFrameBytes,
+    });
+    deps.tools.onFrame(current, {
+      type: "hosted.result",
+      callId: big.callId,
+      attempt: big.attempt ?? 1,
+      result: resultTooLarge(big.bytes, maxResultFrameBytes),
+    });
+  }
 
   function hello(frame: WorkerToServerFrame & { type: "worker.hello" }): ConnectedWorker | undefined {
     clearTimeout(helloTimer);
@@ -146,6 +182,7 @@ export function acceptWorkerSocket(ws: WebSocket, deps: WorkerSocketDeps): void 
       reserved: new Set(),
       calls: new Set(),
       lastGivenAt: 0,
+      maxFrameBytes: frame.maxFrameBytes ?? DEFAULT_WORKER_RECEIVE_BYTES,
       send,
       terminate: () => ws.terminate(),
       close: (code, reason) => {
@@ -162,6 +199,7 @@ export function acceptWorkerSocket(ws: WebSocket, deps: WorkerSocketDeps): void 
       workerId: connected.id,
       heartbeatIntervalMs: deps.heartbeatIntervalMs,
       maxFrameBytes,
+      maxResultFrameBytes,
     });
     // What the worker still runs is its own before anything else is decided, so the replaced
     // socket's leftovers (below) do not hand it to someone else.

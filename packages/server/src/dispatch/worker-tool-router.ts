@@ -1,8 +1,14 @@
 import type { ToolResult, ToolSpec, WorkerToServerFrame } from "@patchbay/protocol";
 import { ModelSentences, RecentMap } from "@patchbay/tools";
-import type { CancelReason, HostedToolHandlers, HostedToolRequest, HostedToolRouter } from "../dispatch-seams";
+import type {
+  CancelReason,
+  HostedToolHandlers,
+  HostedToolRequest,
+  HostedToolRouter,
+} from "../dispatch-seams";
 import { type Logger, silentLogger } from "../logger";
 import type { DispatchMetrics } from "./dispatch-metrics";
+import { fitHostedCall } from "./fit-hosted-call";
 import type { ConnectedWorker, WorkerRegistry } from "./worker-registry";
 
 interface PendingCall {
@@ -273,19 +279,37 @@ export class WorkerToolRouter implements HostedToolRouter {
     worker.lastGivenAt = Date.now();
     const { request } = call;
     const timeoutMs = Math.max(1, call.deadline - Date.now());
+    const fitted = fitHostedCall(
+      {
+        type: "hosted.call",
+        callId: request.callId,
+        attempt: call.attempt,
+        agent: request.agent,
+        sessionId: request.sessionId,
+        tool: request.tool,
+        arguments: request.arguments,
+        user: request.user,
+        conversation: request.conversation,
+        timeoutMs,
+      },
+      worker.maxFrameBytes,
+    );
+    if (!fitted.ok) {
+      // Sending it would close the worker's socket and deliver it again, forever: fail it once.
+      this.#logger.warn("hosted call too large for its worker; the call fails", {
+        callId: request.callId,
+        worker: worker.id,
+        bytes: fitted.bytes,
+        limit: worker.maxFrameBytes,
+      });
+      const text =
+        `The call to ${request.tool} could not be delivered: its arguments take ${fitted.bytes} bytes, ` +
+        `more than the ${worker.maxFrameBytes} bytes its worker accepts in one frame.`;
+      this.#settle(request.callId, failed("call_too_large", text));
+      return;
+    }
     this.#offered?.inc();
-    worker.send({
-      type: "hosted.call",
-      callId: request.callId,
-      attempt: call.attempt,
-      agent: request.agent,
-      sessionId: request.sessionId,
-      tool: request.tool,
-      arguments: request.arguments,
-      user: request.user,
-      conversation: request.conversation,
-      timeoutMs,
-    });
+    worker.send(fitted.frame, fitted.text);
     call.handlers.attempt(call.attempt);
   }
 
