@@ -204,7 +204,7 @@ export class WorkRouter {
         const refuse = (code: string, message: string, path: string) =>
           worker.send({ type: "error", code, message, path });
         // An answer nobody waits for is an error the worker hears about, never a silent no-op.
-        if (!ticket || ticket.work.kind !== "message" || ticket.worker !== worker) {
+        if (ticket?.work.kind !== "message" || ticket.worker !== worker) {
           refuse(
             "not_found",
             `answer: no running message work ${frame.workId ?? `for message ${frame.messageId}`} on this worker (answer before work.done)`,
