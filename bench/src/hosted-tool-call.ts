@@ -13,7 +13,7 @@ import { compareLatency, compareThroughput, type Rig, warmUp } from "./measure";
 import { type BenchServer, startBenchServer, waitForWorkers } from "./patchbay-server";
 import { LATENCY_MEASURE, latencyRow, type Scenario, throughputMeasure, throughputRow } from "./scenario";
 
-const noHandlers = { progress() {}, say() {}, hold() {}, attempt() {} };
+const noHandlers = { progress() {}, say() {}, hold: () => ({ accepted: true }), attempt() {} };
 
 /** A server in this process and `workers` worker processes hosting `lookup_order`. */
 export async function startHostedSetup(
@@ -53,8 +53,7 @@ export function routerRig(bench: BenchServer): Rig {
           arguments: { ...ORDER_ARGS },
           user: BENCH_USER,
           conversation: [],
-          defaultTimeoutMs: 120_000,
-          interruptible: false,
+          timeoutMs: 30_000,
         },
         noHandlers,
       );

@@ -11,7 +11,7 @@ import { compareLatency, compareThroughput, type Rig, warmUp } from "./measure";
 import { startBenchServer } from "./patchbay-server";
 import { LATENCY_MEASURE, latencyRow, type Scenario, throughputMeasure, throughputRow } from "./scenario";
 
-const noHandlers = { progress() {}, say() {}, hold() {}, attempt() {} };
+const noHandlers = { progress() {}, say() {}, hold: () => ({ accepted: true }), attempt() {} };
 
 export const pageToolCallScenario: Scenario = {
   id: "2 page tool call",
@@ -27,18 +27,18 @@ export const pageToolCallScenario: Scenario = {
         );
         if (!live.runtime.hasPageTool(LOOKUP_ORDER.name))
           throw new Error("the page did not bring lookup_order");
+        const spec = live.runtime.pageToolSpecs().find((s) => s.name === LOOKUP_ORDER.name)!;
         let next = 0;
         const rig: Rig = {
           name: "page",
           async call() {
-            const result = await live.pages.call(
+            const result = await live.pages.run(
               {
                 callId: `call_p${(next++).toString(36)}`,
                 responseId: "r_bench",
-                name: LOOKUP_ORDER.name,
+                spec,
                 arguments: { ...ORDER_ARGS },
                 timeoutMs: 30_000,
-                interruptible: false,
                 user: BENCH_USER,
               },
               noHandlers,

@@ -171,7 +171,9 @@ export class PageToolRunner {
     executor.on("progress", ({ callId, text }) =>
       this.#options.send({ type: "tool.progress", sessionId, callId, text }),
     );
-    executor.on("say", ({ callId, text }) => this.#options.send({ type: "tool.say", sessionId, callId, text }));
+    executor.on("say", ({ callId, text }) =>
+      this.#options.send({ type: "tool.say", sessionId, callId, text }),
+    );
     executor.on("held", ({ callId }) => this.#held.add(callId));
     executor.on("finished", (result) => {
       this.#held.delete(result.callId);

@@ -5,10 +5,10 @@ import type {
   ConversationItem,
   ImageContent,
   MessageItem,
+  ServerToClientFrame,
   SessionEvent,
   SessionInfo,
   ToolCallItem,
-  ServerToClientFrame,
 } from "@patchbay/protocol";
 import { EventEmitter } from "eventemitter3";
 import type { ConnectionState } from "./connection";

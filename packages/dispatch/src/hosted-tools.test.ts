@@ -362,7 +362,13 @@ describe("hosted tools", () => {
     // Refused because a cancel is under way: the call stops as cancelled and books nothing.
     call(socket, "call_2", { tool: "book", arguments: {} });
     await socket.next("hosted.hold", (f) => f.callId === "call_2");
-    socket.send({ type: "hosted.hold.ack", callId: "call_2", attempt: 1, accepted: false, reason: "cancelling" });
+    socket.send({
+      type: "hosted.hold.ack",
+      callId: "call_2",
+      attempt: 1,
+      accepted: false,
+      reason: "cancelling",
+    });
     expect((await socket.next("hosted.result", (f) => f.callId === "call_2")).result).toMatchObject({
       outcome: "cancelled",
       held: false,

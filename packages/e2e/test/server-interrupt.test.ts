@@ -153,7 +153,7 @@ describe("timeouts and progress", () => {
     const end = await client.turnEnd("c_1");
     expect(Date.now() - started).toBeGreaterThanOrEqual(140);
     expect(end.type === "response.completed" && end.text).toMatch(
-      /^Failed: The tool "hang" did not answer within 150 ms/,
+      /^Failed: The call of "hang" timed out after 150 ms\./,
     );
     // A result after the timeout is dropped: the call stays timed out.
     client.send({

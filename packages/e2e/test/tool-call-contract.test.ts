@@ -20,7 +20,12 @@ const agents: Record<string, AgentFileInput> = {
     model: {
       provider: "scripted",
       rules: [
-        { match: "change", toolCalls: [{ tool: "held_change", arguments: {} }], reply: "{result}", errorReply: "{result}" },
+        {
+          match: "change",
+          toolCalls: [{ tool: "held_change", arguments: {} }],
+          reply: "{result}",
+          errorReply: "{result}",
+        },
         {
           match: "book (?<delay>\\d+)",
           toolCalls: [{ tool: "book", arguments: { delay_ms: "{delay:integer}" } }],
@@ -28,8 +33,18 @@ const agents: Record<string, AgentFileInput> = {
           errorReply: "{result}",
         },
         { match: "quick", toolCalls: [{ tool: "quick_probe", arguments: {} }], reply: "{result}" },
-        { match: "long", toolCalls: [{ tool: "long_probe", arguments: {} }], reply: "{result}", errorReply: "{result}" },
-        { match: "slow", toolCalls: [{ tool: "slow_change", arguments: {} }], reply: "{result}", errorReply: "{result}" },
+        {
+          match: "long",
+          toolCalls: [{ tool: "long_probe", arguments: {} }],
+          reply: "{result}",
+          errorReply: "{result}",
+        },
+        {
+          match: "slow",
+          toolCalls: [{ tool: "slow_change", arguments: {} }],
+          reply: "{result}",
+          errorReply: "{result}",
+        },
       ],
     },
   },
@@ -78,7 +93,12 @@ async function worker(
 }
 
 async function session(h: DispatchHarness): Promise<Session> {
-  const client = new Client({ baseUrl: h.server.url, apiKey: API_KEY, secret: SECRET, requestTimeoutMs: 5_000 });
+  const client = new Client({
+    baseUrl: h.server.url,
+    apiKey: API_KEY,
+    secret: SECRET,
+    requestTimeoutMs: 5_000,
+  });
   clients.push(client);
   return client.agent("support").sessions.create({ userId: "u_1" });
 }
@@ -96,14 +116,17 @@ describe("a held call that times out (finding 1), on a worker", () => {
     const s = await session(h);
     const started = Date.now();
     const reply = await s.responses.create("change it");
-    expect(reply.text).toBe('The call of "held_change" timed out after 700 ms.');
     const row = await eventually(
-      () => h.db.prepare("SELECT outcome, elapsed_ms FROM changes").get() as { outcome: string; elapsed_ms: number } | undefined,
+      () =>
+        h.db.prepare("SELECT outcome, elapsed_ms FROM changes").get() as
+          | { outcome: string; elapsed_ms: number }
+          | undefined,
       (r) => r !== undefined,
     );
     expect(row.outcome).toBe("aborted");
     expect(row.elapsed_ms).toBeLessThan(1_500);
     expect(Date.now() - started).toBeLessThan(2_400);
+    expect(reply.text).toBe('The call of "held_change" timed out after 700 ms.');
     const item = toolCall(s, "held_change");
     expect(item).toMatchObject({ status: "timed_out", held: true });
     // Told once: the one result; the worker's own answer after the cancel is only recorded.
@@ -118,8 +141,15 @@ describe("hold versus interrupt over a slow link (finding 2)", () => {
       await worker(h, { id: "w_1" }, { up: delay, down: delay });
       const toolDelay = 20;
       // Interrupts spread over the window in which the hold crosses the link both ways.
-      const offsets = Array.from({ length: 10 }, (_, i) => Math.round((i * (4 * delay + toolDelay + 60)) / 9));
-      const told: Array<{ offset: number; booked: boolean; outcome: string | undefined; code: string | undefined }> = [];
+      const offsets = Array.from({ length: 10 }, (_, i) =>
+        Math.round((i * (4 * delay + toolDelay + 60)) / 9),
+      );
+      const told: Array<{
+        offset: number;
+        booked: boolean;
+        outcome: string | undefined;
+        code: string | undefined;
+      }> = [];
       for (const offset of offsets) {
         const s = await session(h);
         const reply = s.responses.create(`book ${toolDelay}`);
@@ -163,14 +193,20 @@ describe("timeouts (finding 4)", () => {
     expect(quick?.timeoutMs).toBeLessThanOrEqual(30_000);
     expect(quick?.timeoutMs).toBeGreaterThan(29_000);
     await plain.worker.kill("SIGKILL");
-    await eventually(() => h.dispatch.registry.size, (n) => n === 0);
+    await eventually(
+      () => h.dispatch.registry.size,
+      (n) => n === 0,
+    );
     const capped = await worker(h, { id: "w_2", toolTimeoutMs: 800 });
     const started = Date.now();
     expect((await s.responses.create("long")).text).toBe('The call of "long_probe" timed out after 800 ms.');
     expect(Date.now() - started).toBeLessThan(3_000);
     expect(capped.proxy.relayed("down", "hosted.call")[0]?.timeoutMs).toBeLessThanOrEqual(800);
     const row = await eventually(
-      () => h.db.prepare("SELECT outcome, elapsed_ms FROM changes").get() as { outcome: string; elapsed_ms: number } | undefined,
+      () =>
+        h.db.prepare("SELECT outcome, elapsed_ms FROM changes").get() as
+          | { outcome: string; elapsed_ms: number }
+          | undefined,
       (r) => r !== undefined,
     );
     expect(row.outcome).toBe("aborted");

@@ -191,4 +191,3 @@ export type MessageRouteOutcome =
 export interface MessageRouter {
   route(request: MessageRouteRequest): Promise<MessageRouteOutcome>;
 }
-

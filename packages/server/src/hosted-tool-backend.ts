@@ -33,7 +33,8 @@ export class HostedToolBackend implements ToolBackend {
   /** The longest `toolTimeoutMs` a worker hosting the tool offered, else the agent's setting. */
   timeoutCeilingMs(spec: ToolSpec): number {
     return (
-      this.router.timeoutCeilingMs?.(this.runtime.agent.id, spec.name) ?? this.runtime.agent.hostedToolTimeoutMs
+      this.router.timeoutCeilingMs?.(this.runtime.agent.id, spec.name) ??
+      this.runtime.agent.hostedToolTimeoutMs
     );
   }
 

@@ -186,7 +186,8 @@ export class PageToolRouter implements ToolBackend {
     const pending = this.pending.get(callId);
     if (!pending || pending.cancelTimer) return;
     pending.cancelTimer = setTimeout(
-      () => this.settle(callId, failedResult("cancelled", "unanswered", "the page did not answer the cancel")),
+      () =>
+        this.settle(callId, failedResult("cancelled", "unanswered", "the page did not answer the cancel")),
       CANCEL_ANSWER_WINDOW_MS,
     );
     pending.cancelTimer.unref?.();

@@ -1,7 +1,7 @@
 import type { ConversationItem, SessionEvent } from "@patchbay/protocol";
+import { ModelSentences } from "@patchbay/tools";
 import type { Logger } from "./logger";
 import type { EventDraft, Store, TurnRecord } from "./store";
-import { ModelSentences } from "@patchbay/tools";
 import { failedResult } from "./tool-results";
 
 const OPEN_CALL = new Set(["pending", "awaiting_approval", "running"]);
@@ -38,12 +38,7 @@ export async function recoverInterruptedTurns(store: Store, logger: Logger): Pro
         items.push({
           ...item,
           status: "failed",
-          result: failedResult(
-            "failed",
-            "server_restart",
-            ModelSentences.serverRestarted(),
-            item.held,
-          ),
+          result: failedResult("failed", "server_restart", ModelSentences.serverRestarted(), item.held),
         });
       } else if (item.type === "message" && item.status === "in_progress") {
         items.push({ ...item, status: "failed", text: await streamedText(store, sessionId, item.id) });

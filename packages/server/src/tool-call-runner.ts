@@ -235,7 +235,9 @@ export class ToolCallRunner {
     const { backend, spec } = slot;
     if (!backend || !spec) {
       const names = this.options.backends.flatMap((b) => b.specs().map((s) => s.name));
-      return finish(failedResult("unknown_tool", "unknown_tool", ModelSentences.unknownTool(call.name, names)));
+      return finish(
+        failedResult("unknown_tool", "unknown_tool", ModelSentences.unknownTool(call.name, names)),
+      );
     }
     // Checked once: by the backend with the tool's own schema when it can, else the JSON Schema.
     const checked = backend.checkArguments
@@ -331,7 +333,8 @@ export class ToolCallRunner {
     if (!slot) return { accepted: false, reason: "unknown_call" };
     if (slot.settled) return { accepted: false, reason: "settled" };
     if (slot.cancelling) return { accepted: false, reason: "cancelling" };
-    if (attempt !== undefined && attempt < slot.item.attempt) return { accepted: false, reason: "stale_attempt" };
+    if (attempt !== undefined && attempt < slot.item.attempt)
+      return { accepted: false, reason: "stale_attempt" };
     // The item changes at once (patch is synchronous), so an interrupt read after this sees it.
     if (!slot.item.held) void this.update(callId, { held: true }, [{ type: "tool.held", callId }]);
     return { accepted: true };
@@ -340,7 +343,8 @@ export class ToolCallRunner {
   private interrupt(): void {
     for (const [callId, slot] of this.slots) {
       if (!slot.started || slot.settled || slot.cancelling || !slot.backend) continue;
-      if (!interruptCancels({ interruptible: slot.spec?.interruptible === true, held: slot.item.held })) continue;
+      if (!interruptCancels({ interruptible: slot.spec?.interruptible === true, held: slot.item.held }))
+        continue;
       slot.cancelling = "interrupted";
       slot.backend.cancel(callId, "interrupted");
       if (!slot.backend.remote) continue;
@@ -349,7 +353,12 @@ export class ToolCallRunner {
       slot.grace = setTimeout(() => {
         void this.settle(
           callId,
-          failedResult("cancelled", "cancel_unconfirmed", ModelSentences.cancelUnconfirmed(slot.item.name, graceMs), true),
+          failedResult(
+            "cancelled",
+            "cancel_unconfirmed",
+            ModelSentences.cancelUnconfirmed(slot.item.name, graceMs),
+            true,
+          ),
         );
       }, graceMs);
     }
@@ -361,7 +370,12 @@ export class ToolCallRunner {
     slot.cancelling = "timed_out";
     void this.settle(
       callId,
-      failedResult("timed_out", "timed_out", ModelSentences.timedOut(slot.item.name, timeoutMs), slot.item.held),
+      failedResult(
+        "timed_out",
+        "timed_out",
+        ModelSentences.timedOut(slot.item.name, timeoutMs),
+        slot.item.held,
+      ),
     );
     slot.backend.cancel(callId, "timed_out");
   }

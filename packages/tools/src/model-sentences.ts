@@ -47,7 +47,8 @@ export const ModelSentences = {
    * A held call had started a change, which may have completed.
    */
   cancelled(name: string, why: "interrupted" | "session_closed" | "cancelled", held: boolean): string {
-    if (held) return `The call of "${name}" was cancelled after it had started a change, which may have completed.`;
+    if (held)
+      return `The call of "${name}" was cancelled after it had started a change, which may have completed.`;
     if (why === "interrupted") return `The call of "${name}" was cancelled: the user interrupted.`;
     if (why === "session_closed") return `The call of "${name}" was cancelled: the session closed.`;
     return `The call of "${name}" was cancelled.`;
