@@ -58,14 +58,14 @@ export const ImageDataSchema = z.object({
  * const image: ImageContent = { type: "image", url: "https://example.com/a.png" };
  * ```
  */
-export const ImageContentSchema = z.xor([ImageUrlSchema, ImageDataSchema], {
-  error: "must be either an image { type, url } or an image { type, mimeType, data }, not both",
-});
+export const ImageContentSchema: z.ZodType<ImageContent, ImageContent> = z.xor(
+  [ImageUrlSchema, ImageDataSchema],
+  { error: "must be either an image { type, url } or an image { type, mimeType, data }, not both" },
+  // Typed without the forbidden fields (they are never present in a decoded image), so every
+  // type built from this schema keeps `"url" in image` telling the two forms apart.
+) as unknown as z.ZodType<ImageContent, ImageContent>;
 
-/**
- * An image: an https URL or inline base64 data of a known image type. The field each form
- * forbids (the other form's) is left out of the type, so `"url" in image` tells the forms apart.
- */
+/** An image: an https URL or inline base64 data of a known image type. */
 export type ImageContent =
   | Omit<z.infer<typeof ImageUrlSchema>, "data">
   | Omit<z.infer<typeof ImageDataSchema>, "url">;
