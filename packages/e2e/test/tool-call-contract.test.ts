@@ -123,8 +123,8 @@ describe("a held call that times out (finding 1), on a worker", () => {
           | undefined,
       (r) => r !== undefined,
     );
-    expect(row.outcome).toBe("aborted");
-    expect(row.elapsed_ms).toBeLessThan(1_500);
+    expect(row?.outcome).toBe("aborted");
+    expect(row?.elapsed_ms).toBeLessThan(1_500);
     expect(Date.now() - started).toBeLessThan(2_400);
     expect(reply.text).toBe('The call of "held_change" timed out after 700 ms.');
     const item = toolCall(s, "held_change");
@@ -141,9 +141,11 @@ describe("hold versus interrupt over a slow link (finding 2)", () => {
       await worker(h, { id: "w_1" }, { up: delay, down: delay });
       const toolDelay = 20;
       // Interrupts spread over the window in which the hold crosses the link both ways.
-      const offsets = Array.from({ length: 10 }, (_, i) =>
-        Math.round((i * (4 * delay + toolDelay + 60)) / 9),
-      );
+      // The last comes long after the hold was accepted, so both outcomes occur even under load.
+      const offsets = [
+        ...Array.from({ length: 9 }, (_, i) => Math.round((i * (4 * delay + toolDelay + 60)) / 8)),
+        1_500,
+      ];
       const told: Array<{
         offset: number;
         booked: boolean;
@@ -209,8 +211,8 @@ describe("timeouts (finding 4)", () => {
           | undefined,
       (r) => r !== undefined,
     );
-    expect(row.outcome).toBe("aborted");
-    expect(row.elapsed_ms).toBeLessThan(2_000);
+    expect(row?.outcome).toBe("aborted");
+    expect(row?.elapsed_ms).toBeLessThan(2_000);
   });
 });
 

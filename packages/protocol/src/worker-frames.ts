@@ -283,7 +283,7 @@ export const WorkOfferedFrameSchema = z.object({
  * @example
  * ```ts
  * { type: "hosted.call", callId: "call_1", attempt: 1, agent: "support", sessionId: "s_1",
- *   tool: "lookup_order", arguments: { order_id: "A1" }, user: { id: "u_1" }, conversation: [], timeoutMs: 120000 }
+ *   tool: "lookup_order", arguments: { order_id: "A1" }, user: { id: "u_1" }, conversation: [], timeoutMs: 30000 }
  * ```
  */
 export const HostedCallFrameSchema = z.object({

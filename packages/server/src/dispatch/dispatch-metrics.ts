@@ -45,7 +45,7 @@ export class DispatchMetrics {
     });
     this.hostedCalls = new Counter({
       name: "patchbay_dispatch_hosted_calls_total",
-      help: "Hosted tool calls by event: offered, redelivered, no_worker, timed_out, duplicate_result",
+      help: "Hosted tool calls by event: offered, redelivered, no_worker, timed_out, duplicate_result, stale_result",
       labelNames: ["event"],
       registers,
     });
