@@ -194,17 +194,17 @@ class Sessions:
         if metadata is not None:
             frame["metadata"] = metadata
         info = await self._client._request(frame)
-        return self._client._adopt(info)
+        return self._client._sessions[info["id"]]
 
     async def resume(self, session_id: str, after_seq: int = 0) -> Session:
         """Attaches to an existing session; events after ``after_seq`` are replayed."""
         known = self._client._sessions.get(session_id)
         if known is not None:
             return known
-        info = await self._client._request({"type": "session.resume", "sessionId": session_id, "afterSeq": after_seq})
-        session = self._client._adopt(info)
-        session.last_seq = after_seq
-        return session
+        info = await self._client._request(
+            {"type": "session.resume", "sessionId": session_id, "afterSeq": after_seq}, after_seq
+        )
+        return self._client._sessions[info["id"]]
 
 
 class AgentHandle:
@@ -253,6 +253,7 @@ class Client:
         self._backoff = backoff
         self._sessions: dict[str, Session] = {}
         self._requests: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._after_seq: dict[str, int] = {}
         self._ws: Any = None
         self._ready: asyncio.Event | None = None
         self._runner: asyncio.Task[None] | None = None
@@ -307,10 +308,11 @@ class Client:
             await self._wait_ready()
         await self._ws.send(encode_frame(frame))
 
-    async def _request(self, frame: dict[str, Any]) -> dict[str, Any]:
+    async def _request(self, frame: dict[str, Any], after_seq: int = 0) -> dict[str, Any]:
         request_id = _id("r")
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._requests[request_id] = future
+        self._after_seq[request_id] = after_seq
         try:
             await self._send({**frame, "requestId": request_id})
             return await asyncio.wait_for(future, self._timeout)
@@ -318,6 +320,7 @@ class Client:
             raise ClientError("timeout", f"{frame['type']} was not answered within {self._timeout} s") from None
         finally:
             self._requests.pop(request_id, None)
+            self._after_seq.pop(request_id, None)
 
     def _adopt(self, info: dict[str, Any]) -> Session:
         session = self._sessions.get(info["id"])
@@ -372,6 +375,11 @@ class Client:
             return
         kind = frame["type"]
         if kind == "session.opened":
+            # Adopted here, before the replayed events that follow on the socket are read.
+            known = frame["session"]["id"] in self._sessions
+            session = self._adopt(frame["session"])
+            if not known:
+                session.last_seq = self._after_seq.get(frame["requestId"], 0)
             future = self._requests.get(frame["requestId"])
             if future and not future.done():
                 future.set_result(frame["session"])
