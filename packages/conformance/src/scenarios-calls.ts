@@ -170,7 +170,10 @@ export const callScenarios: Scenario[] = [
       const held = new Promise<void>((resolve) => session.once("held", () => resolve()));
       say(session, "hold 1200");
       const call = await conn.nextToWorker("hosted.call");
-      await conn.next("hosted.hold", (f) => f.callId === call.callId);
+      const hold = await conn.next("hosted.hold", (f) => f.callId === call.callId);
+      assert.equal(hold.attempt, call.attempt, "the hold names the attempt it holds");
+      const ack = await conn.nextToWorker("hosted.hold.ack", (f) => f.callId === call.callId);
+      assert.equal(ack.accepted, true, `the hold is acknowledged: ${JSON.stringify(ack)}`);
       await held;
       await session.interrupt();
       const item = await endedCall(session, "hold_then_wait");
