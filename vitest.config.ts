@@ -18,7 +18,7 @@ export default defineConfig({
   test: {
     // One project per workspace package; each finds the *.test.ts files beside its code.
     projects: [
-      ...[...packages, "e2e"].map((name) => ({
+      ...[...packages, "e2e", "conformance"].map((name) => ({
         extends: true,
         test: {
           name,

@@ -28,6 +28,11 @@ function must(cmd, args, what) {
   }
 }
 
+function pnpmArgs(args) {
+  const [cmd, pre] = pnpm();
+  return [cmd, [...pre, ...args]];
+}
+
 function pnpm() {
   const version = spawnSync("pnpm", ["--version"], { encoding: "utf8" });
   if (version.status === 0 && `pnpm@${version.stdout.trim()}` === pinned) return ["pnpm", []];
@@ -60,7 +65,7 @@ if (!process.env.PATCHBAY_SKIP_BUILD) {
 }
 
 function tasksNames() {
-  return ["start", "demo", "bench", "test", "pack", "sample"];
+  return ["start", "demo", "bench", "test", "pack", "sample", "conformance"];
 }
 
 /** The samples `npm run sample:<name>` starts, each from its app folder. */
@@ -107,6 +112,8 @@ const tasks = {
     const app = join(root, "apps", name);
     return attached(process.execPath, ["--import", "tsx", join(app, SAMPLES[name]), ...args], app);
   },
+  // The conformance kit against every worker SDK in the repository (packages/conformance).
+  conformance: () => run(...pnpmArgs(["--filter", "@patchbay/conformance", "--silent", "all", ...rest])),
   pack: () => {
     pack(pnpm());
     return 0;

@@ -4,6 +4,7 @@ import { executorScenario } from "./executor";
 import { hostedToolCallScenario } from "./hosted-tool-call";
 import { mcpScenario } from "./mcp-peer";
 import { pageToolCallScenario } from "./page-tool-call";
+import { pythonWorkerScenario } from "./python-worker";
 import { scaleMemoryScenario } from "./scale-memory";
 import { scaleWorkersScenario } from "./scale-workers";
 import type { Scenario } from "./scenario";
@@ -12,6 +13,7 @@ import { wholeTurnScenario } from "./whole-turn";
 
 export const scenarios: Scenario[] = [
   hostedToolCallScenario,
+  pythonWorkerScenario,
   turnLoopScenario,
   pageToolCallScenario,
   mcpScenario("stdio"),

@@ -179,6 +179,8 @@ function code(value: unknown): string {
 function primitive(schema: z.ZodType): string {
   const json = toWireJsonSchema(schema) as Record<string, any>;
   if ("const" in json) return code(json.const);
+  // z.never(): a field the form forbids (the other image form's field).
+  if (json.not !== undefined && Object.keys(json.not).length === 0) return "never: must be absent";
   if (Array.isArray(json.enum)) return json.enum.map(code).join(" \\| ");
   const parts: string[] = [];
   switch (json.type) {

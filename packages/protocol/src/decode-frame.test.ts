@@ -134,8 +134,8 @@ describe("decodeFrame: nested paths", () => {
     );
     expect(url.ok || url.error.path).toBe("images.0.url");
     expect(data.ok || data.error.path).toBe("images.0.mimeType");
-    expect(both.ok || both.error.path).toBe("images.0");
-    expect(both.ok || both.error.message).toContain("not both");
+    expect(both.ok || both.error.path).toBe("images.0.data");
+    expect(both.ok || both.error.message).toContain("an image with a url carries no data");
   });
 });
 

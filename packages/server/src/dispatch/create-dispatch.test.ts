@@ -121,6 +121,37 @@ describe("createDispatch", () => {
     expect(dispatch.registry.size).toBe(0);
   });
 
+  it("tells a socket replaced by a newer one of the same workerId why, and closes it with 4409", async () => {
+    const first = await worker({ workerId: "w_same" });
+    const second = await worker({ workerId: "w_same" });
+    const error = await first.next("error");
+    expect(error).toMatchObject({ code: "conflict" });
+    expect(error.message).toContain("w_same");
+    expect((await first.closed).code).toBe(4409);
+    expect(dispatch.registry.get("w_same")).toBeDefined();
+    expect(second.frames.filter((f) => f.type === "error")).toEqual([]);
+  });
+
+  it("tells a worker that hosts an agent the server does not have, naming the field, and keeps it", async () => {
+    const socket = await worker({
+      workerId: "w_hosts",
+      hosts: [
+        { agent: "payments", tools: [] },
+        { agent: "no_such_agent", tools: [] },
+      ],
+    });
+    const error = await socket.next("error");
+    expect(error).toMatchObject({ code: "not_found", path: "hosts.1.agent" });
+    expect(dispatch.registry.get("w_hosts")).toBeDefined();
+  });
+
+  it("names the field when it refuses a hello", async () => {
+    const socket = await TestWorkerSocket.connect(server.url, { protocol: 2 });
+    sockets.push(socket);
+    expect(await socket.next("error")).toMatchObject({ code: "protocol_version", path: "protocol" });
+    expect((await socket.closed).code).toBe(4400);
+  });
+
   it("routes an inbound message to a worker, or answers 503 no_worker when none is connected", async () => {
     const body = { channel: { type: "sms", id: "+15550100" }, userId: "u_9", text: "Where is A1?" };
     const none = await post("/v1/agents/support/inbound/messages", body);

@@ -31,6 +31,10 @@ export interface DispatchServerOptions {
   maxQueue?: number;
   /** How long work may wait for a free worker before it is dropped. Default 30 s. */
   queueTimeoutMs?: number;
+  /** How long a worker has to accept offered work before it is offered to another worker. Default 10 s. */
+  acceptTimeoutMs?: number;
+  /** How long accepted work may run before its reply fails with `work_timeout`. Default 5 min. */
+  workTimeoutMs?: number;
   /** Largest frame a worker may send, results aside. Default 5 MiB. */
   maxFrameBytes?: number;
   /** Largest `hosted.result` a worker may send (room for a 5 MiB image as base64). Default 8 MiB. */
@@ -82,6 +86,8 @@ export function createDispatch(
     logger,
     ...(options.maxQueue === undefined ? {} : { maxQueue: options.maxQueue }),
     ...(options.queueTimeoutMs === undefined ? {} : { queueTimeoutMs: options.queueTimeoutMs }),
+    ...(options.acceptTimeoutMs === undefined ? {} : { acceptTimeoutMs: options.acceptTimeoutMs }),
+    ...(options.workTimeoutMs === undefined ? {} : { workTimeoutMs: options.workTimeoutMs }),
   });
   const tools = new WorkerToolRouter({ registry, metrics, logger });
   const maxFrameBytes = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
@@ -107,6 +113,7 @@ export function createDispatch(
     heartbeatIntervalMs: options.heartbeatIntervalMs ?? 15_000,
     maxFrameBytes,
     maxResultFrameBytes,
+    agentExists: (agent: string) => context.agents.has(agent),
     metrics,
     logger,
     ...(options.helloTimeoutMs === undefined ? {} : { helloTimeoutMs: options.helloTimeoutMs }),

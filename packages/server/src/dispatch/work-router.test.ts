@@ -8,11 +8,11 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-function message(id: string): WorkPayload {
+function message(id: string, sessionId: string | null = null): WorkPayload {
   const m: InboundMessage = {
     id,
     agent: "support",
-    sessionId: null,
+    sessionId,
     channel: { type: "sms", id: "+1" },
     user: { id: "u_1" },
     text: id,
@@ -22,7 +22,14 @@ function message(id: string): WorkPayload {
   return { kind: "message", message: m };
 }
 
-function setup(options: { maxQueue?: number; queueTimeoutMs?: number } = {}) {
+function setup(
+  options: {
+    maxQueue?: number;
+    queueTimeoutMs?: number;
+    acceptTimeoutMs?: number;
+    workTimeoutMs?: number;
+  } = {},
+) {
   const registry = new WorkerRegistry();
   const router = new WorkRouter({ registry, ...options });
   return { registry, router };
@@ -92,6 +99,52 @@ describe("WorkRouter", () => {
     expect(router.queued).toBe(0);
   });
 
+  it("offers work a worker did not accept in time to another worker, and ignores its late accept", () => {
+    vi.useFakeTimers();
+    const { registry, router } = setup({ acceptTimeoutMs: 500 });
+    const a = recordingWorker("a", { capacity: 1 });
+    const b = recordingWorker("b", { capacity: 1 });
+    b.lastGivenAt = 1;
+    registry.add(a);
+    registry.add(b);
+    const settled: WorkOutcome[] = [];
+    const receipt = router.submit(message("m1"), { onSettled: (o) => settled.push(o) });
+    expect(sentOf(a, "work.offered")).toHaveLength(1);
+    vi.advanceTimersByTime(499);
+    expect(sentOf(b, "work.offered")).toHaveLength(0);
+    vi.advanceTimersByTime(1);
+    expect(sentOf(b, "work.offered").map((f) => f.workId)).toEqual([receipt.workId]);
+    expect(a.reserved.size).toBe(0);
+    router.onFrame(a, { type: "work.accepted", workId: receipt.workId });
+    router.onFrame(a, { type: "work.done", workId: receipt.workId });
+    expect(settled).toEqual([]);
+    router.onFrame(b, { type: "work.accepted", workId: receipt.workId });
+    router.onFrame(b, { type: "work.done", workId: receipt.workId });
+    expect(settled).toEqual([{ kind: "done", workerId: "b" }]);
+  });
+
+  it("ends accepted work that runs past its deadline with work_timeout and frees the slot", () => {
+    vi.useFakeTimers();
+    const { registry, router } = setup({ workTimeoutMs: 2_000 });
+    const a = recordingWorker("a", { capacity: 1 });
+    registry.add(a);
+    const settled: WorkOutcome[] = [];
+    const receipt = router.submit(message("m1"), { onSettled: (o) => settled.push(o) });
+    router.submit(message("m2"));
+    router.onFrame(a, { type: "work.accepted", workId: receipt.workId });
+    vi.advanceTimersByTime(1_999);
+    expect(settled).toEqual([]);
+    vi.advanceTimersByTime(1);
+    expect(settled).toEqual([{ kind: "dropped", error: expect.objectContaining({ code: "work_timeout" }) }]);
+    // The freed slot takes the queued message; a late done for the first changes nothing.
+    expect(sentOf(a, "work.offered").map((f) => f.work.kind === "message" && f.work.message.id)).toEqual([
+      "m1",
+      "m2",
+    ]);
+    router.onFrame(a, { type: "work.done", workId: receipt.workId });
+    expect(settled).toHaveLength(1);
+  });
+
   it("offers work handed back by a draining worker to another worker", () => {
     const { registry, router } = setup();
     const a = recordingWorker("a", { capacity: 1 });
@@ -150,10 +203,30 @@ describe("WorkRouter", () => {
     const a = recordingWorker("a", { capacity: 1 });
     registry.add(a);
     let answers = 0;
-    const receipt = router.submit(message("m1"), { onAnswer: () => answers++ });
+    const receipt = router.submit(message("m1", "s_1"), { onAnswer: () => answers++ });
     router.onFrame(a, { type: "answer", workId: receipt.workId, sessionId: "s_1", messageId: "m1" });
     router.onFrame(a, { type: "answer", sessionId: "s_1", messageId: "m1" });
     expect(answers).toBe(1);
+    expect(sentOf(a, "error")).toEqual([expect.objectContaining({ code: "conflict", path: "messageId" })]);
+  });
+
+  it("tells the worker when its answer has no work to go to or names another session", () => {
+    const { registry, router } = setup();
+    const a = recordingWorker("a", { capacity: 1 });
+    registry.add(a);
+    let answers = 0;
+    const receipt = router.submit(message("m1", "s_1"), { onAnswer: () => answers++ });
+    router.onFrame(a, { type: "answer", workId: receipt.workId, sessionId: "s_2", messageId: "m1" });
+    router.onFrame(a, { type: "work.accepted", workId: receipt.workId });
+    router.onFrame(a, { type: "work.done", workId: receipt.workId });
+    router.onFrame(a, { type: "answer", workId: receipt.workId, sessionId: "s_1", messageId: "m1" });
+    router.onFrame(a, { type: "answer", sessionId: "s_9", messageId: "m_unknown" });
+    expect(answers).toBe(0);
+    expect(sentOf(a, "error").map((e) => [e.code, e.path])).toEqual([
+      ["invalid_frame", "sessionId"],
+      ["not_found", "workId"],
+      ["not_found", "messageId"],
+    ]);
   });
 
   it("withdraws work that still waits", () => {

@@ -63,6 +63,8 @@ interface Ticket {
   hooks: WorkHooks;
   answered: boolean;
   queueTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The accept deadline while offered, then the finish deadline once accepted. */
+  deadline: ReturnType<typeof setTimeout> | undefined;
 }
 
 /**
@@ -79,6 +81,10 @@ export interface WorkRouterOptions {
   maxQueue?: number;
   /** How long work may wait for a free worker before it is dropped with `no_worker`. Default 30 s. */
   queueTimeoutMs?: number;
+  /** How long a worker has to accept offered work before it goes to another worker. Default 10 s. */
+  acceptTimeoutMs?: number;
+  /** How long accepted work may run before the server gives up on it (`work_timeout`). Default 5 min. */
+  workTimeoutMs?: number;
   metrics?: DispatchMetrics;
   logger?: Logger;
 }
@@ -98,6 +104,8 @@ export class WorkRouter {
   readonly #registry: WorkerRegistry;
   readonly #maxQueue: number;
   readonly #queueTimeoutMs: number;
+  readonly #acceptTimeoutMs: number;
+  readonly #workTimeoutMs: number;
   readonly #metrics: DispatchMetrics | undefined;
   readonly #logger: Logger;
   readonly #tickets = new Map<string, Ticket>();
@@ -108,6 +116,8 @@ export class WorkRouter {
     this.#registry = options.registry;
     this.#maxQueue = options.maxQueue ?? 256;
     this.#queueTimeoutMs = options.queueTimeoutMs ?? 30_000;
+    this.#acceptTimeoutMs = options.acceptTimeoutMs ?? 10_000;
+    this.#workTimeoutMs = options.workTimeoutMs ?? 300_000;
     this.#metrics = options.metrics;
     this.#logger = options.logger ?? silentLogger;
   }
@@ -148,6 +158,7 @@ export class WorkRouter {
       hooks,
       answered: false,
       queueTimer: undefined,
+      deadline: undefined,
     };
     if (this.#offer(ticket)) {
       this.#tickets.set(workId, ticket);
@@ -178,7 +189,10 @@ export class WorkRouter {
     switch (frame.type) {
       case "work.accepted": {
         const ticket = this.#tickets.get(frame.workId);
-        if (ticket && ticket.worker === worker && ticket.state === "offered") ticket.state = "accepted";
+        if (ticket && ticket.worker === worker && ticket.state === "offered") {
+          ticket.state = "accepted";
+          this.#arm(ticket, this.#workTimeoutMs, () => this.#workTimedOut(ticket, worker));
+        }
         return;
       }
       case "work.done":
@@ -187,7 +201,29 @@ export class WorkRouter {
       case "answer": {
         const ticket =
           frame.workId === undefined ? this.#byMessageId(frame.messageId) : this.#tickets.get(frame.workId);
-        if (!ticket || ticket.answered) return;
+        const refuse = (code: string, message: string, path: string) =>
+          worker.send({ type: "error", code, message, path });
+        // An answer nobody waits for is an error the worker hears about, never a silent no-op.
+        if (ticket?.work.kind !== "message" || ticket.worker !== worker) {
+          refuse(
+            "not_found",
+            `answer: no running message work ${frame.workId ?? `for message ${frame.messageId}`} on this worker (answer before work.done)`,
+            frame.workId === undefined ? "messageId" : "workId",
+          );
+          return;
+        }
+        if (ticket.work.message.sessionId !== frame.sessionId || ticket.work.message.id !== frame.messageId) {
+          refuse(
+            "invalid_frame",
+            `answer: work ${ticket.workId} is message ${ticket.work.message.id} of session ${ticket.work.message.sessionId ?? "(none)"}`,
+            ticket.work.message.sessionId !== frame.sessionId ? "sessionId" : "messageId",
+          );
+          return;
+        }
+        if (ticket.answered) {
+          refuse("conflict", `answer: message ${frame.messageId} was already answered`, "messageId");
+          return;
+        }
         ticket.answered = true;
         ticket.hooks.onAnswer?.();
         return;
@@ -210,6 +246,7 @@ export class WorkRouter {
       else if (ticket.worker !== undefined && ticket.worker.id !== worker.id) continue;
       ticket.state = "accepted";
       ticket.worker = worker;
+      this.#arm(ticket, this.#workTimeoutMs, () => this.#workTimedOut(ticket, worker));
     }
     this.pump();
   }
@@ -218,6 +255,7 @@ export class WorkRouter {
   onWorkerGone(worker: ConnectedWorker): void {
     const orphans = [...this.#tickets.values()].filter((t) => t.worker === worker && t.state !== "queued");
     for (const ticket of orphans.reverse()) {
+      clearTimeout(ticket.deadline);
       ticket.attempt++;
       ticket.worker = undefined;
       this.#metrics?.work.inc({ kind: ticket.work.kind, event: "requeued" });
@@ -268,7 +306,48 @@ export class WorkRouter {
     ticket.worker = worker;
     this.#metrics?.work.inc({ kind: ticket.work.kind, event: "offered" });
     worker.send({ type: "work.offered", workId: ticket.workId, attempt: ticket.attempt, work: ticket.work });
+    this.#arm(ticket, this.#acceptTimeoutMs, () => this.#acceptTimedOut(ticket, worker));
     return true;
+  }
+
+  #arm(ticket: Ticket, ms: number, fire: () => void): void {
+    clearTimeout(ticket.deadline);
+    ticket.deadline = setTimeout(fire, ms);
+    ticket.deadline.unref?.();
+  }
+
+  // A worker that does not accept in time is treated as one that declined: the work goes to
+  // another worker (never back to this one), and a late work.accepted from it is ignored.
+  #acceptTimedOut(ticket: Ticket, worker: ConnectedWorker): void {
+    if (ticket.state !== "offered" || ticket.worker !== worker) return;
+    this.#logger.warn("dispatch work not accepted in time; offering it elsewhere", {
+      workId: ticket.workId,
+      worker: worker.id,
+      acceptTimeoutMs: this.#acceptTimeoutMs,
+    });
+    worker.reserved.delete(ticket.workId);
+    ticket.refusedBy.add(worker.id);
+    ticket.worker = undefined;
+    this.#enqueue(ticket, "front");
+    this.pump();
+  }
+
+  // Work that runs past its deadline ends for the user (the reply fails with work_timeout); the
+  // slot is the worker's again, and its late work.done or answer is ignored.
+  #workTimedOut(ticket: Ticket, worker: ConnectedWorker): void {
+    if (ticket.state !== "accepted" || ticket.worker !== worker) return;
+    this.#logger.warn("dispatch work did not finish in time", {
+      workId: ticket.workId,
+      worker: worker.id,
+      workTimeoutMs: this.#workTimeoutMs,
+    });
+    worker.reserved.delete(ticket.workId);
+    this.#metrics?.work.inc({ kind: ticket.work.kind, event: "dropped" });
+    this.#settle(ticket, {
+      kind: "dropped",
+      error: { code: "work_timeout", message: `the worker did not finish within ${this.#workTimeoutMs} ms` },
+    });
+    this.pump();
   }
 
   #onDone(worker: ConnectedWorker, frame: WorkerToServerFrame & { type: "work.done" }): void {
@@ -301,6 +380,7 @@ export class WorkRouter {
   }
 
   #enqueue(ticket: Ticket, where: "front" | "back"): void {
+    clearTimeout(ticket.deadline);
     ticket.state = "queued";
     if (where === "front") this.#queue.unshift(ticket);
     else this.#queue.push(ticket);
@@ -330,6 +410,7 @@ export class WorkRouter {
   #settle(ticket: Ticket, outcome: WorkOutcome): void {
     if (!this.#tickets.delete(ticket.workId)) return;
     clearTimeout(ticket.queueTimer);
+    clearTimeout(ticket.deadline);
     try {
       ticket.hooks.onSettled?.(outcome);
     } catch (error) {

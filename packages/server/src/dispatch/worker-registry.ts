@@ -29,6 +29,8 @@ export interface ConnectedWorker {
   send(frame: ServerToWorkerFrame, text?: string): void;
   /** Cuts the socket (a replaced or dead worker). */
   terminate(): void;
+  /** Closes the socket with a close code and reason (a replaced worker); cut when absent. */
+  close?(code: number, reason: string): void;
 }
 
 /**

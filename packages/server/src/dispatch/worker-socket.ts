@@ -38,6 +38,8 @@ export interface WorkerSocketDeps {
   maxFrameBytes?: number;
   /** Largest `hosted.result` a worker may send. Default 8 MiB. */
   maxResultFrameBytes?: number;
+  /** Whether the server has an agent of that name (a hello hosting another is told so). */
+  agentExists?: (agent: string) => boolean;
   metrics?: DispatchMetrics;
   logger?: Logger;
 }
@@ -77,14 +79,15 @@ export function acceptWorkerSocket(ws: WebSocket, deps: WorkerSocketDeps): void 
   const send = (frame: ServerToWorkerFrame, text?: string) => {
     if (ws.readyState === WebSocket.OPEN) ws.send(text ?? JSON.stringify(frame));
   };
-  const refuse = (code: string, message: string, closeCode: number) => {
-    send({ type: "error", code, message });
+  const refuse = (code: string, message: string, closeCode: number, path?: string) => {
+    send({ type: "error", code, message, ...(path === undefined ? {} : { path }) });
     ws.close(closeCode, message.slice(0, 120));
   };
 
   let worker: ConnectedWorker | undefined;
   let lastHeard = Date.now();
   let heartbeat: ReturnType<typeof setInterval> | undefined;
+  let pings = 0;
   const helloTimer = setTimeout(() => {
     if (!worker)
       refuse("invalid_frame", "no worker.hello within the time allowed", WorkerCloseCodes.protocol);
@@ -101,7 +104,8 @@ export function acceptWorkerSocket(ws: WebSocket, deps: WorkerSocketDeps): void 
     if (!decoded.ok) {
       const { code, message, path } = decoded.error;
       if (!worker) {
-        refuse(code, message, WorkerCloseCodes.protocol);
+        // Until hello succeeds a socket is not a worker: any failure ends the handshake.
+        refuse(code, message, WorkerCloseCodes.protocol, path);
         return;
       }
       if (code === "frame_too_large") failOversizedResult(worker, buffer);
@@ -115,6 +119,7 @@ export function acceptWorkerSocket(ws: WebSocket, deps: WorkerSocketDeps): void 
           "invalid_frame",
           `the first frame must be worker.hello, not ${frame.type}`,
           WorkerCloseCodes.protocol,
+          "type",
         );
         return;
       }
@@ -153,6 +158,7 @@ export function acceptWorkerSocket(ws: WebSocket, deps: WorkerSocketDeps): void 
         "protocol_version",
         `this server speaks protocol ${PROTOCOL_VERSION}, the worker ${frame.protocol}`,
         WorkerCloseCodes.protocol,
+        "protocol",
       );
       return undefined;
     }
@@ -160,7 +166,12 @@ export function acceptWorkerSocket(ws: WebSocket, deps: WorkerSocketDeps): void 
       deps.checkApiKey(frame.apiKey, frame.secret);
     } catch (error) {
       logger.warn("worker refused", { workerId: frame.workerId, reason: (error as Error).message });
-      refuse("unauthorized", (error as Error).message, WorkerCloseCodes.unauthorized);
+      refuse(
+        "unauthorized",
+        (error as Error).message,
+        WorkerCloseCodes.unauthorized,
+        frame.secret === undefined ? "secret" : undefined,
+      );
       return undefined;
     }
     const connected: ConnectedWorker = {
@@ -174,6 +185,11 @@ export function acceptWorkerSocket(ws: WebSocket, deps: WorkerSocketDeps): void 
       maxFrameBytes: frame.maxFrameBytes ?? DEFAULT_WORKER_RECEIVE_BYTES,
       send,
       terminate: () => ws.terminate(),
+      close: (code, reason) => {
+        ws.close(code, reason);
+        // A peer that does not finish the closing handshake is cut after a second.
+        setTimeout(() => ws.terminate(), 1_000).unref();
+      },
     };
     const replaced = deps.registry.add(connected);
     // Ready first: the worker reads nothing else before it, and adopting below may send it work.
@@ -193,8 +209,26 @@ export function acceptWorkerSocket(ws: WebSocket, deps: WorkerSocketDeps): void 
       logger.info("worker replaced by a newer socket", { workerId: frame.workerId });
       deps.work.onWorkerGone(replaced);
       deps.tools.onWorkerGone(replaced);
-      replaced.terminate();
+      // The old socket is told why before it closes (4409), so a worker that runs twice by
+      // mistake with one workerId sees it in its logs instead of a bare 1006.
+      replaced.send({
+        type: "error",
+        code: "conflict",
+        message: `a newer socket of worker ${frame.workerId} replaced this one; give each worker process its own workerId`,
+      });
+      if (replaced.close) replaced.close(WorkerCloseCodes.replaced, "replaced by a newer socket");
+      else replaced.terminate();
     }
+    frame.hosts.forEach((host, index) => {
+      if (deps.agentExists && !deps.agentExists(host.agent)) {
+        send({
+          type: "error",
+          code: "not_found",
+          message: `hosts.${index}.agent: this server has no agent ${host.agent}; no session will call these tools`,
+          path: `hosts.${index}.agent`,
+        });
+      }
+    });
     deps.metrics?.workers.set(deps.registry.size);
     logger.info("worker connected", {
       workerId: connected.id,
@@ -210,7 +244,9 @@ export function acceptWorkerSocket(ws: WebSocket, deps: WorkerSocketDeps): void 
         ws.terminate();
         return;
       }
-      send({ type: "ping" });
+      // A nonce, so a worker's pong can be told apart from a late answer to an earlier ping.
+      pings += 1;
+      send({ type: "ping", nonce: `s${pings}` });
     }, deps.heartbeatIntervalMs);
     deps.work.pump();
     return connected;

@@ -1,0 +1,409 @@
+"""Tools: functions registered with a decorator, their JSON Schema from type hints (or a Pydantic
+model, or a schema given as it is), their results, and the context a running call sees.
+
+>>> tools = Tools()
+>>> @tools.register(description="Look up an order by its number")
+... async def lookup_order(order_id: str) -> str:
+...     return f"order {order_id}: shipped"
+>>> tools.get("lookup_order").spec["parameters"]["required"]
+['order_id']
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextvars
+import dataclasses
+import enum
+import inspect
+import json
+import types
+import typing
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_type_hints
+
+from ._validate import check
+
+__all__ = [
+    "CallNotHeld",
+    "ImageContent",
+    "Tool",
+    "ToolCallContext",
+    "ToolError",
+    "ToolOutput",
+    "Tools",
+    "User",
+    "get_tool_call_context",
+    "json_schema_for",
+    "to_output",
+]
+
+_IMAGE_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp"}
+
+
+class ToolError(Exception):
+    """An error whose ``message`` the model may read; ``code`` is stable (default ``tool_error``)."""
+
+    def __init__(self, message: str, code: str = "tool_error") -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class CallNotHeld(Exception):
+    """``disallow_interruptions()`` came too late: the call was already being cancelled or had ended."""
+
+    code = "call_not_held"
+
+    def __init__(self, call_id: str, reason: str) -> None:
+        super().__init__(f"call {call_id} could not be held: {reason}")
+        self.call_id = call_id
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class ImageContent:
+    """An image a tool returns: ``data`` (bytes, with ``mime``) or an https ``url``."""
+
+    data: bytes | None = None
+    mime: str = "image/png"
+    url: str | None = None
+
+    def to_wire(self) -> dict[str, Any]:
+        if (self.data is None) == (self.url is None):
+            raise ToolError("an image needs either data or url, not both", "invalid_output")
+        if self.url is not None:
+            if not self.url.startswith("https://"):
+                raise ToolError(f"an image url must be https: {self.url[:60]}", "invalid_output")
+            return {"type": "image", "url": self.url}
+        if self.mime not in _IMAGE_TYPES:
+            raise ToolError(f"image type {self.mime} is not one of {sorted(_IMAGE_TYPES)}", "invalid_output")
+        return {"type": "image", "mimeType": self.mime, "data": base64.b64encode(self.data or b"").decode("ascii")}
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    """What the model is shown: text and images."""
+
+    text: str = ""
+    images: tuple[ImageContent, ...] | list[ImageContent] = ()
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"text": self.text, "images": [image.to_wire() for image in self.images]}
+
+
+@dataclass(frozen=True)
+class User:
+    """The user whose turn made the call."""
+
+    id: str
+    name: str | None = None
+
+
+@dataclass
+class ToolCallContext:
+    """What a running call knows about itself; read it with :func:`get_tool_call_context`."""
+
+    id: str
+    """The call id: the idempotency key to pass to the system a tool changes."""
+    name: str
+    session_id: str
+    user: User
+    attempt: int
+    conversation: list[dict[str, Any]] = field(default_factory=list)
+    _update: Callable[[str], Awaitable[None]] | None = None
+    _say: Callable[[str], Awaitable[None]] | None = None
+    _hold: Callable[[], Awaitable[None]] | None = None
+
+    async def update(self, text: str) -> None:
+        """A status line the user sees while the call runs (the newest one wins)."""
+        if self._update:
+            await self._update(text)
+
+    async def say(self, text: str) -> None:
+        """Exact words to say to the user now."""
+        if self._say:
+            await self._say(text)
+
+    async def disallow_interruptions(self) -> None:
+        """From now on an interrupt does not cancel this call; only its timeout does.
+
+        Raises :class:`CallNotHeld` when the call was cancelled before the hold took effect: then
+        the change the tool was about to make must not start.
+        """
+        if self._hold:
+            await self._hold()
+
+
+_current: contextvars.ContextVar[ToolCallContext] = contextvars.ContextVar("patchbay_tool_call_context")
+
+
+def get_tool_call_context() -> ToolCallContext:
+    """The context of the call the current task runs (inside a tool only)."""
+    try:
+        return _current.get()
+    except LookupError:
+        raise RuntimeError("get_tool_call_context() is only available inside a running tool call") from None
+
+
+def _set_context(context: ToolCallContext) -> contextvars.Token[ToolCallContext]:
+    return _current.set(context)
+
+
+def _pydantic_model(hint: Any) -> Any:
+    try:
+        from pydantic import BaseModel  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    return hint if inspect.isclass(hint) and issubclass(hint, BaseModel) else None
+
+
+def json_schema_for(hint: Any) -> dict[str, Any]:
+    """The JSON Schema of a Python type hint (str, int, float, bool, list[...], dict, Literal,
+    Optional, Enum, TypedDict, dataclasses, Pydantic models, ``Annotated[x, "description"]``)."""
+    description = None
+    if get_origin(hint) is Annotated:
+        base, *extra = get_args(hint)
+        schema = json_schema_for(base)
+        for item in extra:
+            if isinstance(item, str):
+                description = item
+            elif getattr(item, "description", None):
+                description = item.description
+        return {**schema, "description": description} if description else schema
+    if hint is str:
+        return {"type": "string"}
+    if hint is bool:
+        return {"type": "boolean"}
+    if hint is int:
+        return {"type": "integer"}
+    if hint is float:
+        return {"type": "number"}
+    if hint is Any or hint is object:
+        return {}
+    if hint is type(None):
+        return {"type": "null"}
+    if hint is dict or get_origin(hint) is dict:
+        return {"type": "object"}
+    if hint is list or get_origin(hint) in (list, tuple, set, frozenset):
+        args = get_args(hint)
+        return {"type": "array", **({"items": json_schema_for(args[0])} if args else {})}
+    if get_origin(hint) is Literal:
+        values = list(get_args(hint))
+        kinds = {type(v) for v in values}
+        typed = {str: "string", int: "integer", bool: "boolean", float: "number"}.get(next(iter(kinds))) if len(kinds) == 1 else None
+        return {**({"type": typed} if typed else {}), "enum": values}
+    if get_origin(hint) in (Union, types.UnionType):
+        args = [a for a in get_args(hint) if a is not type(None)]
+        nullable = len(args) < len(get_args(hint))
+        inner = json_schema_for(args[0]) if len(args) == 1 else {"anyOf": [json_schema_for(a) for a in args]}
+        return {"anyOf": [inner, {"type": "null"}]} if nullable else inner
+    if inspect.isclass(hint) and issubclass(hint, enum.Enum):
+        return {"enum": [member.value for member in hint]}
+    model = _pydantic_model(hint)
+    if model is not None:
+        schema = model.model_json_schema()
+        schema.pop("title", None)
+        return schema
+    if inspect.isclass(hint) and (dataclasses.is_dataclass(hint) or typing.is_typeddict(hint)):
+        return _object_schema(hint)
+    raise TypeError(f"no JSON Schema for the type hint {hint!r}; pass parameters_schema instead")
+
+
+def _object_schema(cls: Any) -> dict[str, Any]:
+    hints = get_type_hints(cls, include_extras=True)
+    properties = {name: json_schema_for(hint) for name, hint in hints.items()}
+    if dataclasses.is_dataclass(cls):
+        required = [
+            f.name
+            for f in dataclasses.fields(cls)
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        ]
+    else:
+        required = sorted(getattr(cls, "__required_keys__", hints.keys()))
+    return {"type": "object", "properties": properties, "required": required}
+
+
+Handler = Callable[..., Any]
+
+
+@dataclass
+class Tool:
+    """One registered tool: its spec (what the server and the model see) and how to call it."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    handler: Handler
+    interruptible: bool = False
+    timeout: float | None = None
+    idle_timeout: float | None = None
+    approval: dict[str, Any] | None = None
+    display_title: str | None = None
+    concurrency: int | None = None
+    model: Any = None
+    validate: bool = True
+    _semaphore: asyncio.Semaphore | None = None
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        """The ToolSpec of the protocol."""
+        spec: dict[str, Any] = {"name": self.name, "description": self.description, "parameters": self.parameters}
+        if self.approval:
+            spec["approval"] = self.approval
+        if self.display_title:
+            spec["displayTitle"] = self.display_title
+        if self.interruptible:
+            spec["interruptible"] = True
+        if self.timeout is not None:
+            spec["timeoutMs"] = max(1, round(self.timeout * 1000))
+        if self.idle_timeout is not None:
+            spec["idleTimeoutMs"] = max(1, round(self.idle_timeout * 1000))
+        return spec
+
+    def check_arguments(self, arguments: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+        """The arguments with defaults filled, or the problem (``path: what``) the model is told."""
+        if not self.validate:
+            return arguments, None
+        decoded, issues = check(self.parameters, arguments)
+        if issues:
+            first = issues[0]
+            return arguments, f"{first.dotted or 'arguments'}: {first.message}"
+        return decoded, None
+
+    async def invoke(self, arguments: dict[str, Any]) -> Any:
+        """Calls the function with the arguments (a Pydantic model built first when it takes one)."""
+        if self.model is not None:
+            value = self.handler(self.model.model_validate(arguments))
+        else:
+            value = self.handler(**arguments)
+        if inspect.isawaitable(value):
+            value = await value
+        return value
+
+
+def to_output(value: Any) -> ToolOutput:
+    """What a tool returned, as text and images: a str, a ToolOutput, an ImageContent, a list of
+    str and ImageContent, None (empty), or anything JSON can write (as JSON text)."""
+    if isinstance(value, ToolOutput):
+        return value
+    if value is None:
+        return ToolOutput()
+    if isinstance(value, str):
+        return ToolOutput(text=value)
+    if isinstance(value, ImageContent):
+        return ToolOutput(images=[value])
+    if isinstance(value, (list, tuple)) and any(isinstance(v, ImageContent) for v in value):
+        texts = [v for v in value if isinstance(v, str)]
+        images = [v for v in value if isinstance(v, ImageContent)]
+        return ToolOutput(text="\n".join(texts), images=images)
+    model = getattr(value, "model_dump_json", None)
+    if callable(model):
+        return ToolOutput(text=model())
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        value = dataclasses.asdict(value)
+    return ToolOutput(text=json.dumps(value, ensure_ascii=False, default=str))
+
+
+def _approval(value: str | dict[str, Any] | None) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return {"title": value}
+    return dict(value)
+
+
+class Tools:
+    """A registry of tools, filled with the :meth:`register` decorator."""
+
+    def __init__(self) -> None:
+        self._tools: dict[str, Tool] = {}
+
+    def register(
+        self,
+        fn: Handler | None = None,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        parameters_schema: dict[str, Any] | None = None,
+        needs_approval: str | dict[str, Any] | None = None,
+        approval: str | dict[str, Any] | None = None,
+        interruptible: bool = False,
+        timeout: float | None = None,
+        idle_timeout: float | None = None,
+        concurrency: int | None = None,
+        display_title: str | None = None,
+    ) -> Any:
+        """Registers a function as a tool; usable as ``@tools.register`` or ``@tools.register(...)``.
+
+        The parameters come from the function's type hints, a single Pydantic model parameter, or
+        ``parameters_schema`` (told to the model as written; then arguments are not checked).
+        ``timeout`` and ``idle_timeout`` are seconds.
+        """
+
+        def add(function: Handler) -> Handler:
+            tool_name = name or function.__name__
+            text = description or inspect.getdoc(function)
+            if not text:
+                raise ValueError(f"tool {tool_name} needs a description (or a docstring)")
+            model = None
+            if parameters_schema is not None:
+                parameters = dict(parameters_schema)
+            else:
+                parameters, model = _parameters_of(function)
+            if concurrency is not None and concurrency < 1:
+                raise ValueError(f"tool {tool_name}: concurrency must be 1 or more")
+            self._tools[tool_name] = Tool(
+                name=tool_name,
+                description=text,
+                parameters=parameters,
+                handler=function,
+                interruptible=interruptible,
+                timeout=timeout,
+                idle_timeout=idle_timeout,
+                approval=_approval(needs_approval if needs_approval is not None else approval),
+                display_title=display_title,
+                concurrency=concurrency,
+                model=model,
+                validate=parameters_schema is None,
+            )
+            return function
+
+        return add(fn) if fn is not None else add
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def list(self) -> list[Tool]:
+        return list(self._tools.values())
+
+    def specs(self) -> list[dict[str, Any]]:
+        return [tool.spec for tool in self._tools.values()]
+
+
+def _parameters_of(function: Handler) -> tuple[dict[str, Any], Any]:
+    signature = inspect.signature(function)
+    hints = get_type_hints(function, include_extras=True)
+    params = [p for p in signature.parameters.values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    if len(params) == 1:
+        model = _pydantic_model(hints.get(params[0].name))
+        if model is not None:
+            schema = json_schema_for(model)
+            return schema, model
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for param in params:
+        hint = hints.get(param.name, Any)
+        schema = json_schema_for(hint)
+        if param.default is inspect.Parameter.empty:
+            required.append(param.name)
+        else:
+            try:
+                json.dumps(param.default)
+                schema = {**schema, "default": param.default}
+            except (TypeError, ValueError):
+                pass
+        properties[param.name] = schema
+    return {"type": "object", "properties": properties, "required": required}, None

@@ -1,0 +1,141 @@
+"""The session client against a real Patchbay server (the built CLI, scripted model, SQLite in a
+temporary directory): create, send, stream, resume, approvals and decide."""
+
+import asyncio
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from patchbay import Dispatch
+from patchbay.client import Client, ClientError
+
+REPO = Path(__file__).resolve().parents[3]
+CLI = REPO / "packages" / "server" / "bin" / "patchbay.js"
+AGENT = """
+model:
+  provider: scripted
+  rules:
+    - match: "^hello"
+      reply: "Hello from the scripted model."
+    - match: "^delete (?<what>.+)$"
+      toolCalls: [{ tool: delete_thing, arguments: { what: "{what}" } }]
+      reply: "Result: {result}"
+      errorReply: "Not done: {result}"
+"""
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    node = shutil.which("node")
+    if node is None or not (REPO / "packages" / "server" / "dist").exists():
+        pytest.fail("the client tests need node and a built server (pnpm build)")
+    base = tmp_path_factory.mktemp("patchbay")
+    (base / "agents").mkdir()
+    (base / "agents" / "support.yaml").write_text(AGENT)
+    env = {**os.environ, "PATCHBAY_API_KEY": "pk_py", "PATCHBAY_API_SECRET": "sk_py_secret"}
+    proc = subprocess.Popen(
+        [node, str(CLI), "serve", "--port", "0", "--config-dir", str(base), "--data-dir", str(base / "data")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        text=True,
+    )
+    line = proc.stdout.readline()
+    assert "listening on" in line, line
+    yield line.strip().rsplit(" ", 1)[-1]
+    proc.terminate()
+    proc.wait(10)
+
+
+def run(coro):
+    return asyncio.run(asyncio.wait_for(coro, 30))
+
+
+def test_create_send_and_stream(server):
+    async def scenario():
+        async with Client(server, api_key="pk_py", secret="sk_py_secret") as client:
+            session = await client.agent("support").sessions.create(user_id="u_py")
+            reply = await session.send("hello there")
+            kinds = [e["type"] async for e in session.stream("hello again")]
+            return session, reply, kinds
+
+    session, reply, kinds = run(scenario())
+    assert reply.text == "Hello from the scripted model."
+    assert reply.reason == "stop"
+    assert kinds[0] == "message.created" and kinds[-1] == "response.completed"
+    assert "text.delta" in kinds
+    assert session.info["userId"] == "u_py"
+
+
+def test_resume_replays_what_was_missed(server):
+    async def scenario():
+        async with Client(server, api_key="pk_py", secret="sk_py_secret") as first:
+            session = await first.agent("support").sessions.create(user_id="u_py")
+            await session.send("hello")
+            session_id, seen = session.id, session.last_seq
+        async with Client(server, api_key="pk_py", secret="sk_py_secret") as second:
+            resumed = await second.agent("support").sessions.resume(session_id, after_seq=0)
+            for _ in range(100):
+                if resumed.last_seq >= seen:
+                    break
+                await asyncio.sleep(0.02)
+            return resumed, seen
+
+    resumed, seen = run(scenario())
+    assert resumed.last_seq == seen
+    texts = [item.get("text") for item in resumed.conversation.values() if item["type"] == "message"]
+    assert "Hello from the scripted model." in texts
+
+
+def test_approvals_and_decide_with_a_python_worker_hosting_the_tool(server):
+    async def scenario():
+        agent = Client(server, api_key="pk_py", secret="sk_py_secret").agent("support")
+
+        @agent.register(description="Delete a thing", needs_approval="Delete {what}?")
+        async def delete_thing(what: str) -> str:
+            return f"deleted {what}"
+
+        dispatch = Dispatch(capacity=1, url=server, api_key="pk_py", secret="sk_py_secret", worker_id="w_py_test")
+        dispatch.host(agent)
+        worker = asyncio.create_task(dispatch.run())
+        try:
+            for _ in range(200):
+                if dispatch.connections:
+                    break
+                await asyncio.sleep(0.02)
+            async with Client(server, api_key="pk_py", secret="sk_py_secret") as client:
+                session = await client.agent("support").sessions.create(user_id="u_py")
+                with pytest.raises(ClientError) as refused:
+                    await session.decide("ap_nope", True)
+                reply = asyncio.ensure_future(session.send("delete the draft"))
+                for _ in range(200):
+                    if session.approvals:
+                        break
+                    await asyncio.sleep(0.02)
+                (approval,) = session.approvals.values()
+                await session.decide(approval["id"], True)
+                return approval, await reply, refused.value
+        finally:
+            await dispatch.stop(timeout=2)
+            await worker
+
+    approval, reply, refused = run(scenario())
+    assert approval["title"] == "Delete the draft?"
+    assert reply.text == "Result: deleted the draft"
+    assert refused.code == "not_found"
+
+
+def test_bad_credentials_are_refused(server):
+    async def scenario():
+        client = Client(server, api_key="pk_py", secret="wrong", request_timeout=5)
+        try:
+            await client.connect()
+        finally:
+            await client.close()
+
+    with pytest.raises(ClientError) as refused:
+        run(scenario())
+    assert refused.value.code == "unauthorized"
