@@ -124,7 +124,6 @@ const tasks = {
   },
 };
 
-
 // The browser tests drive Debian's Chromium through playwright-core, the Postgres store's tests
 // start a throwaway PostgreSQL from Debian's postgresql package, and a worker written in Python
 // runs on /usr/bin/python3 with Debian's python3-websockets. Install them when we may.

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
-import type { ConnectorSet } from "@patchbay/connectors";
 import type { ReplyResult } from "@patchbay/client";
+import type { ConnectorSet } from "@patchbay/connectors";
 import {
   type InboundCall,
   type InboundMessage,

@@ -2,12 +2,7 @@ import type { z } from "zod";
 import { ClientToServerFrameSchema, ServerToClientFrameSchema } from "./client-frames";
 import { FrameDecodeError } from "./errors";
 import { flattenZodIssues, formatZodIssues, issuePath } from "./format-issues";
-import {
-  DEFAULT_MAX_JSON_DEPTH,
-  envelopeError,
-  RESULT_FRAME_TYPES,
-  readEnvelope,
-} from "./frame-envelope";
+import { DEFAULT_MAX_JSON_DEPTH, envelopeError, RESULT_FRAME_TYPES, readEnvelope } from "./frame-envelope";
 import { DEFAULT_MAX_FRAME_BYTES, DEFAULT_MAX_RESULT_FRAME_BYTES } from "./version";
 import { ServerToWorkerFrameSchema, WorkerToServerFrameSchema } from "./worker-frames";
 

@@ -60,7 +60,8 @@ function tooDeep(value: unknown, max: number): string[] | undefined {
       ? node.value.map((item, i) => [String(i), item] as const)
       : Object.entries(node.value);
     for (const [key, child] of entries) {
-      if (typeof child === "object" && child !== null) stack.push({ value: child, path: [...node.path, key] });
+      if (typeof child === "object" && child !== null)
+        stack.push({ value: child, path: [...node.path, key] });
     }
   }
   return undefined;
@@ -109,7 +110,11 @@ export function readEnvelope(data: string | Uint8Array, limits: EnvelopeLimits):
   const deep = tooDeep(value, maxDepth);
   if (deep !== undefined) {
     const path = deep.slice(0, 8).join(".") + (deep.length > 8 ? ".…" : "");
-    return envelopeError("invalid_frame", `${path}: nested deeper than ${maxDepth} levels`, deep.slice(0, 8).join("."));
+    return envelopeError(
+      "invalid_frame",
+      `${path}: nested deeper than ${maxDepth} levels`,
+      deep.slice(0, 8).join("."),
+    );
   }
   const type = (value as { type?: unknown }).type;
   if (typeof type !== "string") {

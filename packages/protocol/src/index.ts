@@ -69,7 +69,13 @@ export {
   ToolLocationSchema,
 } from "./conversation";
 export type { DecodeFrameOptions, DecodeResult, FrameChannel, FrameOf } from "./decode-frame";
-export { DEFAULT_MAX_JSON_DEPTH, decodeFrame, frameSchema, knownTypes, RESULT_FRAME_TYPES } from "./decode-frame";
+export {
+  DEFAULT_MAX_JSON_DEPTH,
+  decodeFrame,
+  frameSchema,
+  knownTypes,
+  RESULT_FRAME_TYPES,
+} from "./decode-frame";
 export { encodeResultFrame, resultTooLarge } from "./encode-result-frame";
 export type { ErrorCode } from "./errors";
 export { ErrorCodes, FrameDecodeError, ProtocolError, ToolCallFormatError } from "./errors";

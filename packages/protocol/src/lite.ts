@@ -1,8 +1,8 @@
 // `@patchbay/protocol/lite`: what a browser page needs of the protocol at run time, without zod.
 // Types come from the main entry (`import type`), which costs nothing at run time.
 export type { DecodeResult } from "./decode-frame";
-export { ErrorCodes, FrameDecodeError, ProtocolError, ToolCallFormatError } from "./errors";
 export { encodeResultFrame, resultTooLarge } from "./encode-result-frame";
+export { ErrorCodes, FrameDecodeError, ProtocolError, ToolCallFormatError } from "./errors";
 export { parseToolArguments } from "./normalize-tool-calls";
 export type { DecodeServerFrameOptions } from "./server-frame-guards";
 export { checkToolApprovalSpec, decodeServerFrame, SERVER_FRAME_TYPES } from "./server-frame-guards";

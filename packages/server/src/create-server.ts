@@ -347,13 +347,17 @@ function serverToolsOf(
     runtime: import("./session-runtime").SessionRuntime,
   ) => import("./tool-location").ToolBackend;
 } {
-  if (!connectors) return tools ? { serverTools: serverToolsFor(tools, agent, idempotencyStore, logger) } : {};
+  if (!connectors)
+    return tools ? { serverTools: serverToolsFor(tools, agent, idempotencyStore, logger) } : {};
   const own = connectors.tools;
   return {
     serverTools: (runtime) => {
       const viaConnectors = serverToolsFor(own, agent, idempotencyStore, logger)(runtime);
       return tools
-        ? new ChainedToolBackend([serverToolsFor(tools, agent, idempotencyStore, logger)(runtime), viaConnectors])
+        ? new ChainedToolBackend([
+            serverToolsFor(tools, agent, idempotencyStore, logger)(runtime),
+            viaConnectors,
+          ])
         : viaConnectors;
     },
   };

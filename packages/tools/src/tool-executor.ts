@@ -1,9 +1,4 @@
-import type {
-  ConversationItem,
-  NormalizedToolCall,
-  ToolOutcome,
-  User,
-} from "@patchbay/protocol";
+import type { ConversationItem, NormalizedToolCall, ToolOutcome, User } from "@patchbay/protocol";
 import { parseToolArguments } from "@patchbay/protocol/lite";
 import { EventEmitter } from "eventemitter3";
 import type { ApprovalDecision, ApprovalGate } from "./approval-gate";
