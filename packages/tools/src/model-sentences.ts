@@ -96,6 +96,10 @@ export const ModelSentences = {
   undelivered(name: string): string {
     return `The call of "${name}" could not be delivered.`;
   },
+  /** The call's arguments alone are over the largest frame its worker reads. */
+  callTooLarge(name: string, bytes: number, limit: number): string {
+    return `The call to ${name} could not be delivered: its arguments take ${bytes} bytes, more than the ${limit} bytes its worker accepts in one frame.`;
+  },
   serverRestarted(): string {
     return "The call did not finish: the server restarted.";
   },

@@ -302,9 +302,7 @@ export class WorkerToolRouter implements HostedToolRouter {
         bytes: fitted.bytes,
         limit: worker.maxFrameBytes,
       });
-      const text =
-        `The call to ${request.tool} could not be delivered: its arguments take ${fitted.bytes} bytes, ` +
-        `more than the ${worker.maxFrameBytes} bytes its worker accepts in one frame.`;
+      const text = ModelSentences.callTooLarge(request.tool, fitted.bytes, worker.maxFrameBytes);
       this.#settle(request.callId, failed("call_too_large", text));
       return;
     }
