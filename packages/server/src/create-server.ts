@@ -23,6 +23,7 @@ import type { LiveSessionDeps } from "./live-session";
 import { createLogger, type Logger, type LogLevel } from "./logger";
 import { ServerMetrics } from "./metrics";
 import { describeStore, openStore } from "./open-store";
+import { forEndUsers } from "./reasoning-state";
 import { recoverInterruptedTurns } from "./recovery";
 import { checkServerOptions } from "./server-options";
 import { ServerToolBackend } from "./server-tool-backend";
@@ -347,13 +348,17 @@ function serverToolsOf(
     runtime: import("./session-runtime").SessionRuntime,
   ) => import("./tool-location").ToolBackend;
 } {
-  if (!connectors) return tools ? { serverTools: serverToolsFor(tools, agent, idempotencyStore, logger) } : {};
+  if (!connectors)
+    return tools ? { serverTools: serverToolsFor(tools, agent, idempotencyStore, logger) } : {};
   const own = connectors.tools;
   return {
     serverTools: (runtime) => {
       const viaConnectors = serverToolsFor(own, agent, idempotencyStore, logger)(runtime);
       return tools
-        ? new ChainedToolBackend([serverToolsFor(tools, agent, idempotencyStore, logger)(runtime), viaConnectors])
+        ? new ChainedToolBackend([
+            serverToolsFor(tools, agent, idempotencyStore, logger)(runtime),
+            viaConnectors,
+          ])
         : viaConnectors;
     },
   };
@@ -370,7 +375,7 @@ function serverToolsFor(
       tools,
       sessionId: runtime.id,
       user: { id: runtime.userId },
-      conversation: () => runtime.conversation(),
+      conversation: () => runtime.conversation().map(forEndUsers),
       idempotencyStore,
       timeoutCeilingMs: agent.serverToolTimeoutMs,
       logger,
