@@ -23,6 +23,7 @@ import type { LiveSessionDeps } from "./live-session";
 import { createLogger, type Logger, type LogLevel } from "./logger";
 import { ServerMetrics } from "./metrics";
 import { describeStore, openStore } from "./open-store";
+import { forEndUsers } from "./reasoning-state";
 import { recoverInterruptedTurns } from "./recovery";
 import { checkServerOptions } from "./server-options";
 import { ServerToolBackend } from "./server-tool-backend";
@@ -374,7 +375,7 @@ function serverToolsFor(
       tools,
       sessionId: runtime.id,
       user: { id: runtime.userId },
-      conversation: () => runtime.conversation(),
+      conversation: () => runtime.conversation().map(forEndUsers),
       idempotencyStore,
       timeoutCeilingMs: agent.serverToolTimeoutMs,
       logger,

@@ -1,12 +1,13 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { MessageItem, ToolSpec } from "@patchbay/protocol";
+import type { ConversationItem, MessageItem, ToolCallItem, ToolSpec } from "@patchbay/protocol";
 import { afterEach, describe, expect, it } from "vitest";
 import { type AgentFileInput, defineAgent } from "./agent-config";
 import type { HostedToolHandlers, HostedToolRequest, HostedToolRouter } from "./dispatch-seams";
 import { HostedToolBackend } from "./hosted-tool-backend";
 import { silentLogger } from "./logger";
+import { attachReasoning } from "./reasoning-state";
 import { SessionRuntime } from "./session-runtime";
 import { SqliteStore } from "./sqlite-store";
 
@@ -31,13 +32,17 @@ const handlers: HostedToolHandlers = {
 };
 
 /** A session of `count` messages whose hosted calls go to a router that records each request. */
-async function backendWith(count: number, agent: Partial<AgentFileInput> = {}) {
+async function backendWith(
+  count: number,
+  agent: Partial<AgentFileInput> = {},
+  extra: ConversationItem[] = [],
+) {
   const dir = mkdtempSync(join(tmpdir(), "patchbay-hosted-"));
   const store = new SqliteStore({ dataDir: dir });
   opened.push({ dir, store });
   const record = { id: "s_1", agent: "support", userId: "u_1", metadata: {}, createdAt: 0, lastSeq: 0 };
   await store.createSession(record);
-  const conversation = Array.from(
+  const conversation: ConversationItem[] = Array.from(
     { length: count },
     (_, i): MessageItem => ({
       type: "message",
@@ -48,6 +53,7 @@ async function backendWith(count: number, agent: Partial<AgentFileInput> = {}) {
       createdAt: i,
     }),
   );
+  conversation.push(...extra);
   const config = defineAgent("support", { model: { provider: "scripted" }, ...agent });
   const runtime = new SessionRuntime(record, config, conversation, store, silentLogger);
   const requests: HostedToolRequest[] = [];
@@ -97,5 +103,31 @@ describe("HostedToolBackend", () => {
     const none = await backendWith(10, { hosted_call_conversation_items: 0 });
     await none.backend.run(call("call_2"), handlers);
     expect(none.requests[0]!.conversation).toEqual([]);
+  });
+
+  it("never hands a worker the model's reasoning state kept on a call", async () => {
+    const earlier: ToolCallItem = {
+      type: "tool_call",
+      id: "call_0",
+      providerCallId: "toolu_1",
+      name: "lookup_order",
+      arguments: { order_id: "A0" },
+      status: "completed",
+      held: false,
+      attempt: 1,
+      responseId: "r_0",
+      createdAt: 10,
+    };
+    attachReasoning(
+      [earlier],
+      [{ type: "anthropic.thinking", thinking: "Private plan.", signature: "SIG_secret" }],
+    );
+    const { backend, requests } = await backendWith(2, {}, [earlier]);
+    await backend.run(call("call_1"), handlers);
+    const sent = requests[0]!.conversation;
+    expect(sent.map((item) => item.id)).toEqual(["m_0", "m_1", "call_0"]);
+    expect(sent[2]).toEqual({ ...earlier, reasoning: undefined });
+    expect("reasoning" in sent[2]!).toBe(false);
+    expect(JSON.stringify(sent)).not.toMatch(/Private plan|SIG_secret/);
   });
 });

@@ -1,5 +1,6 @@
 import type { ToolResult, ToolSpec } from "@patchbay/protocol";
 import type { CancelReason, HostedToolHandlers, HostedToolRouter } from "./dispatch-seams";
+import { forEndUsers } from "./reasoning-state";
 import type { SessionRuntime } from "./session-runtime";
 import type { RoutedToolCall, ToolBackend } from "./tool-location";
 
@@ -49,7 +50,9 @@ export class HostedToolBackend implements ToolBackend {
         user: call.user,
         // The most recent items only: the frame goes out with every call, and a worker's tool
         // needs the context of the turn, not the session's whole history.
-        conversation: this.runtime.recentConversation(this.runtime.agent.hostedCallConversationItems),
+        conversation: this.runtime
+          .recentConversation(this.runtime.agent.hostedCallConversationItems)
+          .map(forEndUsers),
         timeoutMs: call.timeoutMs,
       },
       handlers,

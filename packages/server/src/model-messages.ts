@@ -1,24 +1,21 @@
-import type { ModelMessage, ReasoningPart } from "@patchbay/models";
+import type { ModelMessage } from "@patchbay/models";
 import type { ConversationItem, MessageItem, NormalizedToolCall, ToolCallItem } from "@patchbay/protocol";
 import { ModelSentences } from "@patchbay/tools";
+import { reasoningOfCalls } from "./reasoning-state";
 
 /**
  * Builds the messages a model is given from the session's conversation: the agent's
  * instructions, then each message, and for each batch of tool calls an assistant message that
  * makes them followed by one tool message per call (also for calls that never ran, so every call
- * the model made has an answer, which providers require). `reasoningOf` gives the provider's
- * reasoning state kept for a call (by the model's id of it), sent back with the calls' message.
+ * the model made has an answer, which providers require). The provider's reasoning state kept
+ * on a batch's calls (see reasoning-state.ts) goes back with the calls' message.
  *
  * @example
  * ```ts
  * const messages = prepareMessages(toModelMessages(agent.instructions, runtime.conversation()), model.capabilities);
  * ```
  */
-export function toModelMessages(
-  instructions: string,
-  items: readonly ConversationItem[],
-  reasoningOf: (providerCallId: string) => ReasoningPart[] | undefined = () => undefined,
-): ModelMessage[] {
+export function toModelMessages(instructions: string, items: readonly ConversationItem[]): ModelMessage[] {
   const messages: ModelMessage[] = [];
   if (instructions.trim()) messages.push({ role: "system", content: instructions });
   let i = 0;
@@ -28,7 +25,7 @@ export function toModelMessages(
       const next = items[i + 1];
       if (item.role === "assistant" && next?.type === "tool_call" && next.responseId === item.responseId) {
         const batch = takeBatch(items, i + 1);
-        pushBatch(messages, item, batch, reasoningOf);
+        pushBatch(messages, item, batch);
         i += 1 + batch.length;
         continue;
       }
@@ -37,7 +34,7 @@ export function toModelMessages(
       continue;
     }
     const batch = takeBatch(items, i);
-    pushBatch(messages, undefined, batch, reasoningOf);
+    pushBatch(messages, undefined, batch);
     i += batch.length;
   }
   return messages;
@@ -69,7 +66,6 @@ function pushBatch(
   messages: ModelMessage[],
   assistant: MessageItem | undefined,
   batch: ToolCallItem[],
-  reasoningOf: (providerCallId: string) => ReasoningPart[] | undefined,
 ): void {
   // The model knows its calls by the ids it gave them; the server's own ids never reach it.
   const toolCalls: NormalizedToolCall[] = batch.map((call, index) => ({
@@ -79,13 +75,7 @@ function pushBatch(
     arguments: call.arguments,
     rawArguments: JSON.stringify(call.arguments),
   }));
-  // The calls of one model reply share its reasoning parts: each list is added once.
-  const lists = new Set<ReasoningPart[]>();
-  for (const call of batch) {
-    const list = reasoningOf(providerId(call));
-    if (list !== undefined) lists.add(list);
-  }
-  const reasoning = [...lists].flat();
+  const reasoning = reasoningOfCalls(batch);
   messages.push({
     role: "assistant",
     content: assistant?.text ?? "",

@@ -186,6 +186,70 @@ describe("a turn against recorded provider streams", () => {
     });
   });
 
+  it("keeps the signed thinking block of a round cut off by a restart and sends it in the next turn", async () => {
+    // The tool never finishes on its own: the server goes down while it runs.
+    const tools = new Tools().register({
+      name: "checkSandboxErrors",
+      description: "Lists sandbox errors.",
+      run: (_args, signal) =>
+        new Promise((_resolve, reject) =>
+          signal.addEventListener("abort", () => reject(new Error("stopped"))),
+        ),
+    });
+    const model = {
+      provider: "anthropic",
+      model: "claude-sonnet-4-6",
+      baseURL: providerUrl,
+      maxTokens: 4096,
+      thinking: { budget_tokens: 1024 },
+    };
+    await start(model, tools);
+    replies.push(wire("anthropic-thinking-tool-call.derived.chunks.txt", "anthropic"));
+    const { id } = await call("POST", "/v1/agents/support/sessions", { userId: "u_1" });
+    await call("POST", `/v1/sessions/${id}/messages`, {
+      commandId: "c_1",
+      text: "Check the sandbox for errors now.",
+    });
+    let running = false;
+    for (let i = 0; i < 200 && !running; i++) {
+      const { events } = await call("GET", `/v1/sessions/${id}/events?after=0&limit=1000`);
+      running = events.some(
+        (e: any) =>
+          e.type === "conversation.updated" && e.item.type === "tool_call" && e.item.status === "running",
+      );
+      if (!running) await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(running).toBe(true);
+    await server.close();
+
+    // A new server on the same data directory: the session resumes from SQLite.
+    await start(model, tools);
+    replies.push(wire("anthropic-message-delta-input-tokens.chunks.txt", "anthropic"));
+    await call("POST", `/v1/sessions/${id}/messages`, { commandId: "c_2", text: "Any news?" });
+    let events: any[] = [];
+    for (let i = 0; i < 200; i++) {
+      ({ events } = await call("GET", `/v1/sessions/${id}/events?after=0&limit=1000`));
+      if (
+        events.filter((e: any) => e.type.startsWith("response.") && e.type !== "response.created").length >= 2
+      )
+        break;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(events.at(-1)).toMatchObject({ type: "response.completed", text: "pong" });
+    expect(bodies).toHaveLength(2);
+    const assistant = bodies[1].messages.find((m: { role: string }) => m.role === "assistant");
+    expect(assistant.content.map((b: { type: string }) => b.type)).toEqual(["thinking", "tool_use"]);
+    expect(assistant.content[0].signature).toMatch(/^Eq4CCpIBCBIYAipA/);
+    expect(assistant.content[0].thinking).toBe("The user wants me to call checkSandboxErrors immediately.");
+    expect(assistant.content[1].id).toBe("toolu_017R7ACrx7NF7sLDDtvdQ1u9");
+    // Stored, yet still never shown: not in the events (live or replayed) nor the conversation.
+    const { conversation } = await call("GET", `/v1/sessions/${id}`);
+    for (const seen of [JSON.stringify(events), JSON.stringify(conversation)]) {
+      expect(seen).not.toContain("checkSandboxErrors immediately");
+      expect(seen).not.toContain("Eq4CCpIBCBIYAipA");
+    }
+  });
+
   it("ends the turn with a typed timeout naming the provider and its silence when the provider goes quiet", async () => {
     await start({ provider: "openai", model: "gpt-4o", baseURL: `${providerUrl}/v1`, idle_timeout_ms: 200 });
     replies.push(null);

@@ -1,6 +1,7 @@
 import type { ConversationItem, SessionEvent } from "@patchbay/protocol";
 import { ModelSentences } from "@patchbay/tools";
 import type { Logger } from "./logger";
+import { forEndUsers } from "./reasoning-state";
 import type { EventDraft, Store, TurnRecord } from "./store";
 import { failedResult } from "./tool-results";
 
@@ -54,7 +55,7 @@ export async function recoverInterruptedTurns(store: Store, logger: Logger): Pro
           outcome: "cancelled",
         }),
       ),
-      ...items.map((item): EventDraft => ({ type: "conversation.updated", item })),
+      ...items.map((item): EventDraft => ({ type: "conversation.updated", item: forEndUsers(item) })),
     ];
     const now = Date.now();
     for (const turn of sessionTurns) {

@@ -8,6 +8,7 @@ import { LiveSession, type LiveSessionDeps } from "./live-session";
 import type { Logger } from "./logger";
 import { afterSessionUnloaded } from "./memory-reclaim";
 import type { ServerMetrics } from "./metrics";
+import { forEndUsers } from "./reasoning-state";
 import { SessionRuntime } from "./session-runtime";
 import type { Store } from "./store";
 
@@ -117,10 +118,10 @@ export class SessionManager {
       const conversation = live.runtime.conversationSize.partial
         ? await this.options.store.conversation(sessionId)
         : live.runtime.conversation();
-      return { session: live.runtime.info, conversation };
+      return { session: live.runtime.info, conversation: conversation.map(forEndUsers) };
     }
     const session = await this.info(principal, sessionId);
-    return { session, conversation: await this.options.store.conversation(sessionId) };
+    return { session, conversation: (await this.options.store.conversation(sessionId)).map(forEndUsers) };
   }
 
   /** Sessions of an agent; a user sees only their own. */

@@ -4,6 +4,7 @@ import type { AgentConfig } from "./agent-config";
 import { ConversationWindow } from "./conversation-window";
 import { ServerError } from "./errors";
 import type { Logger } from "./logger";
+import { eventForEndUsers } from "./reasoning-state";
 import type { EventDraft, SessionChange, SessionRecord, Store } from "./store";
 
 /**
@@ -274,7 +275,11 @@ export class SessionRuntime extends EventEmitter<SessionRuntimeEvents> {
 
   private async write(change: SessionChange): Promise<SessionEvent[] | null> {
     if (this.closed) throw new ServerError("not_found", `session ${this.id} is closed or was deleted`);
-    const result = await this.store.commit(this.id, change);
+    // Items keep the model's reasoning state; the events clients get never do.
+    const result = await this.store.commit(
+      this.id,
+      change.events ? { ...change, events: change.events.map(eventForEndUsers) } : change,
+    );
     if (result.duplicate) return null;
     for (const item of change.items ?? []) this.applyItem(item);
     const last = result.events.at(-1);

@@ -1,3 +1,4 @@
+import type { ReasoningPart } from "@patchbay/models";
 // One class owns every rule of a tool call (timeout, hold, interrupt, cancel grace, late
 // results), on purpose: split across files, the rules drifted apart before. Hence the length.
 import type {
@@ -9,6 +10,7 @@ import type {
   ToolSpec,
   User,
 } from "@patchbay/protocol";
+
 import { interruptCancels, ModelSentences, validateArguments } from "@patchbay/tools";
 import { nanoid } from "nanoid";
 import type { ApprovalFlow } from "./approval-flow";
@@ -16,6 +18,7 @@ import type { CancelReason, HoldAnswer, HostedToolHandlers } from "./dispatch-se
 import type { Logger } from "./logger";
 import type { ServerMetrics } from "./metrics";
 import { ProgressCoalescer } from "./progress-coalescer";
+import { attachReasoning } from "./reasoning-state";
 import type { SessionRuntime } from "./session-runtime";
 import type { EventDraft } from "./store";
 import type { ToolBackend } from "./tool-location";
@@ -127,7 +130,10 @@ export class ToolCallRunner {
    * Each call gets its own server id here (see {@link serverCallId}); the model's id is kept as
    * the item's `providerCallId`.
    */
-  async run(modelCalls: NormalizedToolCall[]): Promise<ToolCallItem[]> {
+  async run(
+    modelCalls: NormalizedToolCall[],
+    reasoning: readonly ReasoningPart[] = [],
+  ): Promise<ToolCallItem[]> {
     const now = Date.now();
     const calls = modelCalls.map(withServerId);
     const items = calls.map((call): ToolCallItem => {
@@ -156,6 +162,7 @@ export class ToolCallRunner {
       });
       return item;
     });
+    attachReasoning(items, reasoning);
     await this.options.runtime.commit({
       items,
       events: items.map((item) => ({ type: "conversation.updated" as const, item })),
@@ -169,7 +176,7 @@ export class ToolCallRunner {
    * Withdraws calls that are given but not started (the model's reply was cut short), so the
    * conversation shows them and the model learns they did not run.
    */
-  async withdraw(modelCalls: NormalizedToolCall[]): Promise<void> {
+  async withdraw(modelCalls: NormalizedToolCall[], reasoning: readonly ReasoningPart[] = []): Promise<void> {
     if (modelCalls.length === 0) return;
     const now = Date.now();
     const items = modelCalls.map(withServerId).map(
@@ -187,6 +194,7 @@ export class ToolCallRunner {
         result: failedResult("cancelled", "withdrawn", ModelSentences.withdrawn()),
       }),
     );
+    attachReasoning(items, reasoning);
     await this.options.runtime.commit({
       items,
       events: items.map((item) => ({ type: "conversation.updated" as const, item })),

@@ -93,6 +93,8 @@ interface RoundResult {
   usage?: Usage;
   /** The model declined: its text is the refusal the user sees. */
   refused: boolean;
+  /** The provider's reasoning state of the reply, kept on its calls (see reasoning-state.ts). */
+  reasoning: ReasoningPart[];
 }
 
 /**
@@ -117,9 +119,6 @@ export class Turn {
   private readonly startedAt = Date.now();
   private usage: Usage = { inputTokens: 0, outputTokens: 0 };
   private currentRunner: ToolCallRunner | undefined;
-  // The provider's reasoning state of each round (thinking blocks, thought signatures), by the
-  // model's id of each call the round made, handed back with that round's calls in later rounds.
-  private readonly reasoning = new Map<string, ReasoningPart[]>();
   private readonly trace: TurnTrace;
   private readonly tracedCalls = new Set<string>();
   /** Set while the turn waits for a dispatch worker; wakes it when a reply arrives. */
@@ -223,16 +222,16 @@ export class Turn {
       const result = await this.modelRound();
       if (result.text || result.calls.length === 0) text = result.text;
       if (this.interrupted) {
-        await runner.withdraw(result.calls);
+        await runner.withdraw(result.calls, result.reasoning);
         return this.complete("interrupted", text);
       }
       if (result.refused && result.calls.length === 0) return this.complete("refusal", text);
       if (result.calls.length === 0) return this.complete("stop", text);
       if (round >= maxRounds) {
-        await runner.withdraw(result.calls);
+        await runner.withdraw(result.calls, result.reasoning);
         return this.complete("max_rounds", text);
       }
-      await runner.run(result.calls);
+      await runner.run(result.calls, result.reasoning);
       this.traceToolCalls();
     }
     return this.complete("max_rounds", text);
@@ -272,7 +271,7 @@ export class Turn {
     const { runtime, model } = this.options;
     const tools = this.toolSpecs();
     const messages = prepareMessages(
-      toModelMessages(runtime.agent.instructions, runtime.conversation(), (id) => this.reasoning.get(id)),
+      toModelMessages(runtime.agent.instructions, runtime.conversation()),
       model.capabilities,
     );
     const calls: NormalizedToolCall[] = [];
@@ -353,8 +352,7 @@ export class Turn {
       };
     }
     if (item) await this.closeMessage({ ...item, status: this.interrupted ? "interrupted" : "completed" });
-    if (reasoning.length > 0) for (const call of calls) this.reasoning.set(call.id, reasoning);
-    return { text: item?.text ?? "", calls, refused, ...(usage ? { usage } : {}) };
+    return { text: item?.text ?? "", calls, refused, reasoning, ...(usage ? { usage } : {}) };
   }
 
   private async closeMessage(item: MessageItem): Promise<void> {
