@@ -185,7 +185,7 @@ describe("page tools", () => {
     second.send({ ...toolCall(2, 2), call: { id: "call_b", name: "book", arguments: {} } });
     expect(await second.next("tool.hold")).toMatchObject({ callId: "call_b", attempt: 2 });
     second.send({ ...ack, attempt: 2 });
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await vi.waitFor(() => expect(release).toBeTypeOf("function"));
     release();
     expect(await second.next("tool.result")).toMatchObject({
       attempt: 2,

@@ -159,6 +159,12 @@ export const exactlyOne =
     throw issues.find(has) ?? issues[0];
   };
 
+/** A field that must be left out (zod's `z.never().optional()`), with the complaint when it is not. */
+export const absent =
+  (message: string): Guard<undefined> =>
+  (value, path) =>
+    value === undefined ? undefined : fail(path, message);
+
 /** A constant. */
 export const literal =
   <T extends string>(constant: T): Guard<T> =>

@@ -3,6 +3,7 @@ import type { DecodeResult } from "./decode-frame";
 import { FrameDecodeError } from "./errors";
 import { envelopeError, readEnvelope } from "./frame-envelope";
 import {
+  absent,
   arr,
   bool,
   exactlyOne,
@@ -39,11 +40,13 @@ const image = exactlyOne(
   obj({
     type: literal("image"),
     url: str(0, Number.POSITIVE_INFINITY, /^https:\/\/[^\s]+$/, "must be an https URL"),
+    data: absent("an image with a url carries no data"),
   }),
   obj({
     type: literal("image"),
     mimeType: oneOf("image/png", "image/jpeg", "image/gif", "image/webp"),
     data: str(0, Number.POSITIVE_INFINITY, /^[A-Za-z0-9+/]*={0,2}$/, "must be base64"),
+    url: absent("an image with data has no url"),
   }),
 );
 
@@ -97,6 +100,7 @@ const toolCallItem = obj({
   held: bool,
   attempt: positive,
   result: opt(toolResult),
+  lateResult: opt(toolResult),
   responseId: opt(id),
   createdAt: timestamp,
 });
@@ -112,6 +116,7 @@ const serverFrames: Record<string, Guard> = {
     user: nullable(user),
     heartbeatIntervalMs: positive,
     maxFrameBytes: positive,
+    maxResultFrameBytes: opt(positive),
   }),
   "session.opened": obj({
     type: literal("session.opened"),
@@ -152,10 +157,19 @@ const serverFrames: Record<string, Guard> = {
   "tool.cancel": event("tool.cancel", {
     callId: id,
     reason: oneOf("interrupted", "timed_out", "session_closed"),
+    attempt: opt(positive),
   }),
   "tool.progress": event("tool.progress", { callId: id, text: str() }),
   "tool.say": event("tool.say", { callId: id, text: str() }),
   "tool.held": event("tool.held", { callId: id }),
+  "tool.hold.ack": obj({
+    type: literal("tool.hold.ack"),
+    sessionId: id,
+    callId: id,
+    attempt: positive,
+    accepted: bool,
+    reason: opt(str(0, 1_000)),
+  }),
   "approval.requested": event("approval.requested", {
     approval: obj({
       id,
@@ -177,7 +191,7 @@ const serverFrames: Record<string, Guard> = {
   "response.completed": event("response.completed", {
     responseId: id,
     commandId: opt(id),
-    reason: oneOf("stop", "interrupted", "max_rounds", "answered_by_worker"),
+    reason: oneOf("stop", "interrupted", "max_rounds", "answered_by_worker", "refusal"),
     text: str(),
     usage: opt(obj({ inputTokens: int(0), outputTokens: int(0) })),
   }),

@@ -15,6 +15,7 @@ export { MAX_ERROR_TEXT, redactErrorText, secretValues } from "./error-text";
 export {
   CallNotHeld,
   ToolDefinitionError,
+  ToolDispatchError,
   ToolError,
   ToolOutputError,
   ToolsError,

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { buildApprovalRequest } from "./approval-request";
 import { CallNotHeld } from "./errors";
@@ -58,7 +58,8 @@ describe("ToolExecutor: holds the host confirms", () => {
     const held: string[] = [];
     executor.on("held", ({ callId }) => held.push(callId));
     const running = executor.execute({ id: "c1", name: "book", arguments: {} }, { attempt: 3 });
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    // The first call of a JSON Schema tool loads the validator first (a dynamic import).
+    await vi.waitFor(() => expect(asked).toHaveLength(1));
     expect(asked).toMatchObject([{ callId: "c1", name: "book", attempt: 3 }]);
     expect(steps).toEqual([]);
     expect(held).toEqual([]);
