@@ -85,8 +85,8 @@ CREATE INDEX tool_results_by_session ON tool_results (session_id);
  */
 export const POSTGRES_SCHEMA_VERSION: number = POSTGRES_MIGRATIONS.at(-1)!.version;
 
-// Any constant works; it only has to be the same for every Patchbay server on the database.
-const MIGRATION_LOCK = 0x7061_7463; // "patc"
+/** The advisory lock of schema changes: any constant, the same for every Patchbay server. */
+export const MIGRATION_LOCK = 0x7061_7463; // "patc"
 
 /**
  * Brings the schema (the pool's `search_path`) up to the latest version: a new database gets
@@ -107,7 +107,17 @@ export async function migratePostgres(
   const latest = migrations.at(-1)?.version ?? 0;
   const client = await pool.connect();
   try {
-    await client.query("CREATE TABLE IF NOT EXISTS patchbay_schema (version INTEGER NOT NULL)");
+    // Under the lock: servers starting together would race CREATE ... IF NOT EXISTS (Postgres
+    // can answer one of them with a unique violation on its catalog).
+    await client.query("BEGIN");
+    try {
+      await client.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
+      await client.query("CREATE TABLE IF NOT EXISTS patchbay_schema (version INTEGER NOT NULL)");
+      await client.query("COMMIT");
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => {});
+      throw error;
+    }
     const version = async () => {
       const { rows } = await client.query<{ version: number }>("SELECT version FROM patchbay_schema");
       return rows[0]?.version ?? 0;

@@ -2,7 +2,7 @@ import { hostname } from "node:os";
 import type { ConversationItem, SessionEvent, ToolResult, ToolSpec } from "@patchbay/protocol";
 import type { Client, Pool, PoolClient, PoolConfig } from "pg";
 import { StoreLockedError } from "./errors";
-import { migratePostgres } from "./postgres-migrations";
+import { MIGRATION_LOCK, migratePostgres } from "./postgres-migrations";
 import type {
   ApprovalRecord,
   CommitResult,
@@ -104,7 +104,7 @@ export class PostgresStore implements Store {
     pool.on("error", () => {});
     const store = new PostgresStore(pool, where);
     try {
-      await pool.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+      await createSchema(pool, schema);
       if (options.exclusive !== false) {
         store.lock = new pg.Client({
           ...options.pool,
@@ -378,6 +378,22 @@ async function applyChange(
   return { events, duplicate: false };
 }
 
+/** Creates the schema under the migration lock, so servers starting together do not race. */
+async function createSchema(pool: Pool, schema: string): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN");
+    await client.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+    await client.query("COMMIT");
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
 /**
  * Takes the schema's advisory lock on `client` (a connection kept for it) or throws a
  * {@link StoreLockedError} naming who holds it, from the row the holder wrote.
@@ -399,6 +415,7 @@ async function holdExclusively(client: Client, schema: string, where: string): P
       row ? `pid ${row.pid} on ${row.host}, since ${new Date(Number(row.since)).toISOString()}` : undefined,
     );
   }
+  await client.query("CREATE TABLE IF NOT EXISTS patchbay_holder (pid INTEGER, host TEXT, since BIGINT)");
   await client.query("DELETE FROM patchbay_holder");
   await client.query("INSERT INTO patchbay_holder (pid, host, since) VALUES ($1, $2, $3)", [
     process.pid,
