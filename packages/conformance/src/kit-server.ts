@@ -17,7 +17,7 @@ import {
 import { WorkerProxy, waitFor } from "./worker-proxy";
 
 export const API_KEY = "pk_conformance";
-export const SECRET = "sk_conformance_secret";
+export const SECRET = "sk_conformance_secret_of_at_least_32_bytes";
 /** The server's heartbeat interval in the kit: short, so silence is noticed within a scenario. */
 export const HEARTBEAT_MS = 400;
 /** The agent whose tools the worker under test hosts. */

@@ -53,7 +53,7 @@ model:
       reply: Hi.
 `;
 
-const SERVER_SECRET = "chaos-secret-value";
+const SERVER_SECRET = "chaos-secret-value-of-at-least-32-bytes";
 const roots: string[] = [];
 const children: CliServer[] = [];
 afterEach(async () => {

@@ -38,7 +38,7 @@ function workspace(extraEnv: Record<string, string> = {}) {
   roots.push(root);
   mkdirSync(join(root, "config", "agents"), { recursive: true });
   writeFileSync(join(root, "config", "agents", "support.yaml"), AGENT);
-  const secret = "hardening-test-secret";
+  const secret = "hardening-test-secret-of-at-least-32-bytes";
   const env = {
     PATCHBAY_API_KEY: "pk_hardening",
     PATCHBAY_API_SECRET: secret,

@@ -45,7 +45,7 @@ function workspace() {
   roots.push(root);
   mkdirSync(join(root, "config", "agents"), { recursive: true });
   writeFileSync(join(root, "config", "agents", "support.yaml"), AGENT);
-  const secret = "postgres-test-secret-value";
+  const secret = "postgres-test-secret-value-of-32-bytes";
   const env = {
     PATCHBAY_API_KEY: "pk_pg",
     PATCHBAY_API_SECRET: secret,
