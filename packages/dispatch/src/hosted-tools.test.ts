@@ -446,7 +446,7 @@ describe("hosted tools", () => {
     call(socket, "call_x", { tool: "delete_everything", arguments: {} });
     expect((await socket.next("hosted.result")).result).toMatchObject({
       outcome: "unknown_tool",
-      error: { code: "not_hosted" },
+      error: { code: "unknown_tool" },
     });
   });
 

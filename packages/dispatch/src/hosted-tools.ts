@@ -206,7 +206,7 @@ export class HostedTools {
       const result: ToolResult = {
         outcome: "unknown_tool",
         content: { text: ModelSentences.notHosted(frame.tool, frame.agent), images: [] },
-        error: { code: "not_hosted", message: `${frame.agent}/${frame.tool} is not hosted here` },
+        error: { code: "unknown_tool", message: `${frame.agent}/${frame.tool} is not hosted here` },
       };
       this.#link.send({ type: "hosted.result", callId: frame.callId, attempt: frame.attempt, result }, true);
       return;

@@ -304,7 +304,7 @@ describe("ToolExecutor: results", () => {
     expect(b).toMatchObject({
       outcome: "failed",
       content: { text: 'The call of "b" failed: connection refused' },
-      error: { code: "tool_failed", message: "connection refused" },
+      error: { code: "tool_error", message: "connection refused" },
     });
     const c = await executor.execute(call("3", "c"));
     expect(c.content.text).toBe('The call of "c" failed: plain string');

@@ -958,6 +958,6 @@ function failureOf(name: string, error: unknown): Ending {
   }
   const message = error instanceof Error ? error.message : String(error);
   const own = error instanceof Error ? (error as unknown as { code?: unknown }).code : undefined;
-  const code = typeof own === "string" && own !== "" ? own : "tool_failed";
+  const code = typeof own === "string" && own !== "" ? own : "tool_error";
   return { text: ModelSentences.failed(name, message), code, message };
 }
