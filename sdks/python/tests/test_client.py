@@ -35,7 +35,7 @@ def server(tmp_path_factory):
     base = tmp_path_factory.mktemp("patchbay")
     (base / "agents").mkdir()
     (base / "agents" / "support.yaml").write_text(AGENT)
-    env = {**os.environ, "PATCHBAY_API_KEY": "pk_py", "PATCHBAY_API_SECRET": "sk_py_secret"}
+    env = {**os.environ, "PATCHBAY_API_KEY": "pk_py", "PATCHBAY_API_SECRET": "sk_py_secret_of_at_least_32_bytes_long"}
     proc = subprocess.Popen(
         [node, str(CLI), "serve", "--port", "0", "--config-dir", str(base), "--data-dir", str(base / "data")],
         stdout=subprocess.PIPE,
@@ -56,7 +56,7 @@ def run(coro):
 
 def test_create_send_and_stream(server):
     async def scenario():
-        async with Client(server, api_key="pk_py", secret="sk_py_secret") as client:
+        async with Client(server, api_key="pk_py", secret="sk_py_secret_of_at_least_32_bytes_long") as client:
             session = await client.agent("support").sessions.create(user_id="u_py")
             reply = await session.send("hello there")
             kinds = [e["type"] async for e in session.stream("hello again")]
@@ -72,11 +72,11 @@ def test_create_send_and_stream(server):
 
 def test_resume_replays_what_was_missed(server):
     async def scenario():
-        async with Client(server, api_key="pk_py", secret="sk_py_secret") as first:
+        async with Client(server, api_key="pk_py", secret="sk_py_secret_of_at_least_32_bytes_long") as first:
             session = await first.agent("support").sessions.create(user_id="u_py")
             await session.send("hello")
             session_id, seen = session.id, session.last_seq
-        async with Client(server, api_key="pk_py", secret="sk_py_secret") as second:
+        async with Client(server, api_key="pk_py", secret="sk_py_secret_of_at_least_32_bytes_long") as second:
             resumed = await second.agent("support").sessions.resume(session_id, after_seq=0)
             for _ in range(100):
                 if resumed.last_seq >= seen:
@@ -92,13 +92,13 @@ def test_resume_replays_what_was_missed(server):
 
 def test_approvals_and_decide_with_a_python_worker_hosting_the_tool(server):
     async def scenario():
-        agent = Client(server, api_key="pk_py", secret="sk_py_secret").agent("support")
+        agent = Client(server, api_key="pk_py", secret="sk_py_secret_of_at_least_32_bytes_long").agent("support")
 
         @agent.register(description="Delete a thing", needs_approval="Delete {what}?")
         async def delete_thing(what: str) -> str:
             return f"deleted {what}"
 
-        dispatch = Dispatch(capacity=1, url=server, api_key="pk_py", secret="sk_py_secret", worker_id="w_py_test")
+        dispatch = Dispatch(capacity=1, url=server, api_key="pk_py", secret="sk_py_secret_of_at_least_32_bytes_long", worker_id="w_py_test")
         dispatch.host(agent)
         worker = asyncio.create_task(dispatch.run())
         try:
@@ -106,7 +106,7 @@ def test_approvals_and_decide_with_a_python_worker_hosting_the_tool(server):
                 if dispatch.connections:
                     break
                 await asyncio.sleep(0.02)
-            async with Client(server, api_key="pk_py", secret="sk_py_secret") as client:
+            async with Client(server, api_key="pk_py", secret="sk_py_secret_of_at_least_32_bytes_long") as client:
                 session = await client.agent("support").sessions.create(user_id="u_py")
                 with pytest.raises(ClientError) as refused:
                     await session.decide("ap_nope", True)

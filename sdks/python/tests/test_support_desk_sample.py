@@ -17,7 +17,7 @@ from patchbay.client import Client
 
 REPO = Path(__file__).resolve().parents[3]
 SAMPLE = REPO / "apps" / "support-desk"
-ENV = {**os.environ, "PATCHBAY_API_KEY": "pk_desk", "PATCHBAY_API_SECRET": "sk_desk_secret"}
+ENV = {**os.environ, "PATCHBAY_API_KEY": "pk_desk", "PATCHBAY_API_SECRET": "sk_desk_secret_of_at_least_32_bytes"}
 
 
 @pytest.fixture()
@@ -49,7 +49,7 @@ def test_the_python_worker_hosts_lookup_order_and_answers_a_channel(desk):
     url, worker = desk
 
     async def chat():
-        async with Client(url, api_key="pk_desk", secret="sk_desk_secret") as client:
+        async with Client(url, api_key="pk_desk", secret="sk_desk_secret_of_at_least_32_bytes") as client:
             session = await client.agent("support").sessions.create(user_id="u_ada")
             for _ in range(100):  # until the worker is connected and hosts the tool
                 reply = await session.send("Where is order A1001?")
@@ -64,14 +64,14 @@ def test_the_python_worker_hosts_lookup_order_and_answers_a_channel(desk):
     request = urllib.request.Request(
         f"{url}/v1/agents/support/inbound/messages",
         data=json.dumps({"channel": {"type": "sms", "id": "+15550100"}, "userId": "u_grace", "text": "Where is order B2001?"}).encode(),
-        headers={"x-api-key": "pk_desk", "authorization": "Bearer sk_desk_secret", "content-type": "application/json"},
+        headers={"x-api-key": "pk_desk", "authorization": "Bearer sk_desk_secret_of_at_least_32_bytes", "content-type": "application/json"},
         method="POST",
     )
     with urllib.request.urlopen(request, timeout=10) as response:
         assert response.status == 202
         assert json.loads(response.read())["status"] in ("offered", "queued")
     # The worker opens the channel's session and the model replies there.
-    headers = {"x-api-key": "pk_desk", "authorization": "Bearer sk_desk_secret"}
+    headers = {"x-api-key": "pk_desk", "authorization": "Bearer sk_desk_secret_of_at_least_32_bytes"}
 
     def get(path):
         with urllib.request.urlopen(urllib.request.Request(f"{url}{path}", headers=headers), timeout=10) as r:
