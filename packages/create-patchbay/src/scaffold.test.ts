@@ -18,7 +18,7 @@ function tarballs(names: string[]): string {
   for (const name of names) writeFileSync(join(dir, `patchbay-${name}-0.1.0.tgz`), "not really a tarball");
   return dir;
 }
-const ALL = ["protocol", "tools", "models", "server", "client", "dispatch"];
+const ALL = ["protocol", "tools", "models", "connectors", "server", "client", "dispatch"];
 
 describe("scaffold", () => {
   it("writes an ESM TypeScript project with a server, a tool, a page, .env.example and its own scripts", () => {
@@ -93,7 +93,7 @@ describe("scaffold", () => {
     );
     expect(code).toBe("from_incomplete");
     expect(message).toContain(
-      "no tarball for @patchbay/tools, @patchbay/models, @patchbay/client, @patchbay/dispatch",
+      "no tarball for @patchbay/tools, @patchbay/models, @patchbay/connectors, @patchbay/client, @patchbay/dispatch",
     );
     const upper = join(temp(), "My Agent");
     mkdirSync(upper);

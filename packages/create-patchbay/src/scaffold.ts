@@ -11,7 +11,15 @@ import { basename, dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /** The packages a new project installs, and the ones they pull in (needed among the tarballs). */
-const PATCHBAY_PACKAGES = ["protocol", "tools", "models", "server", "client", "dispatch"] as const;
+const PATCHBAY_PACKAGES = [
+  "protocol",
+  "tools",
+  "models",
+  "connectors",
+  "server",
+  "client",
+  "dispatch",
+] as const;
 /** The folder inside the project that holds the tarballs of `--from`. */
 export const VENDOR_DIR = "patchbay-packages";
 

@@ -185,7 +185,11 @@ describe("patchbay serve", () => {
     const first = await startCli(["serve"], env);
     children.push(first);
     const port = new URL(first.url).port;
-    const second = await runCli(["serve", "--port", port], env);
+    // Its own data directory: on the first one's, the data-directory lock would answer first.
+    const second = await runCli(["serve", "--port", port], {
+      ...env,
+      PATCHBAY_DATA_DIR: `${env.PATCHBAY_DATA_DIR}-2`,
+    });
     expect(second.code).toBe(2);
     expect(second.stderr).toBe(
       `patchbay: port ${port} is already in use on this machine: pass --port <n> (or PATCHBAY_PORT) for another one, or --port 0 for any free port\n`,

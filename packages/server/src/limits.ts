@@ -69,8 +69,11 @@ export const DEFAULT_SERVER_LIMITS: Readonly<ServerLimits> = Object.freeze({
   maxPatternLength: 1_000,
   maxJsonDepth: 64,
   maxMessageBytes: 5 * 1024 * 1024,
-  connectionBytesPerSecond: 1024 * 1024,
-  userBytesPerSecond: 2 * 1024 * 1024,
+  // Bursts of 8 s: a page answering a few calls with 5 MB images at once (each result frame up to
+  // 8 MiB) must pass; a sustained flood is still cut, and what it can store is bounded by the
+  // conversation quotas below.
+  connectionBytesPerSecond: 4 * 1024 * 1024,
+  userBytesPerSecond: 8 * 1024 * 1024,
   maxSessionsPerUser: 1_000,
   maxConversationItems: 10_000,
   maxConversationBytes: 64 * 1024 * 1024,

@@ -2,9 +2,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createServer } from "./create-server";
+import { type CreateServerOptions, createServer } from "./create-server";
 import { ServerError } from "./errors";
 import { createLogger } from "./logger";
+import { KNOWN_SERVER_OPTIONS } from "./server-options";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -34,6 +35,38 @@ async function refusal(options: Record<string, unknown>): Promise<ServerError> {
 }
 
 describe("createServer's options", () => {
+  it("knows every option CreateServerOptions declares, so none is reported unknown", () => {
+    // A key missing on either side is a compile error here (the record must be complete) or a
+    // difference in the list below.
+    const declared: Record<keyof CreateServerOptions, true> = {
+      port: true,
+      host: true,
+      dataDir: true,
+      databaseUrl: true,
+      store: true,
+      configDir: true,
+      agents: true,
+      apiKey: true,
+      secret: true,
+      tools: true,
+      createModel: true,
+      env: true,
+      logger: true,
+      logLevel: true,
+      clientSocket: true,
+      limits: true,
+      http: true,
+      progressIntervalMs: true,
+      shutdownGraceMs: true,
+      dispatch: true,
+      processMetrics: true,
+      cors: true,
+      connectors: true,
+      connectorStartTimeoutMs: true,
+    };
+    expect([...KNOWN_SERVER_OPTIONS].sort()).toEqual(Object.keys(declared).sort());
+  });
+
   it("refuses wrong options up front with the field path", async () => {
     const tools = await refusal({ tools: [{ name: "x", run: () => 1 }] });
     expect(tools.message).toBe(

@@ -26,6 +26,7 @@ const ServerOptionsSchema = z.object({
   port: z.number().int().min(0).max(65_535).optional(),
   host: z.string().min(1).optional(),
   dataDir: z.string().min(1).optional(),
+  databaseUrl: z.string().min(1).optional(),
   store: object("expected a Store").optional(),
   configDir: z.string().min(1).optional(),
   agents: z.record(z.string(), object("expected an agent (instructions, model, ...)")).optional(),
@@ -51,7 +52,13 @@ const ServerOptionsSchema = z.object({
   dispatch: z.union([fn("expected a function or false"), z.literal(false)]).optional(),
   processMetrics: z.boolean().optional(),
   cors: z.object({ origins: z.union([z.array(z.string()), z.literal("*")]) }).optional(),
+  limits: object("expected an object of limits (see docs/security.md)").optional(),
+  connectors: z.array(object("expected a connector (defineConnector from @patchbay/connectors)")).optional(),
+  connectorStartTimeoutMs: z.number().int().min(0).optional(),
 });
+
+/** Every option name `checkServerOptions` knows, for the test that keeps it equal to `CreateServerOptions`. */
+export const KNOWN_SERVER_OPTIONS: readonly string[] = Object.keys(ServerOptionsSchema.shape);
 
 /**
  * Checks `createServer`'s options up front, so a wrong one is refused at once with its field
