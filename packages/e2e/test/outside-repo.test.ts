@@ -74,7 +74,7 @@ describe("a new project outside the repository, with npm only", () => {
         tarballs,
       ],
       work,
-      420_000,
+      900_000,
     );
     expect(created.out).toContain("Created my-agent in my-agent");
     expect(created.code, created.out).toBe(0);
@@ -187,5 +187,5 @@ describe("a new project outside the repository, with npm only", () => {
     expect(out).toMatch(/Stopping\.\.\.\nStopped\.\n/);
     expect(out).not.toMatch(/ERR!|ELIFECYCLE|Error/);
     expect(end.code === 0 || end.signal === "SIGINT", JSON.stringify(end)).toBe(true);
-  }, 600_000);
+  }, 1_200_000);
 });
