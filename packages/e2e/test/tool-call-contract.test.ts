@@ -224,9 +224,12 @@ describe("attempts (finding 5), on workers", () => {
     const reply = s.responses.create("slow");
     await first.worker.waitFor("slow.started");
     const second = await worker(h, { id: "w_2", slowChangeMs: 5_000 });
-    // w_1's link fails: the call goes to w_2 as attempt 2 while w_1 goes on with attempt 1.
-    first.proxy.cut();
+    // w_1's link fails and stays down until the call went to w_2 as attempt 2 (otherwise a
+    // w_1 that reconnected before the server saw its old socket close could be picked again),
+    // while w_1 goes on with attempt 1.
+    first.proxy.cut({ down: true });
     await second.worker.waitFor("slow.started");
+    first.proxy.restore();
     // w_1 reconnects and its attempt-1 result arrives first; only w_2's answer counts.
     await first.worker.waitFor("ready", (e) => e.reconnected === true);
     expect((await reply).text).toBe("changed by w_2 on attempt 2");
