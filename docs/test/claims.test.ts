@@ -386,3 +386,101 @@ describe("packages/tools/README.md", () => {
     expect(runs).toBe(0);
   });
 });
+
+describe("docs/guides/timeouts-and-concurrency.md", () => {
+  it("Timeouts: a call past its timeoutMs ends timed_out, its signal aborts, and the model reads the documented sentence", async () => {
+    let aborted = false;
+    const tools = new Tools().register({
+      name: "book_flight",
+      description: "Book",
+      parameters: z.object({}),
+      timeoutMs: 300,
+      run: (_args, signal) =>
+        new Promise<string>(() => {
+          signal.addEventListener("abort", () => {
+            aborted = true;
+          });
+        }),
+    });
+    const server = await start({
+      agents: { support: scripted([{ match: "book", toolCalls: [{ tool: "book_flight", arguments: {} }] }]) },
+      tools,
+    });
+    const s = await session(server);
+    await s.responses.create("book");
+    const call = toolCall(s, "book_flight");
+    expect(call?.status).toBe("timed_out");
+    expect(call?.result?.content.text).toBe('The call of "book_flight" timed out after 300 ms.');
+    expect(aborted).toBe(true);
+  });
+
+  it("Concurrency: up to 16 calls of a session run at once, and a tool's concurrency caps it lower", async () => {
+    let running = 0;
+    const peak = { lookup: 0, book: 0 };
+    const counted = (key: keyof typeof peak) => async () => {
+      running += 1;
+      peak[key] = Math.max(peak[key], running);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      running -= 1;
+      return "ok";
+    };
+    const tools = new Tools()
+      .register({
+        name: "lookup",
+        description: "Look up",
+        parameters: z.object({ n: z.number() }),
+        run: counted("lookup"),
+      })
+      .register({
+        name: "book",
+        description: "Book",
+        parameters: z.object({ n: z.number() }),
+        concurrency: 1,
+        run: counted("book"),
+      });
+    const calls = (tool: string, count: number) =>
+      Array.from({ length: count }, (_, n) => ({ tool, arguments: { n } }));
+    const server = await start({
+      agents: {
+        support: scripted([
+          { match: "^look", toolCalls: calls("lookup", 20), reply: "looked" },
+          { match: "^book", toolCalls: calls("book", 3), reply: "booked" },
+        ]),
+      },
+      tools,
+    });
+    const s = await session(server);
+    expect((await s.responses.create("look")).text).toBe("looked");
+    expect(peak.lookup).toBe(16);
+    expect((await s.responses.create("book")).text).toBe("booked");
+    expect(peak.book).toBe(1);
+  });
+});
+
+describe("docs/guides/progress-and-say.md", () => {
+  it("Progress: a newer update replaces one not shown yet, and an update just before the result is not shown", async () => {
+    const tools = new Tools().register({
+      name: "export_report",
+      description: "Export",
+      parameters: z.object({}),
+      run: async (_args, _signal, ctx) => {
+        for (const step of ["one", "two", "three"]) ctx.update(step);
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        ctx.update("almost done");
+        return "report.csv";
+      },
+    });
+    const server = await start({
+      agents: {
+        support: scripted([{ match: "export", toolCalls: [{ tool: "export_report", arguments: {} }] }]),
+      },
+      tools,
+    });
+    const s = await session(server);
+    const shown: string[] = [];
+    s.on("progress", ({ text }) => shown.push(text));
+    await s.responses.create("export");
+    expect(shown).toEqual(["three"]);
+    expect(toolCall(s, "export_report")?.result?.content.text).toBe("report.csv");
+  });
+});

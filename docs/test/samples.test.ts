@@ -5,6 +5,8 @@
 // a marker before its fence (docs/samples.mjs); a sample without a valid marker fails here.
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer as createHttpServer, type Server as HttpServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@patchbay/client";
@@ -53,7 +55,7 @@ function declaredNames(source: ts.SourceFile): string[] {
 }
 
 /** A sample as a module the runner imports: its declarations bound, @patchbay/* tracked, the URL the test server's. */
-function compile(sample: Sample, url: string): { module: string; declared: string[] } {
+function compile(sample: Sample, url: string, statusPage: string): { module: string; declared: string[] } {
   const source = ts.createSourceFile("sample.ts", sample.code, ts.ScriptTarget.ES2022, true);
   const declared = declaredNames(source);
   const js = ts.transpileModule(sample.code, {
@@ -70,7 +72,8 @@ function compile(sample: Sample, url: string): { module: string; declared: strin
       /from "@patchbay\/(client|dispatch|server)"/g,
       (_m, name: string) => `from ${JSON.stringify(wrap(name))}`,
     )
-    .replaceAll("http://127.0.0.1:8787", url);
+    .replaceAll("http://127.0.0.1:8787", url)
+    .replaceAll("http://127.0.0.1:4010", statusPage);
   const module = join(out, `${sample.id.replace(/[^\w.-]+/g, "_")}.mjs`);
   writeFileSync(module, `// ${sample.id}\n${text}`);
   return { module, declared };
@@ -94,6 +97,9 @@ function rules() {
 }
 
 let server: PatchbayServer;
+// The status page of docs/connectors.md's custom connector (its samples name 127.0.0.1:4010).
+let statusServer: HttpServer;
+let statusPage: string;
 let root: string;
 const apiKey = "pk_docs_samples";
 const secret = "docs-samples-secret-0123456789abcdef-0123456789";
@@ -102,6 +108,13 @@ let runnerOutput = "";
 
 beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), "patchbay-docs-"));
+  statusServer = createHttpServer((request, response) => {
+    const authorized = request.headers.authorization === "Bearer t";
+    response.writeHead(authorized ? 200 : 401, { "content-type": "application/json" });
+    response.end(JSON.stringify(authorized ? { status: "operational" } : { error: "unauthorized" }));
+  });
+  await new Promise<void>((resolve) => statusServer.listen(0, "127.0.0.1", resolve));
+  statusPage = `http://127.0.0.1:${(statusServer.address() as AddressInfo).port}`;
   const model = { provider: "scripted" as const, rules: rules() };
   server = await createServer({
     host: "127.0.0.1",
@@ -125,7 +138,7 @@ beforeAll(async () => {
       id: s.id,
       code: s.code,
       followUp: s.followUp,
-      ...compile(s, server.url),
+      ...compile(s, server.url, statusPage),
     })),
   };
   const manifestPath = join(root, "manifest.json");
@@ -240,6 +253,7 @@ async function runPython(sample: Sample): Promise<PythonResult> {
 
 afterAll(async () => {
   await server?.close();
+  await new Promise((resolve) => statusServer?.close(resolve));
   if (root) rmSync(root, { recursive: true, force: true });
 });
 
