@@ -46,6 +46,8 @@ export default defineConfig({
           environmentOptions: { happyDOM: { settings: { fetch: { disableSameOriginPolicy: true } } } },
         },
       },
+      // Every code sample of docs/ and the package READMEs, run against a real server.
+      { extends: true, test: { name: "docs", root: here("./docs"), include: ["test/**/*.test.ts"] } },
       // The benchmark harness's smoke test (a --quick run; no timing is asserted).
       { extends: true, test: { name: "bench", root: here("./bench"), include: ["src/**/*.test.ts"] } },
     ],

@@ -190,6 +190,21 @@ describe("decodeFrame: size limit", () => {
 });
 
 describe("decodeFrame: what is not a frame", () => {
+  // packages/protocol/README.md, "Decode and validate frames": decodeFrame never throws.
+  it.each([
+    [null, "not null"],
+    [undefined, "not undefined"],
+    [42, "not number"],
+    [new ArrayBuffer(2), "not object"],
+  ])("answers %s from plain JavaScript with invalid_frame instead of throwing", (value, says) => {
+    const result = decodeFrame(value as unknown as string, { channel: "client-to-server" });
+    expect(result.ok).toBe(false);
+    if (!result.ok) {
+      expect(result.error.code).toBe("invalid_frame");
+      expect(result.error.message).toContain(says);
+    }
+  });
+
   it.each([
     ["{", "invalid_json", undefined],
     ["", "invalid_json", undefined],

@@ -74,6 +74,13 @@ export function readEnvelope(data: string | Uint8Array, limits: EnvelopeLimits):
   // Set when the frame is over maxBytes but within maxResultBytes: only a result may be that big.
   let resultSized: number | undefined;
   let text: string;
+  // Callers in plain JavaScript pass whatever their socket gave them (null, an ArrayBuffer).
+  if (typeof data !== "string" && !(data instanceof Uint8Array)) {
+    return envelopeError(
+      "invalid_frame",
+      `a frame is text (a string) or its UTF-8 bytes (a Uint8Array), not ${data === null ? "null" : typeof data}`,
+    );
+  }
   if (typeof data === "string") {
     const size = sizeOver(data, maxResultBytes);
     if (size !== null) return tooLarge(size, maxResultBytes, data.length > maxResultBytes);

@@ -15,7 +15,7 @@ export const HTTP_STATUS_BY_CODE: Readonly<Record<string, number>> = {
   not_found: 404,
   conflict: 409,
   frame_too_large: 413,
-  too_large: 413,
+  payload_too_large: 413,
   rate_limited: 429,
   quota_exceeded: 429,
   unsupported_content: 400,

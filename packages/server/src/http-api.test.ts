@@ -136,7 +136,7 @@ describe("HTTP API", () => {
       commandId: "c",
       text: "x".repeat(5000),
     });
-    expect(tooBig).toMatchObject({ status: 413, body: { error: { code: "too_large" } } });
+    expect(tooBig).toMatchObject({ status: 413, body: { error: { code: "payload_too_large" } } });
     const badQuery = await call("GET", `/v1/sessions/${body.id}/events?after=-1`);
     expect(badQuery).toMatchObject({ status: 400, body: { error: { path: "after" } } });
     expect((await call("GET", "/v1/agents/nobody/sessions")).status).toBe(404);

@@ -45,7 +45,7 @@ describe("http-json", () => {
   it("refuses a body over the limit, bad JSON and a field that does not fit, each with its code", async () => {
     const url = await start();
     const big = await post(url, JSON.stringify({ text: "x".repeat(64) }));
-    expect([big.status, big.json.error.code]).toEqual([413, "too_large"]);
+    expect([big.status, big.json.error.code]).toEqual([413, "payload_too_large"]);
     const bad = await post(url, "{nope");
     expect([bad.status, bad.json.error.code]).toEqual([400, "invalid_json"]);
     const wrong = await post(url, '{"text":3}');

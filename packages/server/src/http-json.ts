@@ -4,7 +4,7 @@ import type { z } from "zod";
 import { AuthError, ServerError, toWireError } from "./errors";
 
 /**
- * Reads a request body as JSON, refusing it with `too_large` as soon as it passes `maxBytes`
+ * Reads a request body as JSON, refusing it with `payload_too_large` as soon as it passes `maxBytes`
  * (declared or counted, so a lying `content-length` does not get through) and with
  * `invalid_json` when it does not parse. An empty body reads as `{}`.
  *
@@ -17,7 +17,10 @@ export async function readJsonBody(request: IncomingMessage, maxBytes: number): 
   const declared = Number(request.headers["content-length"] ?? 0);
   if (declared > maxBytes) {
     request.resume();
-    throw new ServerError("too_large", `request body is ${declared} bytes, over the limit of ${maxBytes}`);
+    throw new ServerError(
+      "payload_too_large",
+      `request body is ${declared} bytes, over the limit of ${maxBytes}`,
+    );
   }
   const chunks: Buffer[] = [];
   let size = 0;
@@ -25,7 +28,7 @@ export async function readJsonBody(request: IncomingMessage, maxBytes: number): 
     size += (chunk as Buffer).byteLength;
     if (size > maxBytes) {
       request.resume();
-      throw new ServerError("too_large", `request body is over the limit of ${maxBytes} bytes`);
+      throw new ServerError("payload_too_large", `request body is over the limit of ${maxBytes} bytes`);
     }
     chunks.push(chunk as Buffer);
   }
