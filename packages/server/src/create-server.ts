@@ -3,32 +3,32 @@ import type { AddressInfo } from "node:net";
 import type { Connector, ConnectorSet } from "@patchbay/connectors";
 import { createModel, type LanguageModel } from "@patchbay/models";
 import { InMemoryIdempotencyStore, type Tools } from "@patchbay/tools";
-import { type AgentConfig, type AgentFileInput, defineAgent, loadAgentConfigs } from "./agent-config";
+import { Authenticator } from "./auth/auth";
+import { type AgentConfig, type AgentFileInput, defineAgent, loadAgentConfigs } from "./config/agent-config";
+import { resolveLimits, type ServerLimits } from "./config/limits";
+import { checkServerOptions } from "./config/server-options";
+import { ServerError } from "./errors";
+import type { DispatchContext, DispatchExtension } from "./extensions/dispatch-extension";
+import { type CorsOptions, CorsPolicy, parseCorsOrigins } from "./http/cors";
+import { createHttpApi, type HttpApiLimits } from "./http/http-api";
+import { createLogger, type Logger, type LogLevel } from "./observability/logger";
+import { ServerMetrics } from "./observability/metrics";
+import type { LiveSessionDeps } from "./sessions/live-session";
+import { recoverInterruptedTurns } from "./sessions/recovery";
+import { SessionManager } from "./sessions/session-manager";
+import { type ClientSocketLimits, ClientSocketServer } from "./sockets/client-socket";
+import { describeStore, openStore } from "./store/open-store";
+import type { Store } from "./store/store";
 import {
   ChainedToolBackend,
   connectorReadiness,
   prepareAgentConnectors,
   startAgentConnectors,
-} from "./agent-connectors";
-import { Authenticator } from "./auth";
-import { type ClientSocketLimits, ClientSocketServer } from "./client-socket";
-import { type CorsOptions, CorsPolicy, parseCorsOrigins } from "./cors";
-import { useLinearPatterns } from "./declared-tools";
-import { createDispatch } from "./dispatch";
-import type { DispatchContext, DispatchExtension } from "./dispatch-extension";
-import { ServerError } from "./errors";
-import { createHttpApi, type HttpApiLimits } from "./http-api";
-import { resolveLimits, type ServerLimits } from "./limits";
-import type { LiveSessionDeps } from "./live-session";
-import { createLogger, type Logger, type LogLevel } from "./logger";
-import { ServerMetrics } from "./metrics";
-import { describeStore, openStore } from "./open-store";
-import { forEndUsers } from "./reasoning-state";
-import { recoverInterruptedTurns } from "./recovery";
-import { checkServerOptions } from "./server-options";
-import { ServerToolBackend } from "./server-tool-backend";
-import { SessionManager } from "./session-manager";
-import type { Store } from "./store";
+} from "./tools/agent-connectors";
+import { useLinearPatterns } from "./tools/declared-tools";
+import { ServerToolBackend } from "./tools/server-tool-backend";
+import { forEndUsers } from "./turns/reasoning-state";
+import { createDispatch } from "./workers";
 
 /**
  * Options of {@link createServer}. Everything has a default except the credentials (options or
@@ -345,8 +345,8 @@ function serverToolsOf(
   logger: Logger,
 ): {
   serverTools?: (
-    runtime: import("./session-runtime").SessionRuntime,
-  ) => import("./tool-location").ToolBackend;
+    runtime: import("./sessions/session-runtime").SessionRuntime,
+  ) => import("./tools/tool-location").ToolBackend;
 } {
   if (!connectors)
     return tools ? { serverTools: serverToolsFor(tools, agent, idempotencyStore, logger) } : {};
@@ -370,7 +370,7 @@ function serverToolsFor(
   idempotencyStore: InMemoryIdempotencyStore,
   logger: Logger,
 ) {
-  return (runtime: import("./session-runtime").SessionRuntime) =>
+  return (runtime: import("./sessions/session-runtime").SessionRuntime) =>
     new ServerToolBackend({
       tools,
       sessionId: runtime.id,

@@ -1,36 +1,24 @@
-export type { AgentConfig, AgentConfigIssue, AgentConfigLoadOptions, AgentFileInput } from "./agent-config";
+export type { HelloAuth, Principal, ServerCredentials } from "./auth/auth";
+export { Authenticator, assertCanAccess, sessionOwner } from "./auth/auth";
+export type { VerifiedUserToken } from "./auth/user-token";
+export { createUserToken, USER_TOKEN_AUDIENCE, verifyUserToken } from "./auth/user-token";
+export type {
+  AgentConfig,
+  AgentConfigIssue,
+  AgentConfigLoadOptions,
+  AgentFileInput,
+} from "./config/agent-config";
 export {
   AgentConfigError,
   AgentFileSchema,
   defineAgent,
   loadAgentConfigs,
   parseAgentConfig,
-} from "./agent-config";
-export type { ApprovalQuestion } from "./approval-flow";
-export { ApprovalFlow } from "./approval-flow";
-export type { HelloAuth, Principal, ServerCredentials } from "./auth";
-export { Authenticator, assertCanAccess, sessionOwner } from "./auth";
-export type { ClientSocketLimits } from "./client-socket";
-export { ClientSocketServer, DEFAULT_CLIENT_SOCKET_LIMITS } from "./client-socket";
-export type { CorsOptions } from "./cors";
-export { CORS_ALLOWED_HEADERS, CORS_ALLOWED_METHODS, CorsPolicy, parseCorsOrigins } from "./cors";
+} from "./config/agent-config";
+export type { ServerLimits } from "./config/limits";
+export { DEFAULT_SERVER_LIMITS, parseLimitFlags, QuotaError, resolveLimits } from "./config/limits";
 export type { CreateServerOptions, PatchbayServer } from "./create-server";
 export { createServer } from "./create-server";
-export type { LockHolder } from "./data-dir-lock";
-export { DataDirLockedError } from "./data-dir-lock";
-export type { DispatchModule, DispatchServerOptions } from "./dispatch";
-export { createDispatch, WORKER_SOCKET_PATH } from "./dispatch";
-export type { DispatchContext, DispatchExtension } from "./dispatch-extension";
-export type {
-  CancelReason,
-  HoldAnswer,
-  HostedToolHandlers,
-  HostedToolRequest,
-  HostedToolRouter,
-  MessageRouteOutcome,
-  MessageRouteRequest,
-  MessageRouter,
-} from "./dispatch-seams";
 export type { AuthFailureReason } from "./errors";
 export {
   AuthError,
@@ -41,33 +29,45 @@ export {
   StoreVersionError,
   toWireError,
 } from "./errors";
-export type { HttpApiLimits, HttpApiOptions, HttpRouteExtension } from "./http-api";
-export { createHttpApi, DEFAULT_HTTP_LIMITS } from "./http-api";
-export type { ServerLimits } from "./limits";
-export { DEFAULT_SERVER_LIMITS, parseLimitFlags, QuotaError, resolveLimits } from "./limits";
-export type { LiveSessionDeps, SendMessageInput } from "./live-session";
-export { LiveSession } from "./live-session";
-export type { Logger, LoggerOptions, LogLevel } from "./logger";
-export { createLogger, LOG_LEVELS, silentLogger } from "./logger";
-export { MemoryStore } from "./memory-store";
-export { ServerMetrics } from "./metrics";
-export { toModelMessages } from "./model-messages";
-export type { PageToolCall } from "./page-tool-router";
-export { PageToolRouter } from "./page-tool-router";
-export type { PostgresMigration } from "./postgres-migrations";
-export { migratePostgres, POSTGRES_MIGRATIONS, POSTGRES_SCHEMA_VERSION } from "./postgres-migrations";
-export type { PostgresStoreOptions } from "./postgres-store";
-export { PostgresStore, redactUrl } from "./postgres-store";
-export { ProgressCoalescer } from "./progress-coalescer";
-export type { TokenBucketOptions } from "./rate-limit";
-export { TokenBucket } from "./rate-limit";
-export { recoverInterruptedTurns } from "./recovery";
-export type { SessionManagerOptions } from "./session-manager";
-export { SessionManager } from "./session-manager";
-export type { SessionRuntimeEvents, SessionSubscriber } from "./session-runtime";
-export { SessionRuntime } from "./session-runtime";
-export type { SqliteStoreOptions } from "./sqlite-store";
-export { SqliteStore } from "./sqlite-store";
+export type { DispatchContext, DispatchExtension } from "./extensions/dispatch-extension";
+export type {
+  CancelReason,
+  HoldAnswer,
+  HostedToolHandlers,
+  HostedToolRequest,
+  HostedToolRouter,
+  MessageRouteOutcome,
+  MessageRouteRequest,
+  MessageRouter,
+} from "./extensions/dispatch-seams";
+export type { CorsOptions } from "./http/cors";
+export { CORS_ALLOWED_HEADERS, CORS_ALLOWED_METHODS, CorsPolicy, parseCorsOrigins } from "./http/cors";
+export type { HttpApiLimits, HttpApiOptions, HttpRouteExtension } from "./http/http-api";
+export { createHttpApi, DEFAULT_HTTP_LIMITS } from "./http/http-api";
+export type { Logger, LoggerOptions, LogLevel } from "./observability/logger";
+export { createLogger, LOG_LEVELS, silentLogger } from "./observability/logger";
+export { ServerMetrics } from "./observability/metrics";
+export { TRACER_NAME } from "./observability/tracing";
+export type { LiveSessionDeps, SendMessageInput } from "./sessions/live-session";
+export { LiveSession } from "./sessions/live-session";
+export { recoverInterruptedTurns } from "./sessions/recovery";
+export type { SessionManagerOptions } from "./sessions/session-manager";
+export { SessionManager } from "./sessions/session-manager";
+export type { SessionRuntimeEvents, SessionSubscriber } from "./sessions/session-runtime";
+export { SessionRuntime } from "./sessions/session-runtime";
+export type { ClientSocketLimits } from "./sockets/client-socket";
+export { ClientSocketServer, DEFAULT_CLIENT_SOCKET_LIMITS } from "./sockets/client-socket";
+export type { TokenBucketOptions } from "./sockets/rate-limit";
+export { TokenBucket } from "./sockets/rate-limit";
+export type { LockHolder } from "./store/data-dir-lock";
+export { DataDirLockedError } from "./store/data-dir-lock";
+export { MemoryStore } from "./store/memory-store";
+export type { PostgresMigration } from "./store/postgres-migrations";
+export { migratePostgres, POSTGRES_MIGRATIONS, POSTGRES_SCHEMA_VERSION } from "./store/postgres-migrations";
+export type { PostgresStoreOptions } from "./store/postgres-store";
+export { PostgresStore, redactUrl } from "./store/postgres-store";
+export type { SqliteStoreOptions } from "./store/sqlite-store";
+export { SqliteStore } from "./store/sqlite-store";
 export type {
   ApprovalRecord,
   CommitResult,
@@ -77,11 +77,16 @@ export type {
   SessionRecord,
   Store,
   TurnRecord,
-} from "./store";
-export type { RoutedToolCall, ToolBackend } from "./tool-location";
-export { failedResult } from "./tool-results";
-export { TRACER_NAME } from "./tracing";
-export type { TurnOptions, TurnOutcome } from "./turn-loop";
-export { Turn } from "./turn-loop";
-export type { VerifiedUserToken } from "./user-token";
-export { createUserToken, USER_TOKEN_AUDIENCE, verifyUserToken } from "./user-token";
+} from "./store/store";
+export type { PageToolCall } from "./tools/page-tool-router";
+export { PageToolRouter } from "./tools/page-tool-router";
+export type { RoutedToolCall, ToolBackend } from "./tools/tool-location";
+export type { ApprovalQuestion } from "./turns/approval-flow";
+export { ApprovalFlow } from "./turns/approval-flow";
+export { toModelMessages } from "./turns/model-messages";
+export { ProgressCoalescer } from "./turns/progress-coalescer";
+export { failedResult } from "./turns/tool-results";
+export type { TurnOptions, TurnOutcome } from "./turns/turn-loop";
+export { Turn } from "./turns/turn-loop";
+export type { DispatchModule, DispatchServerOptions } from "./workers";
+export { createDispatch, WORKER_SOCKET_PATH } from "./workers";
