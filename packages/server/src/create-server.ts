@@ -15,7 +15,7 @@ import { createLogger, type Logger, type LogLevel } from "./observability/logger
 import { ServerMetrics } from "./observability/metrics";
 import type { LiveSessionDeps } from "./sessions/live-session";
 import { recoverInterruptedTurns } from "./sessions/recovery";
-import { SessionManager } from "./sessions/session-manager";
+import { SessionManager } from "./sessions/session-directory";
 import { type ClientSocketLimits, ClientSocketServer } from "./sockets/client-socket";
 import { describeStore, openStore } from "./store/open-store";
 import type { Store } from "./store/store";
@@ -345,8 +345,8 @@ function serverToolsOf(
   logger: Logger,
 ): {
   serverTools?: (
-    runtime: import("./sessions/session-runtime").SessionRuntime,
-  ) => import("./tools/tool-location").ToolBackend;
+    runtime: import("./sessions/session-log").SessionRuntime,
+  ) => import("./tools/tool-backend").ToolBackend;
 } {
   if (!connectors)
     return tools ? { serverTools: serverToolsFor(tools, agent, idempotencyStore, logger) } : {};
@@ -370,7 +370,7 @@ function serverToolsFor(
   idempotencyStore: InMemoryIdempotencyStore,
   logger: Logger,
 ) {
-  return (runtime: import("./sessions/session-runtime").SessionRuntime) =>
+  return (runtime: import("./sessions/session-log").SessionRuntime) =>
     new ServerToolBackend({
       tools,
       sessionId: runtime.id,

@@ -51,10 +51,10 @@ export { TRACER_NAME } from "./observability/tracing";
 export type { LiveSessionDeps, SendMessageInput } from "./sessions/live-session";
 export { LiveSession } from "./sessions/live-session";
 export { recoverInterruptedTurns } from "./sessions/recovery";
-export type { SessionManagerOptions } from "./sessions/session-manager";
-export { SessionManager } from "./sessions/session-manager";
-export type { SessionRuntimeEvents, SessionSubscriber } from "./sessions/session-runtime";
-export { SessionRuntime } from "./sessions/session-runtime";
+export type { SessionManagerOptions } from "./sessions/session-directory";
+export { SessionManager } from "./sessions/session-directory";
+export type { SessionRuntimeEvents, SessionSubscriber } from "./sessions/session-log";
+export { SessionRuntime } from "./sessions/session-log";
 export type { ClientSocketLimits } from "./sockets/client-socket";
 export { ClientSocketServer, DEFAULT_CLIENT_SOCKET_LIMITS } from "./sockets/client-socket";
 export type { TokenBucketOptions } from "./sockets/rate-limit";
@@ -78,9 +78,9 @@ export type {
   Store,
   TurnRecord,
 } from "./store/store";
-export type { PageToolCall } from "./tools/page-tool-router";
-export { PageToolRouter } from "./tools/page-tool-router";
-export type { RoutedToolCall, ToolBackend } from "./tools/tool-location";
+export type { PageToolCall } from "./tools/page-tool-backend";
+export { PageToolRouter } from "./tools/page-tool-backend";
+export type { RoutedToolCall, ToolBackend } from "./tools/tool-backend";
 export type { ApprovalQuestion } from "./turns/approval-flow";
 export { ApprovalFlow } from "./turns/approval-flow";
 export { toModelMessages } from "./turns/model-messages";

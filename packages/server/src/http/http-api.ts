@@ -6,7 +6,7 @@ import type { Authenticator, Principal } from "../auth/auth";
 import { ServerError } from "../errors";
 import type { Logger } from "../observability/logger";
 import type { ServerMetrics } from "../observability/metrics";
-import type { SessionManager } from "../sessions/session-manager";
+import type { SessionManager } from "../sessions/session-directory";
 import { TokenBucket } from "../sockets/rate-limit";
 import type { CorsPolicy } from "./cors";
 import { parseBody, readJsonBody, sendError, sendJson } from "./http-json";

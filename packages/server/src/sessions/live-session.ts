@@ -6,13 +6,13 @@ import { ServerError } from "../errors";
 import type { HostedToolRouter, MessageRouter } from "../extensions/dispatch-seams";
 import type { Logger } from "../observability/logger";
 import type { ServerMetrics } from "../observability/metrics";
-import { HostedToolBackend } from "../tools/hosted-tool-backend";
-import { PageToolRouter } from "../tools/page-tool-router";
-import type { ToolBackend } from "../tools/tool-location";
+import { PageToolRouter } from "../tools/page-tool-backend";
+import type { ToolBackend } from "../tools/tool-backend";
+import { HostedToolBackend } from "../tools/worker-tool-backend";
 import { ApprovalFlow } from "../turns/approval-flow";
 import { type ReplyOutcome, Turn, type WorkerReply } from "../turns/turn-loop";
 import { checkImages } from "./image-guard";
-import type { SessionRuntime } from "./session-runtime";
+import type { SessionRuntime } from "./session-log";
 
 /**
  * What a live session shares with every other: the model of its agent, the in-process tools, the

@@ -18,7 +18,7 @@ import { AuthError, ServerError, toWireError } from "../errors";
 import type { Logger } from "../observability/logger";
 import type { ServerMetrics } from "../observability/metrics";
 import type { LiveSession } from "../sessions/live-session";
-import type { SessionManager } from "../sessions/session-manager";
+import type { SessionManager } from "../sessions/session-directory";
 import { afterSlowReader } from "./memory-reclaim";
 import { oversizedResult } from "./oversized-result";
 import { TokenBucket } from "./rate-limit";

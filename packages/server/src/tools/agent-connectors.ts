@@ -12,7 +12,7 @@ import { type AgentConfig, AgentConfigError } from "../config/agent-config";
 import type { CancelReason, HostedToolHandlers } from "../extensions/dispatch-seams";
 import type { Logger } from "../observability/logger";
 import type { ServerToolBackend } from "./server-tool-backend";
-import type { ArgumentCheck, RoutedToolCall, ToolBackend } from "./tool-location";
+import type { ArgumentCheck, RoutedToolCall, ToolBackend } from "./tool-backend";
 
 /**
  * Checks the connectors of every agent (its `connectors:` entries) against the known kinds, with

@@ -2,7 +2,7 @@ import type { ConversationItem, JsonObject, ToolResult, ToolSpec, User } from "@
 import { allowAll, type IdempotencyStore, ToolExecutor, type Tools, toToolResult } from "@patchbay/tools";
 import type { CancelReason, HostedToolHandlers } from "../extensions/dispatch-seams";
 import type { Logger } from "../observability/logger";
-import type { ArgumentCheck, RoutedToolCall, ToolBackend } from "./tool-location";
+import type { ArgumentCheck, RoutedToolCall, ToolBackend } from "./tool-backend";
 
 /**
  * What a {@link ServerToolBackend} runs with: the server's `Tools` registry, the session, and the

@@ -7,7 +7,7 @@ import type {
 } from "@patchbay/protocol";
 import { buildApprovalRequest, RecentMap } from "@patchbay/tools";
 import { NotFoundError, ServerError } from "../errors";
-import type { SessionRuntime } from "../sessions/session-runtime";
+import type { SessionRuntime } from "../sessions/session-log";
 
 /**
  * One question to ask before a tool runs.

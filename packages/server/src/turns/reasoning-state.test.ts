@@ -6,7 +6,7 @@ import type { SessionEvent, ToolCallItem } from "@patchbay/protocol";
 import { afterEach, describe, expect, it } from "vitest";
 import { defineAgent } from "../config/agent-config";
 import { silentLogger } from "../observability/logger";
-import { SessionRuntime } from "../sessions/session-runtime";
+import { SessionRuntime } from "../sessions/session-log";
 import { SqliteStore } from "../store/sqlite-store";
 import { toModelMessages } from "./model-messages";
 import { attachReasoning, eventForEndUsers, forEndUsers, reasoningOfCalls } from "./reasoning-state";

@@ -7,9 +7,9 @@ import { defineAgent } from "../config/agent-config";
 import type { HostedToolHandlers } from "../extensions/dispatch-seams";
 import { silentLogger } from "../observability/logger";
 import { ServerMetrics } from "../observability/metrics";
-import { SessionRuntime } from "../sessions/session-runtime";
+import { SessionRuntime } from "../sessions/session-log";
 import { SqliteStore } from "../store/sqlite-store";
-import type { ToolBackend } from "../tools/tool-location";
+import type { ToolBackend } from "../tools/tool-backend";
 import { ApprovalFlow } from "./approval-flow";
 import { ToolCallRunner } from "./tool-call-runner";
 

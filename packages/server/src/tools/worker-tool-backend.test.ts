@@ -6,10 +6,10 @@ import { afterEach, describe, expect, it } from "vitest";
 import { type AgentFileInput, defineAgent } from "../config/agent-config";
 import type { HostedToolHandlers, HostedToolRequest, HostedToolRouter } from "../extensions/dispatch-seams";
 import { silentLogger } from "../observability/logger";
-import { SessionRuntime } from "../sessions/session-runtime";
+import { SessionRuntime } from "../sessions/session-log";
 import { SqliteStore } from "../store/sqlite-store";
 import { attachReasoning } from "../turns/reasoning-state";
-import { HostedToolBackend } from "./hosted-tool-backend";
+import { HostedToolBackend } from "./worker-tool-backend";
 
 const opened: { dir: string; store: SqliteStore }[] = [];
 afterEach(async () => {

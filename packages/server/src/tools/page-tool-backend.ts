@@ -2,10 +2,10 @@ import type { JsonObject, ToolResult, ToolSpec, User } from "@patchbay/protocol"
 import { ModelSentences, RecentMap } from "@patchbay/tools";
 import type { CancelReason, HoldAnswer, HostedToolHandlers } from "../extensions/dispatch-seams";
 import type { Logger } from "../observability/logger";
-import type { SessionRuntime } from "../sessions/session-runtime";
+import type { SessionRuntime } from "../sessions/session-log";
 import type { PendingToolCallRecord } from "../store/store";
 import { failedResult } from "../turns/tool-results";
-import type { RoutedToolCall, ToolBackend } from "./tool-location";
+import type { RoutedToolCall, ToolBackend } from "./tool-backend";
 
 /**
  * A call of a tool that runs in the page holding the session.

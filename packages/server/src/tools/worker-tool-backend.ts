@@ -1,8 +1,8 @@
 import type { ToolResult, ToolSpec } from "@patchbay/protocol";
 import type { CancelReason, HostedToolHandlers, HostedToolRouter } from "../extensions/dispatch-seams";
-import type { SessionRuntime } from "../sessions/session-runtime";
+import type { SessionRuntime } from "../sessions/session-log";
 import { forEndUsers } from "../turns/reasoning-state";
-import type { RoutedToolCall, ToolBackend } from "./tool-location";
+import type { RoutedToolCall, ToolBackend } from "./tool-backend";
 
 /**
  * The tools dispatch workers host for the session's agent, reached through the

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { defineAgent } from "../config/agent-config";
 import { silentLogger } from "../observability/logger";
 import { SqliteStore } from "../store/sqlite-store";
-import { SessionRuntime } from "./session-runtime";
+import { SessionRuntime } from "./session-log";
 
 let dir: string | undefined;
 let store: SqliteStore | undefined;

@@ -10,7 +10,7 @@ import { afterSessionUnloaded } from "../sockets/memory-reclaim";
 import type { Store } from "../store/store";
 import { forEndUsers } from "../turns/reasoning-state";
 import { LiveSession, type LiveSessionDeps } from "./live-session";
-import { SessionRuntime } from "./session-runtime";
+import { SessionRuntime } from "./session-log";
 
 /**
  * What a {@link SessionManager} is built from.
