@@ -15,7 +15,7 @@ import { createLogger, type Logger, type LogLevel } from "./observability/logger
 import { ServerMetrics } from "./observability/metrics";
 import type { LiveSessionDeps } from "./sessions/live-session";
 import { recoverInterruptedTurns } from "./sessions/recovery";
-import { SessionManager } from "./sessions/session-directory";
+import { SessionDirectory } from "./sessions/session-directory";
 import { type ClientSocketLimits, ClientSocketServer } from "./sockets/client-socket";
 import { describeStore, openStore } from "./store/open-store";
 import type { Store } from "./store/store";
@@ -122,7 +122,7 @@ export interface PatchbayServer {
   host: string;
   agents: ReadonlyMap<string, AgentConfig>;
   store: Store;
-  sessions: SessionManager;
+  sessions: SessionDirectory;
   metrics: ServerMetrics;
   authenticator: Authenticator;
   logger: Logger;
@@ -228,7 +228,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
     ...(extension?.hostedTools ? { hostedTools: extension.hostedTools } : {}),
     ...(extension?.messageRouter ? { messageRouter: extension.messageRouter } : {}),
   });
-  const sessions = new SessionManager({
+  const sessions = new SessionDirectory({
     store,
     agents,
     deps,
@@ -345,7 +345,7 @@ function serverToolsOf(
   logger: Logger,
 ): {
   serverTools?: (
-    runtime: import("./sessions/session-log").SessionRuntime,
+    runtime: import("./sessions/session-log").SessionLog,
   ) => import("./tools/tool-backend").ToolBackend;
 } {
   if (!connectors)
@@ -370,7 +370,7 @@ function serverToolsFor(
   idempotencyStore: InMemoryIdempotencyStore,
   logger: Logger,
 ) {
-  return (runtime: import("./sessions/session-log").SessionRuntime) =>
+  return (runtime: import("./sessions/session-log").SessionLog) =>
     new ServerToolBackend({
       tools,
       sessionId: runtime.id,

@@ -33,12 +33,12 @@ export type { DispatchContext, DispatchExtension } from "./extensions/dispatch-e
 export type {
   CancelReason,
   HoldAnswer,
-  HostedToolHandlers,
   HostedToolRequest,
   HostedToolRouter,
   MessageRouteOutcome,
   MessageRouteRequest,
   MessageRouter,
+  ToolCallHandlers,
 } from "./extensions/dispatch-seams";
 export type { CorsOptions } from "./http/cors";
 export { CORS_ALLOWED_HEADERS, CORS_ALLOWED_METHODS, CorsPolicy, parseCorsOrigins } from "./http/cors";
@@ -51,10 +51,10 @@ export { TRACER_NAME } from "./observability/tracing";
 export type { LiveSessionDeps, SendMessageInput } from "./sessions/live-session";
 export { LiveSession } from "./sessions/live-session";
 export { recoverInterruptedTurns } from "./sessions/recovery";
-export type { SessionManagerOptions } from "./sessions/session-directory";
-export { SessionManager } from "./sessions/session-directory";
-export type { SessionRuntimeEvents, SessionSubscriber } from "./sessions/session-log";
-export { SessionRuntime } from "./sessions/session-log";
+export type { SessionDirectoryOptions } from "./sessions/session-directory";
+export { SessionDirectory } from "./sessions/session-directory";
+export type { SessionLogEvents, SessionSubscriber } from "./sessions/session-log";
+export { SessionLog } from "./sessions/session-log";
 export type { ClientSocketLimits } from "./sockets/client-socket";
 export { ClientSocketServer, DEFAULT_CLIENT_SOCKET_LIMITS } from "./sockets/client-socket";
 export type { TokenBucketOptions } from "./sockets/rate-limit";
@@ -79,7 +79,7 @@ export type {
   TurnRecord,
 } from "./store/store";
 export type { PageToolCall } from "./tools/page-tool-backend";
-export { PageToolRouter } from "./tools/page-tool-backend";
+export { PageToolBackend } from "./tools/page-tool-backend";
 export type { RoutedToolCall, ToolBackend } from "./tools/tool-backend";
 export type { ApprovalQuestion } from "./turns/approval-flow";
 export { ApprovalFlow } from "./turns/approval-flow";

@@ -5,7 +5,7 @@ import type { AgentConfig } from "../config/agent-config";
 import type { HttpRouteExtension } from "../http/http-api";
 import type { Logger } from "../observability/logger";
 import type { ServerMetrics } from "../observability/metrics";
-import type { SessionManager } from "../sessions/session-directory";
+import type { SessionDirectory } from "../sessions/session-directory";
 import type { Store } from "../store/store";
 import type { HostedToolRouter, MessageRouter } from "./dispatch-seams";
 
@@ -21,7 +21,7 @@ import type { HostedToolRouter, MessageRouter } from "./dispatch-seams";
 export interface DispatchContext {
   authenticator: Authenticator;
   store: Store;
-  sessions: SessionManager;
+  sessions: SessionDirectory;
   agents: ReadonlyMap<string, AgentConfig>;
   logger: Logger;
   metrics: ServerMetrics;

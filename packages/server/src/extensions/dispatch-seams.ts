@@ -82,7 +82,7 @@ export interface HostedToolRequest {
  * handlers.progress("Looking it up"); const { accepted } = handlers.hold(1); handlers.attempt(2);
  * ```
  */
-export interface HostedToolHandlers {
+export interface ToolCallHandlers {
   progress(text: string): void;
   say(text: string): void;
   /**
@@ -120,7 +120,7 @@ export interface HostedToolHandlers {
  * class WorkerToolRouter implements HostedToolRouter {
  *   hasTool(agent: string, name: string) { return this.hosts(agent).has(name); }
  *   specs(agent: string) { return [...this.hosts(agent).values()]; }
- *   call(request: HostedToolRequest, handlers: HostedToolHandlers) { return this.offer(request, handlers); }
+ *   call(request: HostedToolRequest, handlers: ToolCallHandlers) { return this.offer(request, handlers); }
  *   cancel(callId: string, reason: CancelReason) { this.sendCancel(callId, reason); }
  * }
  * ```
@@ -128,7 +128,7 @@ export interface HostedToolHandlers {
 export interface HostedToolRouter {
   hasTool(agent: string, name: string): boolean;
   specs(agent: string): ToolSpec[];
-  call(request: HostedToolRequest, handlers: HostedToolHandlers): Promise<ToolResult>;
+  call(request: HostedToolRequest, handlers: ToolCallHandlers): Promise<ToolResult>;
   cancel(callId: string, reason: CancelReason): void;
   /** The ceiling of a hosted tool's timeout the workers set (`toolTimeoutMs`), if any did. */
   timeoutCeilingMs?(agent: string, tool: string): number | undefined;

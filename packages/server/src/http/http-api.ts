@@ -6,7 +6,7 @@ import type { Authenticator, Principal } from "../auth/auth";
 import { ServerError } from "../errors";
 import type { Logger } from "../observability/logger";
 import type { ServerMetrics } from "../observability/metrics";
-import type { SessionManager } from "../sessions/session-directory";
+import type { SessionDirectory } from "../sessions/session-directory";
 import { TokenBucket } from "../sockets/rate-limit";
 import type { CorsPolicy } from "./cors";
 import { parseBody, readJsonBody, sendError, sendJson } from "./http-json";
@@ -85,7 +85,7 @@ export type HttpRouteExtension = (
  */
 export interface HttpApiOptions {
   authenticator: Authenticator;
-  sessions: SessionManager;
+  sessions: SessionDirectory;
   metrics: ServerMetrics;
   logger: Logger;
   /** `/readyz` answers 503 while this is false (starting or shutting down). */

@@ -6,13 +6,13 @@ import { ServerError } from "../errors";
 import type { HostedToolRouter, MessageRouter } from "../extensions/dispatch-seams";
 import type { Logger } from "../observability/logger";
 import type { ServerMetrics } from "../observability/metrics";
-import { PageToolRouter } from "../tools/page-tool-backend";
+import { PageToolBackend } from "../tools/page-tool-backend";
 import type { ToolBackend } from "../tools/tool-backend";
-import { HostedToolBackend } from "../tools/worker-tool-backend";
+import { WorkerToolBackend } from "../tools/worker-tool-backend";
 import { ApprovalFlow } from "../turns/approval-flow";
 import { type ReplyOutcome, Turn, type WorkerReply } from "../turns/turn-loop";
 import { checkImages } from "./image-guard";
-import type { SessionRuntime } from "./session-log";
+import type { SessionLog } from "./session-log";
 
 /**
  * What a live session shares with every other: the model of its agent, the in-process tools, the
@@ -26,7 +26,7 @@ import type { SessionRuntime } from "./session-log";
 export interface LiveSessionDeps {
   model: LanguageModel;
   /** Makes this session's backend for in-process tools (over the server's `Tools` registry). */
-  serverTools?: (runtime: SessionRuntime) => ToolBackend;
+  serverTools?: (runtime: SessionLog) => ToolBackend;
   hostedTools?: HostedToolRouter;
   messageRouter?: MessageRouter;
   logger: Logger;
@@ -71,8 +71,8 @@ interface QueuedTurn {
 }
 
 /**
- * A session that is loaded: its {@link SessionRuntime}, approvals, page tool router and turn
- * queue. Messages are answered one at a time, in order; a message that arrives while a turn runs
+ * A session that is loaded, as the turns see it: its {@link SessionLog} (what happened), its
+ * approvals, its tool backends and its queue of turns (what happens next). Messages are answered one at a time, in order; a message that arrives while a turn runs
  * interrupts it, and when several wait only the newest is answered (the model sees them all).
  *
  * @example
@@ -82,8 +82,8 @@ interface QueuedTurn {
  */
 export class LiveSession {
   readonly approvals: ApprovalFlow;
-  readonly pages: PageToolRouter;
-  private readonly hosted: HostedToolBackend | undefined;
+  readonly pages: PageToolBackend;
+  private readonly hosted: WorkerToolBackend | undefined;
   private readonly server: ToolBackend | undefined;
   private readonly queue: QueuedTurn[] = [];
   private current: Turn | undefined;
@@ -91,12 +91,12 @@ export class LiveSession {
   private closing = false;
 
   constructor(
-    readonly runtime: SessionRuntime,
+    readonly runtime: SessionLog,
     private readonly deps: LiveSessionDeps,
   ) {
     this.approvals = new ApprovalFlow(runtime, { defaultExpiresInMs: runtime.agent.approvalTimeoutMs });
-    this.pages = new PageToolRouter(runtime, deps.logger.child({ sessionId: runtime.id }));
-    this.hosted = deps.hostedTools ? new HostedToolBackend(runtime, deps.hostedTools) : undefined;
+    this.pages = new PageToolBackend(runtime, deps.logger.child({ sessionId: runtime.id }));
+    this.hosted = deps.hostedTools ? new WorkerToolBackend(runtime, deps.hostedTools) : undefined;
     this.server = deps.serverTools?.(runtime);
   }
 

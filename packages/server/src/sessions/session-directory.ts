@@ -10,17 +10,17 @@ import { afterSessionUnloaded } from "../sockets/memory-reclaim";
 import type { Store } from "../store/store";
 import { forEndUsers } from "../turns/reasoning-state";
 import { LiveSession, type LiveSessionDeps } from "./live-session";
-import { SessionRuntime } from "./session-log";
+import { SessionLog } from "./session-log";
 
 /**
- * What a {@link SessionManager} is built from.
+ * What a {@link SessionDirectory} is built from.
  *
  * @example
  * ```ts
- * new SessionManager({ store, agents, deps: (agent) => ({ model: models.get(agent.id)!, ... }), logger, metrics });
+ * new SessionDirectory({ store, agents, deps: (agent) => ({ model: models.get(agent.id)!, ... }), logger, metrics });
  * ```
  */
-export interface SessionManagerOptions {
+export interface SessionDirectoryOptions {
   store: Store;
   agents: ReadonlyMap<string, AgentConfig>;
   /** The shared parts a live session of an agent needs (its model, tools, seams). */
@@ -34,7 +34,7 @@ export interface SessionManagerOptions {
 }
 
 /**
- * Creates, finds, lists and deletes sessions, loading a session's {@link LiveSession} when it is
+ * The directory of every session (stored or loaded): creates, finds, lists and deletes them, loading a session's {@link LiveSession} when it is
  * used and unloading it when nothing holds it. Every method that names a session checks that
  * the principal may reach it: another user's session answers `not_found`, like a missing one.
  *
@@ -44,13 +44,13 @@ export interface SessionManagerOptions {
  * await live.sendMessage({ commandId: "c_1", text: "Hi" });
  * ```
  */
-export class SessionManager {
+export class SessionDirectory {
   private readonly live = new Map<string, LiveSession>();
   private readonly loading = new Map<string, Promise<LiveSession>>();
   private readonly holds = new Map<string, number>();
   private closed = false;
 
-  constructor(private readonly options: SessionManagerOptions) {}
+  constructor(private readonly options: SessionDirectoryOptions) {}
 
   /** The configured agents. */
   get agents(): ReadonlyMap<string, AgentConfig> {
@@ -223,14 +223,7 @@ export class SessionManager {
         const conversation = await this.options.store.conversation(sessionId);
         const logger = this.options.logger.child({ sessionId });
         const pageTools = await this.options.store.pageTools(sessionId);
-        const runtime = new SessionRuntime(
-          record,
-          agent,
-          conversation,
-          this.options.store,
-          logger,
-          pageTools,
-        );
+        const runtime = new SessionLog(record, agent, conversation, this.options.store, logger, pageTools);
         if (this.options.liveWindowItems !== undefined) runtime.limitWindow(this.options.liveWindowItems);
         const live = new LiveSession(runtime, this.options.deps(agent));
         this.live.set(sessionId, live);

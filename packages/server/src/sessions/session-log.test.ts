@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { defineAgent } from "../config/agent-config";
 import { silentLogger } from "../observability/logger";
 import { SqliteStore } from "../store/sqlite-store";
-import { SessionRuntime } from "./session-log";
+import { SessionLog } from "./session-log";
 
 let dir: string | undefined;
 let store: SqliteStore | undefined;
@@ -19,16 +19,16 @@ function message(id: string, text: string): MessageItem {
   return { type: "message", id, role: "user", text, status: "completed", createdAt: 0 };
 }
 
-async function runtimeWith(conversation: ConversationItem[]): Promise<SessionRuntime> {
+async function runtimeWith(conversation: ConversationItem[]): Promise<SessionLog> {
   dir = mkdtempSync(join(tmpdir(), "patchbay-runtime-"));
   store = new SqliteStore({ dataDir: dir });
   const record = { id: "s_1", agent: "a", userId: "u", metadata: {}, createdAt: 0, lastSeq: 0 };
   await store.createSession(record);
   const agent = defineAgent("a", { model: { provider: "scripted" } });
-  return new SessionRuntime(record, agent, conversation, store, silentLogger);
+  return new SessionLog(record, agent, conversation, store, silentLogger);
 }
 
-describe("SessionRuntime.conversation", () => {
+describe("SessionLog.conversation", () => {
   it("hands out a new array each time, so a caller changing it leaves the session alone", async () => {
     const runtime = await runtimeWith([message("m_1", "one")]);
     const first = runtime.conversation();
@@ -66,7 +66,7 @@ describe("SessionRuntime.conversation", () => {
   });
 });
 
-describe("SessionRuntime.append", () => {
+describe("SessionLog.append", () => {
   function countingCommits(): { transactions: number[] } {
     const seen = { transactions: [] as number[] };
     const commit = store!.commit.bind(store!);

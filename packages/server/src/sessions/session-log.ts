@@ -18,14 +18,14 @@ import { ConversationWindow } from "./conversation-window";
 export type SessionSubscriber = (event: SessionEvent) => void;
 
 /**
- * Events of a {@link SessionRuntime}.
+ * Events of a {@link SessionLog}.
  *
  * @example
  * ```ts
  * runtime.on("event", (event) => metrics.observe(event));
  * ```
  */
-export interface SessionRuntimeEvents {
+export interface SessionLogEvents {
   /** Every committed event, after it is in the log. */
   event: (event: SessionEvent) => void;
   /** The set of page tools or the sockets holding them changed. */
@@ -35,16 +35,17 @@ export interface SessionRuntimeEvents {
 }
 
 /**
- * One live session: the one place its changes are committed (in order, one at a time) and then
- * broadcast to the sockets attached to it. It keeps the conversation in memory so a turn can read
- * it without a query, and knows which attached connection brought which page tools.
+ * One loaded session's log: the one place its changes are committed (in order, one at a time) and
+ * then broadcast to the sockets attached to it (its `LiveSession` holds it as `runtime`). It keeps
+ * the conversation in memory so a turn can read it without a query, and knows which attached
+ * connection brought which page tools.
  *
  * @example
  * ```ts
  * const [event] = await runtime.commit({ events: [{ type: "tool.held", callId }] });
  * ```
  */
-export class SessionRuntime extends EventEmitter<SessionRuntimeEvents> {
+export class SessionLog extends EventEmitter<SessionLogEvents> {
   readonly id: string;
   readonly agent: AgentConfig;
   private record: SessionRecord;
@@ -193,7 +194,7 @@ export class SessionRuntime extends EventEmitter<SessionRuntimeEvents> {
     return batch.done.then((all) => all.slice(start, start + events.length));
   }
 
-  private appendBatch(): NonNullable<SessionRuntime["pendingAppends"]> {
+  private appendBatch(): NonNullable<SessionLog["pendingAppends"]> {
     let batch = this.pendingAppends;
     if (!batch) {
       let resolve!: (events: SessionEvent[]) => void;
@@ -395,7 +396,7 @@ interface QueuedChange {
   reject: (error: unknown) => void;
 }
 
-/** `next` appended to `change`, as one change (see `SessionRuntime.joins` for when it may be). */
+/** `next` appended to `change`, as one change (see `SessionLog.joins` for when it may be). */
 function joinChanges(change: SessionChange, next: SessionChange): SessionChange {
   const joined: SessionChange = { ...change, ...next };
   for (const key of ["events", "items", "pendingCalls", "settledCalls", "approvals"] as const) {

@@ -18,7 +18,7 @@ import { AuthError, ServerError, toWireError } from "../errors";
 import type { Logger } from "../observability/logger";
 import type { ServerMetrics } from "../observability/metrics";
 import type { LiveSession } from "../sessions/live-session";
-import type { SessionManager } from "../sessions/session-directory";
+import type { SessionDirectory } from "../sessions/session-directory";
 import { afterSlowReader } from "./memory-reclaim";
 import { oversizedResult } from "./oversized-result";
 import { TokenBucket } from "./rate-limit";
@@ -111,7 +111,7 @@ export class ClientSocketServer {
   constructor(
     private readonly options: {
       authenticator: Authenticator;
-      sessions: SessionManager;
+      sessions: SessionDirectory;
       logger: Logger;
       metrics: ServerMetrics;
       limits?: Partial<ClientSocketLimits>;
@@ -181,7 +181,7 @@ class ClientConnection {
     private readonly ws: WebSocket,
     private readonly options: {
       authenticator: Authenticator;
-      sessions: SessionManager;
+      sessions: SessionDirectory;
       logger: Logger;
       metrics: ServerMetrics;
       guards?: ConnectionGuards | undefined;

@@ -9,7 +9,7 @@ import {
 } from "@patchbay/connectors";
 import type { JsonObject, ToolResult, ToolSpec } from "@patchbay/protocol";
 import { type AgentConfig, AgentConfigError } from "../config/agent-config";
-import type { CancelReason, HostedToolHandlers } from "../extensions/dispatch-seams";
+import type { CancelReason, ToolCallHandlers } from "../extensions/dispatch-seams";
 import type { Logger } from "../observability/logger";
 import type { ServerToolBackend } from "./server-tool-backend";
 import type { ArgumentCheck, RoutedToolCall, ToolBackend } from "./tool-backend";
@@ -139,7 +139,7 @@ export class ChainedToolBackend implements ToolBackend {
     return this.backendOf(spec.name).checkArguments(spec, args);
   }
 
-  async run(call: RoutedToolCall, handlers: HostedToolHandlers): Promise<ToolResult> {
+  async run(call: RoutedToolCall, handlers: ToolCallHandlers): Promise<ToolResult> {
     const backend = this.backendOf(call.spec.name);
     this.owners.set(call.callId, backend);
     try {

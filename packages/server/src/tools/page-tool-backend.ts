@@ -1,8 +1,8 @@
 import type { JsonObject, ToolResult, ToolSpec, User } from "@patchbay/protocol";
 import { ModelSentences, RecentMap } from "@patchbay/tools";
-import type { CancelReason, HoldAnswer, HostedToolHandlers } from "../extensions/dispatch-seams";
+import type { CancelReason, HoldAnswer, ToolCallHandlers } from "../extensions/dispatch-seams";
 import type { Logger } from "../observability/logger";
-import type { SessionRuntime } from "../sessions/session-log";
+import type { SessionLog } from "../sessions/session-log";
 import type { PendingToolCallRecord } from "../store/store";
 import { failedResult } from "../turns/tool-results";
 import type { RoutedToolCall, ToolBackend } from "./tool-backend";
@@ -32,7 +32,7 @@ interface Pending {
   answerClaimed: number;
   deadline: number;
   createdAt: number;
-  handlers: HostedToolHandlers;
+  handlers: ToolCallHandlers;
   resolve: (result: ToolResult) => void;
   /** Set once a cancel was asked: the page's answer settles the call, or this bound does. */
   cancelTimer?: ReturnType<typeof setTimeout>;
@@ -56,14 +56,14 @@ const SETTLED_MEMORY = 1_000;
  * const result = await pages.run(call, { progress, say, hold, attempt });
  * ```
  */
-export class PageToolRouter implements ToolBackend {
+export class PageToolBackend implements ToolBackend {
   readonly location = "page" as const;
   readonly remote = true;
   private readonly pending = new Map<string, Pending>();
   private readonly settled = new RecentMap<true>(SETTLED_MEMORY);
 
   constructor(
-    private readonly runtime: SessionRuntime,
+    private readonly runtime: SessionLog,
     private readonly logger: Logger,
     private readonly now: () => number = Date.now,
   ) {}
@@ -82,7 +82,7 @@ export class PageToolRouter implements ToolBackend {
   }
 
   /** Runs a call in the page; never rejects. */
-  run(routed: RoutedToolCall, handlers: HostedToolHandlers): Promise<ToolResult> {
+  run(routed: RoutedToolCall, handlers: ToolCallHandlers): Promise<ToolResult> {
     const call: PageToolCall = {
       callId: routed.callId,
       responseId: routed.responseId,

@@ -1,6 +1,6 @@
 import type { ConversationItem, JsonObject, ToolResult, ToolSpec, User } from "@patchbay/protocol";
 import { allowAll, type IdempotencyStore, ToolExecutor, type Tools, toToolResult } from "@patchbay/tools";
-import type { CancelReason, HostedToolHandlers } from "../extensions/dispatch-seams";
+import type { CancelReason, ToolCallHandlers } from "../extensions/dispatch-seams";
 import type { Logger } from "../observability/logger";
 import type { ArgumentCheck, RoutedToolCall, ToolBackend } from "./tool-backend";
 
@@ -41,7 +41,7 @@ export interface ServerToolBackendOptions {
 export class ServerToolBackend implements ToolBackend {
   readonly location = "server" as const;
   readonly remote = false;
-  private readonly handlers = new Map<string, HostedToolHandlers>();
+  private readonly handlers = new Map<string, ToolCallHandlers>();
   private readonly executor: ToolExecutor;
 
   constructor(private readonly options: ServerToolBackendOptions) {
@@ -85,7 +85,7 @@ export class ServerToolBackend implements ToolBackend {
     );
   }
 
-  async run(call: RoutedToolCall, handlers: HostedToolHandlers): Promise<ToolResult> {
+  async run(call: RoutedToolCall, handlers: ToolCallHandlers): Promise<ToolResult> {
     this.handlers.set(call.callId, handlers);
     try {
       const result = await this.executor.execute(

@@ -1,5 +1,5 @@
 import type { JsonObject, ToolLocation, ToolResult, ToolSpec, User } from "@patchbay/protocol";
-import type { CancelReason, HostedToolHandlers } from "../extensions/dispatch-seams";
+import type { CancelReason, ToolCallHandlers } from "../extensions/dispatch-seams";
 
 /**
  * One tool call, allowed and validated, handed to the place its tool runs, with the timeout the
@@ -66,7 +66,7 @@ export interface ToolBackend {
    * Runs a call; resolves with its result as the place it ran reports it, and never rejects. After
    * a `cancel` it still resolves with the far side's answer (a cancelled result, or the real one).
    */
-  run(call: RoutedToolCall, handlers: HostedToolHandlers): Promise<ToolResult>;
+  run(call: RoutedToolCall, handlers: ToolCallHandlers): Promise<ToolResult>;
   /** Asks the place the call runs to stop it; `run` resolves with what happened. */
   cancel(callId: string, reason: CancelReason): void;
 }

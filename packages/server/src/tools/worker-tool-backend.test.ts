@@ -4,12 +4,12 @@ import { join } from "node:path";
 import type { ConversationItem, MessageItem, ToolCallItem, ToolSpec } from "@patchbay/protocol";
 import { afterEach, describe, expect, it } from "vitest";
 import { type AgentFileInput, defineAgent } from "../config/agent-config";
-import type { HostedToolHandlers, HostedToolRequest, HostedToolRouter } from "../extensions/dispatch-seams";
+import type { HostedToolRequest, HostedToolRouter, ToolCallHandlers } from "../extensions/dispatch-seams";
 import { silentLogger } from "../observability/logger";
-import { SessionRuntime } from "../sessions/session-log";
+import { SessionLog } from "../sessions/session-log";
 import { SqliteStore } from "../store/sqlite-store";
 import { attachReasoning } from "../turns/reasoning-state";
-import { HostedToolBackend } from "./worker-tool-backend";
+import { WorkerToolBackend } from "./worker-tool-backend";
 
 const opened: { dir: string; store: SqliteStore }[] = [];
 afterEach(async () => {
@@ -24,7 +24,7 @@ const spec: ToolSpec = {
   description: "Finds an order",
   parameters: { type: "object", properties: { order_id: { type: "string" } } },
 };
-const handlers: HostedToolHandlers = {
+const handlers: ToolCallHandlers = {
   progress() {},
   say() {},
   hold: () => ({ accepted: true }),
@@ -55,7 +55,7 @@ async function backendWith(
   );
   conversation.push(...extra);
   const config = defineAgent("support", { model: { provider: "scripted" }, ...agent });
-  const runtime = new SessionRuntime(record, config, conversation, store, silentLogger);
+  const runtime = new SessionLog(record, config, conversation, store, silentLogger);
   const requests: HostedToolRequest[] = [];
   const router: HostedToolRouter = {
     hasTool: () => true,
@@ -66,7 +66,7 @@ async function backendWith(
     },
     cancel() {},
   };
-  return { backend: new HostedToolBackend(runtime, router), requests };
+  return { backend: new WorkerToolBackend(runtime, router), requests };
 }
 
 function call(callId: string) {
@@ -80,7 +80,7 @@ function call(callId: string) {
   };
 }
 
-describe("HostedToolBackend", () => {
+describe("WorkerToolBackend", () => {
   it("sends the 50 most recent conversation items with a call by default, oldest first", async () => {
     const { backend, requests } = await backendWith(120);
     await backend.run(call("call_1"), handlers);

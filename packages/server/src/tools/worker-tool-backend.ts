@@ -1,6 +1,6 @@
 import type { ToolResult, ToolSpec } from "@patchbay/protocol";
-import type { CancelReason, HostedToolHandlers, HostedToolRouter } from "../extensions/dispatch-seams";
-import type { SessionRuntime } from "../sessions/session-log";
+import type { CancelReason, HostedToolRouter, ToolCallHandlers } from "../extensions/dispatch-seams";
+import type { SessionLog } from "../sessions/session-log";
 import { forEndUsers } from "../turns/reasoning-state";
 import type { RoutedToolCall, ToolBackend } from "./tool-backend";
 
@@ -10,16 +10,16 @@ import type { RoutedToolCall, ToolBackend } from "./tool-backend";
  *
  * @example
  * ```ts
- * const hosted = new HostedToolBackend(runtime, router);
+ * const hosted = new WorkerToolBackend(runtime, router);
  * hosted.has("lookup_order");
  * ```
  */
-export class HostedToolBackend implements ToolBackend {
+export class WorkerToolBackend implements ToolBackend {
   readonly location = "worker" as const;
   readonly remote = true;
 
   constructor(
-    private readonly runtime: SessionRuntime,
+    private readonly runtime: SessionLog,
     private readonly router: HostedToolRouter,
   ) {}
 
@@ -39,7 +39,7 @@ export class HostedToolBackend implements ToolBackend {
     );
   }
 
-  run(call: RoutedToolCall, handlers: HostedToolHandlers): Promise<ToolResult> {
+  run(call: RoutedToolCall, handlers: ToolCallHandlers): Promise<ToolResult> {
     return this.router.call(
       {
         callId: call.callId,

@@ -7,7 +7,7 @@ import type {
 } from "@patchbay/protocol";
 import { buildApprovalRequest, RecentMap } from "@patchbay/tools";
 import { NotFoundError, ServerError } from "../errors";
-import type { SessionRuntime } from "../sessions/session-log";
+import type { SessionLog } from "../sessions/session-log";
 
 /**
  * One question to ask before a tool runs.
@@ -51,7 +51,7 @@ export class ApprovalFlow {
   private readonly recent = new RecentMap<ApprovalOutcome>(RECENT_LIMIT);
 
   constructor(
-    private readonly runtime: SessionRuntime,
+    private readonly runtime: SessionLog,
     private readonly options: { defaultExpiresInMs: number; now?: () => number },
   ) {}
 

@@ -6,7 +6,7 @@ import type { SessionEvent, ToolCallItem } from "@patchbay/protocol";
 import { afterEach, describe, expect, it } from "vitest";
 import { defineAgent } from "../config/agent-config";
 import { silentLogger } from "../observability/logger";
-import { SessionRuntime } from "../sessions/session-log";
+import { SessionLog } from "../sessions/session-log";
 import { SqliteStore } from "../store/sqlite-store";
 import { toModelMessages } from "./model-messages";
 import { attachReasoning, eventForEndUsers, forEndUsers, reasoningOfCalls } from "./reasoning-state";
@@ -75,7 +75,7 @@ describe("reasoning state on tool calls", () => {
     stores.push(store);
     const record = { id: "s_1", agent: "support", userId: "u_1", metadata: {}, createdAt: 0, lastSeq: 0 };
     await store.createSession(record);
-    const runtime = new SessionRuntime(
+    const runtime = new SessionLog(
       record,
       defineAgent("support", { model: { provider: "scripted" } }),
       [],

@@ -4,10 +4,10 @@ import { join } from "node:path";
 import type { ToolCallItem, ToolResult, ToolSpec } from "@patchbay/protocol";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { defineAgent } from "../config/agent-config";
-import type { HostedToolHandlers } from "../extensions/dispatch-seams";
+import type { ToolCallHandlers } from "../extensions/dispatch-seams";
 import { silentLogger } from "../observability/logger";
 import { ServerMetrics } from "../observability/metrics";
-import { SessionRuntime } from "../sessions/session-log";
+import { SessionLog } from "../sessions/session-log";
 import { SqliteStore } from "../store/sqlite-store";
 import type { ToolBackend } from "../tools/tool-backend";
 import { ApprovalFlow } from "./approval-flow";
@@ -33,14 +33,14 @@ async function runWithDeliveries(attempts: number[]): Promise<Pick<ToolCallItem,
   const record = { id: "s_1", agent: "support", userId: "u_1", metadata: {}, createdAt: 0, lastSeq: 0 };
   await store.createSession(record);
   const agent = defineAgent("support", { model: { provider: "scripted" } });
-  const runtime = new SessionRuntime(record, agent, [], store, silentLogger);
+  const runtime = new SessionLog(record, agent, [], store, silentLogger);
   const backend: ToolBackend = {
     location: "worker",
     remote: true,
     specs: () => [spec],
     has: (name) => name === spec.name,
     timeoutCeilingMs: () => 120_000,
-    run: async (_call, handlers: HostedToolHandlers) => {
+    run: async (_call, handlers: ToolCallHandlers) => {
       for (const attempt of attempts) handlers.attempt(attempt);
       return { outcome: "completed", content: { text: "shipped", images: [] } };
     },
@@ -93,7 +93,7 @@ describe("ToolCallRunner", () => {
 interface FakeCall {
   callId: string;
   timeoutMs: number;
-  handlers: HostedToolHandlers;
+  handlers: ToolCallHandlers;
   answer: (result: ToolResult) => void;
 }
 
@@ -104,7 +104,7 @@ async function fakeRig(agentExtra: Record<string, unknown> = {}, specExtra: Part
   const record = { id: "s_1", agent: "support", userId: "u_1", metadata: {}, createdAt: 0, lastSeq: 0 };
   await store.createSession(record);
   const agent = defineAgent("support", { model: { provider: "scripted" }, ...agentExtra });
-  const runtime = new SessionRuntime(record, agent, [], store, silentLogger);
+  const runtime = new SessionLog(record, agent, [], store, silentLogger);
   const calls: FakeCall[] = [];
   const cancels: Array<{ callId: string; reason: string }> = [];
   const backend: ToolBackend = {

@@ -13,10 +13,10 @@ import type {
 
 import { interruptCancels, ModelSentences, validateArguments } from "@patchbay/tools";
 import { nanoid } from "nanoid";
-import type { CancelReason, HoldAnswer, HostedToolHandlers } from "../extensions/dispatch-seams";
+import type { CancelReason, HoldAnswer, ToolCallHandlers } from "../extensions/dispatch-seams";
 import type { Logger } from "../observability/logger";
 import type { ServerMetrics } from "../observability/metrics";
-import type { SessionRuntime } from "../sessions/session-log";
+import type { SessionLog } from "../sessions/session-log";
 import type { EventDraft } from "../store/store";
 import type { ToolBackend } from "../tools/tool-backend";
 import type { ApprovalFlow } from "./approval-flow";
@@ -60,7 +60,7 @@ export function callTimeoutMs(spec: Pick<ToolSpec, "timeoutMs">, ceilingMs: numb
  * ```
  */
 export interface ToolCallRunnerOptions {
-  runtime: SessionRuntime;
+  runtime: SessionLog;
   approvals: ApprovalFlow;
   /** In order of precedence: the first backend that has a tool runs it. */
   backends: ToolBackend[];
@@ -294,7 +294,7 @@ export class ToolCallRunner {
         slot.done = resolve;
       });
       slot.timer = setTimeout(() => this.timeOut(call.id, timeoutMs), timeoutMs);
-      const handlers: HostedToolHandlers = {
+      const handlers: ToolCallHandlers = {
         progress: (text) => this.progress.push(call.id, text),
         say: (text) =>
           void this.options.runtime.append({ type: "tool.say", callId: call.id, text }).catch(() => {}),

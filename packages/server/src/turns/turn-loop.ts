@@ -13,7 +13,7 @@ import type { MessageRouter } from "../extensions/dispatch-seams";
 import type { Logger } from "../observability/logger";
 import type { ServerMetrics } from "../observability/metrics";
 import { TurnTrace } from "../observability/tracing";
-import type { SessionRuntime } from "../sessions/session-log";
+import type { SessionLog } from "../sessions/session-log";
 import type { TurnRecord } from "../store/store";
 import type { ToolBackend } from "../tools/tool-backend";
 import type { ApprovalFlow } from "./approval-flow";
@@ -31,7 +31,7 @@ import { ToolCallRunner } from "./tool-call-runner";
  * ```
  */
 export interface TurnOptions {
-  runtime: SessionRuntime;
+  runtime: SessionLog;
   model: LanguageModel;
   approvals: ApprovalFlow;
   /** Where tools run, in order of precedence (page, server, worker). */
@@ -280,7 +280,7 @@ export class Turn {
     let refused = false;
     const reasoning: ReasoningPart[] = [];
     // Deltas are appended without waiting for each one's transaction, so the deltas of a burst
-    // share one (see SessionRuntime.append); `flushDeltas` waits for them and surfaces a failure.
+    // share one (see SessionLog.append); `flushDeltas` waits for them and surfaces a failure.
     let deltaWrites: Promise<unknown> = Promise.resolve();
     let deltaError: { error: unknown } | undefined;
     const flushDeltas = async () => {

@@ -1,6 +1,6 @@
 import type { ToolResult } from "@patchbay/protocol";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { HostedToolHandlers, HostedToolRequest } from "../extensions/dispatch-seams";
+import type { HostedToolRequest, ToolCallHandlers } from "../extensions/dispatch-seams";
 import { recordingWorker, sentOf } from "./test-workers";
 import { WorkerRegistry } from "./worker-registry";
 import { WorkerToolRouter } from "./worker-tool-router";
@@ -25,7 +25,7 @@ function request(callId: string, extra: Partial<HostedToolRequest> = {}): Hosted
 
 function handlers() {
   const seen = { progress: [] as string[], say: [] as string[], holds: 0, attempts: [] as number[] };
-  const h: HostedToolHandlers = {
+  const h: ToolCallHandlers = {
     progress: (t) => seen.progress.push(t),
     say: (t) => seen.say.push(t),
     hold: () => {

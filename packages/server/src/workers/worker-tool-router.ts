@@ -2,9 +2,9 @@ import type { ToolResult, ToolSpec, WorkerToServerFrame } from "@patchbay/protoc
 import { ModelSentences, RecentMap } from "@patchbay/tools";
 import type {
   CancelReason,
-  HostedToolHandlers,
   HostedToolRequest,
   HostedToolRouter,
+  ToolCallHandlers,
 } from "../extensions/dispatch-seams";
 import { type Logger, silentLogger } from "../observability/logger";
 import type { DispatchMetrics } from "./dispatch-metrics";
@@ -13,7 +13,7 @@ import type { ConnectedWorker, WorkerRegistry } from "./worker-registry";
 
 interface PendingCall {
   request: HostedToolRequest;
-  handlers: HostedToolHandlers;
+  handlers: ToolCallHandlers;
   attempt: number;
   /** The worker socket the latest delivery went to; undefined while waiting for one to connect. */
   worker: ConnectedWorker | undefined;
@@ -91,7 +91,7 @@ export class WorkerToolRouter implements HostedToolRouter {
     return this.#registry.specs(agent);
   }
 
-  call(request: HostedToolRequest, handlers: HostedToolHandlers): Promise<ToolResult> {
+  call(request: HostedToolRequest, handlers: ToolCallHandlers): Promise<ToolResult> {
     if (this.#closed) {
       return Promise.resolve(failed("unavailable", ModelSentences.shuttingDown(request.tool)));
     }
