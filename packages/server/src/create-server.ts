@@ -17,6 +17,7 @@ import type { LiveSessionDeps } from "./sessions/live-session";
 import { recoverInterruptedTurns } from "./sessions/recovery";
 import { SessionDirectory } from "./sessions/session-directory";
 import { type ClientSocketLimits, ClientSocketServer } from "./sockets/client-socket";
+import { SocketGuards } from "./sockets/socket-guards";
 import { describeStore, openStore } from "./store/open-store";
 import type { Store } from "./store/store";
 import {
@@ -243,12 +244,12 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
     : undefined;
 
   let accepting = false;
+  const socketGuards = new SocketGuards(limits);
   const clients = new ClientSocketServer({
     authenticator,
     sessions,
     logger,
     metrics,
-    quotas: limits,
     ...(options.clientSocket ? { limits: options.clientSocket } : {}),
   });
   const handle = createHttpApi({
@@ -276,6 +277,8 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
       socket.end("HTTP/1.1 403 Forbidden\r\nconnection: close\r\n\r\n");
       return;
     }
+    // Every socket, client or worker, waits for its hello within the pre-authentication limits.
+    if (!socketGuards.admit(req, socket)) return;
     if (path === "/v1/client") return clients.handleUpgrade(req, socket, head);
     if (extension?.handleUpgrade?.(req, socket, head)) return;
     socket.end("HTTP/1.1 404 Not Found\r\nconnection: close\r\n\r\n");

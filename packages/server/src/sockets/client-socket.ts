@@ -4,25 +4,22 @@ import {
   type ClientToServerFrame,
   DEFAULT_MAX_FRAME_BYTES,
   DEFAULT_MAX_RESULT_FRAME_BYTES,
-  decodeFrame,
+  type FrameDecodeError,
   PROTOCOL_VERSION,
   resultTooLarge,
   type ServerToClientFrame,
-  type SessionEvent,
 } from "@patchbay/protocol";
 import { nanoid } from "nanoid";
-import { type RawData, type WebSocket, WebSocketServer } from "ws";
+import type { WebSocket, WebSocketServer } from "ws";
 import type { Authenticator, Principal } from "../auth/auth";
-import type { ServerLimits } from "../config/limits";
 import { AuthError, ServerError, toWireError } from "../errors";
 import type { Logger } from "../observability/logger";
 import type { ServerMetrics } from "../observability/metrics";
-import type { LiveSession } from "../sessions/live-session";
 import type { SessionDirectory } from "../sessions/session-directory";
-import { afterSlowReader } from "./memory-reclaim";
 import { oversizedResult } from "./oversized-result";
-import { TokenBucket } from "./rate-limit";
-import { type ConnectionGuards, SocketGuards } from "./socket-guards";
+import { type PeerEndpoint, PeerSocket, type PeerSocketLimits, peerSocketServer } from "./peer-socket";
+import { SessionAttachments } from "./session-attachments";
+import { admissionOf, type ConnectionGuards } from "./socket-guards";
 
 /**
  * Limits and timings of the client socket.
@@ -53,7 +50,10 @@ export interface ClientSocketLimits {
   ratePerSecond: number;
   /** Consecutive frames over the rate limit after which the socket is closed (1008). */
   maxRateViolations: number;
-  /** How often the server pings; a peer that misses two pings in a row is dropped. */
+  /**
+   * How often the server sends a JSON `ping` once the client said hello; a socket on which
+   * nothing arrived for two intervals is closed (4408).
+   */
   heartbeatIntervalMs: number;
   /** How long a new socket has to send `hello`. */
   helloTimeoutMs: number;
@@ -82,26 +82,29 @@ export const DEFAULT_CLIENT_SOCKET_LIMITS: ClientSocketLimits = {
   maxSessionsPerSocket: 64,
 };
 
-interface Attachment {
-  live: LiveSession;
-  release: () => void;
-  detach: () => void;
+/** The peer-socket limits of a client socket. */
+function peerLimits(limits: ClientSocketLimits): PeerSocketLimits {
+  return {
+    maxFrameBytes: limits.maxFrameBytes,
+    maxResultFrameBytes: limits.maxResultFrameBytes,
+    maxBufferedBytes: limits.maxBufferedBytes,
+    slowReaderGraceMs: limits.slowReaderGraceMs,
+    heartbeatIntervalMs: limits.heartbeatIntervalMs,
+    helloTimeoutMs: limits.helloTimeoutMs,
+    rate: {
+      burst: limits.rateBurst,
+      perSecond: limits.ratePerSecond,
+      maxViolations: limits.maxRateViolations,
+    },
+  };
 }
-
-const REPLAY_PAGE = 500;
 
 /**
  * The `/v1/client` WebSocket endpoint: authenticates `hello`, opens and resumes sessions,
  * relays their events, and takes messages, interrupts, page tool results and approval
- * decisions. Each connection has its own rate limit and send buffer bound; bad frames are
- * answered with an `error` frame naming what was wrong, and nothing a connection sends reaches
- * a session it has not opened.
- *
- * @example
- * ```ts
- * const clients = new ClientSocketServer({ authenticator, sessions, logger, metrics });
- * httpServer.on("upgrade", (req, socket, head) => clients.handleUpgrade(req, socket, head));
- * ```
+ * decisions. Each connection is a {@link PeerSocket} (hello timeout, heartbeats, rate limit,
+ * quotas, send buffer bound); bad frames are answered with an `error` frame naming what was
+ * wrong, and nothing a connection sends reaches a session it has not opened.
  */
 export class ClientSocketServer {
   private readonly wss: WebSocketServer;
@@ -115,32 +118,17 @@ export class ClientSocketServer {
       logger: Logger;
       metrics: ServerMetrics;
       limits?: Partial<ClientSocketLimits>;
-      /** Schema limits, byte quotas and pre-authentication limits (see limits.ts). */
-      quotas?: ServerLimits;
     },
   ) {
     this.limits = { ...DEFAULT_CLIENT_SOCKET_LIMITS, ...options.limits };
-    // ws refuses frames over maxPayload by closing with 1009. The headroom lets frames just over
-    // the protocol limit reach decodeFrame, which answers with a clear error and keeps the socket.
-    this.wss = new WebSocketServer({
-      noServer: true,
-      maxPayload: Math.max(this.limits.maxFrameBytes, this.limits.maxResultFrameBytes) + 1024 * 1024,
-      perMessageDeflate: false,
-      // decodeFrame answers invalid UTF-8 with an invalid_json error frame (docs/protocol.md);
-      // ws would close the socket with 1007 instead.
-      skipUTF8Validation: true,
-    });
-    this.guards = options.quotas ? new SocketGuards(options.quotas) : undefined;
+    this.wss = peerSocketServer(this.limits);
   }
 
-  private readonly guards: SocketGuards | undefined;
-
-  /** Takes over an HTTP upgrade request for `/v1/client`. */
+  /** Takes over an HTTP upgrade request for `/v1/client` (admitted by the server's socket guards). */
   handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
-    const admitted = this.guards?.admit(request, socket);
-    if (admitted === null) return;
+    const guards = admissionOf(request);
     this.wss.handleUpgrade(request, socket, head, (ws) => {
-      const connection = new ClientConnection(ws, { ...this.options, guards: admitted }, this.limits, () => {
+      const connection = new ClientConnection(ws, { ...this.options, guards }, this.limits, () => {
         this.connections.delete(connection);
         this.options.metrics.connectedClients.set(this.connections.size);
       });
@@ -156,29 +144,23 @@ export class ClientSocketServer {
 
   /** Closes every connection with `code` and `reason` (shutdown: 1001). */
   async close(code = 1001, reason = "server shutting down"): Promise<void> {
-    for (const connection of this.connections) connection.close(code, reason);
+    for (const connection of this.connections) connection.peer.close(code, reason);
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));
   }
 }
 
-class ClientConnection {
+/** One client socket: what its frames mean (the transport is its {@link PeerSocket}). */
+class ClientConnection implements PeerEndpoint<"client-to-server"> {
   readonly id = `k_${nanoid(12)}`;
+  readonly peer: PeerSocket<"client-to-server">;
   private principal: Principal | undefined;
-  private readonly attached = new Map<string, Attachment>();
-  private readonly bucket: TokenBucket;
-  /** Refused frames allowed in a 10 s window before the socket is closed as a flood. */
-  private readonly violations: TokenBucket;
-  private slowTimer: ReturnType<typeof setTimeout> | undefined;
-  private alive = true;
-  private closed = false;
-  private readonly helloTimer: ReturnType<typeof setTimeout>;
-  private readonly heartbeat: ReturnType<typeof setInterval>;
+  private readonly sessions: SessionAttachments;
   private readonly logger: Logger;
   /** Frames are handled one after another, so a resume's replay and a send cannot interleave. */
   private work: Promise<void> = Promise.resolve();
 
   constructor(
-    private readonly ws: WebSocket,
+    ws: WebSocket,
     private readonly options: {
       authenticator: Authenticator;
       sessions: SessionDirectory;
@@ -190,117 +172,61 @@ class ClientConnection {
     private readonly onGone: () => void,
   ) {
     this.logger = options.logger.child({ connectionId: this.id });
-    this.bucket = new TokenBucket({ capacity: limits.rateBurst, refillPerSecond: limits.ratePerSecond });
-    this.violations = new TokenBucket({
-      capacity: limits.maxRateViolations,
-      refillPerSecond: limits.maxRateViolations / 10,
-    });
-    this.helloTimer = setTimeout(
-      () => this.close(1008, "no hello within the time allowed"),
-      limits.helloTimeoutMs,
+    this.peer = new PeerSocket(
+      ws,
+      {
+        id: this.id,
+        channel: "client-to-server",
+        limits: peerLimits(limits),
+        logger: this.logger,
+        guards: options.guards,
+        onRefused: (code) => options.metrics.framesRejected.inc({ code }),
+      },
+      this,
     );
-    this.heartbeat = setInterval(() => {
-      if (!this.alive) {
-        this.logger.info("client missed heartbeats; dropping it");
-        this.ws.terminate();
-        return;
-      }
-      this.alive = false;
-      if (this.ws.readyState === this.ws.OPEN) this.ws.ping();
-    }, limits.heartbeatIntervalMs);
-    ws.on("pong", () => {
-      this.alive = true;
-    });
-    ws.on("message", (data, isBinary) => this.onMessage(data, isBinary));
-    ws.on("close", () => this.cleanup());
-    ws.on("error", (error) => this.logger.debug("client socket error", { error }));
+    const peer = this.peer;
+    this.sessions = new SessionAttachments(
+      {
+        id: this.id,
+        get isOpen() {
+          return peer.isOpen;
+        },
+        send: (frame) => peer.send(frame),
+        drained: () => peer.drained(),
+      },
+      options.sessions,
+      limits.maxSessionsPerSocket,
+    );
   }
 
-  close(code: number, reason: string): void {
-    if (this.closed) return;
-    this.closed = true;
-    try {
-      this.ws.close(code, reason);
-    } catch {
-      this.ws.terminate();
-    }
-    // A reader that stopped reading never completes the closing handshake.
-    setTimeout(() => this.ws.terminate(), 2_000).unref();
+  helloTimeout(): void {
+    this.peer.close(1008, "no hello within the time allowed");
   }
 
-  private cleanup(): void {
-    clearTimeout(this.helloTimer);
-    clearInterval(this.heartbeat);
-    clearTimeout(this.slowTimer);
-    this.options.guards?.gone();
-    for (const [sessionId] of this.attached) this.detach(sessionId);
-    this.closed = true;
+  closed(): void {
+    this.sessions.detachAll();
     this.onGone();
   }
 
-  private onMessage(data: RawData, isBinary: boolean): void {
-    this.alive = true;
-    if (this.closed) return;
-    const refused = this.options.guards?.charge(data, this.principal !== undefined);
-    if (refused) {
-      this.options.metrics.framesRejected.inc({ code: refused.code });
-      if (refused.close) {
-        this.close(1009, refused.message);
-        return;
-      }
-      if (!this.violations.take()) {
-        this.close(1008, "rate limit exceeded");
-        return;
-      }
-      this.send({ type: "error", code: refused.code, message: refused.message });
-      return;
-    }
-    const charged = this.bucket.take();
-    // Over the limit, a frame is still decoded when it may be a free answer (see answersCall):
-    // a flood costs at most maxRateViolations decodes before the socket closes.
-    const free = !charged && !isBinary ? this.answersCall(data) : undefined;
-    if (!charged && !free) {
-      this.options.metrics.framesRejected.inc({ code: "rate_limited" });
-      if (!this.violations.take()) {
-        this.close(1008, "rate limit exceeded");
-        return;
-      }
-      this.send({
-        type: "error",
-        code: "rate_limited",
-        message: `too many frames: at most ${this.limits.ratePerSecond} per second (bursts of ${this.limits.rateBurst})`,
-        retryAfterMs: this.bucket.retryAfterMs(),
-      });
-      return;
-    }
-    if (isBinary) {
-      this.reject({ code: "invalid_frame", message: "frames must be UTF-8 JSON text, not binary" });
-      return;
-    }
-    const buffer = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
-    const decoded = free ?? this.decode(buffer);
-    if (charged && decoded.ok && this.isAnswer(decoded.frame)) this.bucket.refund();
-    if (!decoded.ok) {
-      const error = decoded.error;
-      if (error.code === "frame_too_large" && this.failOversizedResult(buffer)) return;
-      const ids = correlation(buffer);
-      this.reject({
-        code: error.code,
-        message: error.message,
-        ...(error.path === undefined ? {} : { path: error.path }),
-        ...ids,
-      });
-      return;
-    }
-    const frame = decoded.frame;
+  frame(frame: ClientToServerFrame): void {
     this.work = this.work.then(() =>
       this.handle(frame).catch((error) => {
         if (!(error instanceof ServerError))
           this.logger.error("client frame failed", { type: frame.type, error });
         this.reject({ ...toWireError(error), ...correlationOf(frame) });
-        if (error instanceof AuthError) this.close(1008, "unauthorized");
+        if (error instanceof AuthError) this.peer.close(1008, "unauthorized");
       }),
     );
+  }
+
+  invalid(error: FrameDecodeError, buffer: Buffer): void {
+    if (error.code === "frame_too_large" && this.failOversizedResult(buffer)) return;
+    this.reject({
+      code: error.code,
+      message: error.message,
+      ...(error.path === undefined ? {} : { path: error.path }),
+      ...correlation(buffer),
+    });
   }
 
   /**
@@ -311,25 +237,9 @@ class ClientConnection {
    * calls per second. Progress, say and hold frames a page may send any number of, so they are
    * charged like any other frame.
    */
-  private isAnswer(frame: ClientToServerFrame): boolean {
+  freeAnswer(frame: ClientToServerFrame): boolean {
     if (frame.type !== "tool.result") return false;
-    return this.attached.get(frame.sessionId)?.live.pages.claimAnswer(frame.callId, frame.attempt) ?? false;
-  }
-
-  /** The decoded frame when `data` is a free answer (see {@link isAnswer}). */
-  private answersCall(data: RawData): ReturnType<typeof decodeFrame<"client-to-server">> | undefined {
-    const buffer = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
-    const decoded = this.decode(buffer);
-    return decoded.ok && this.isAnswer(decoded.frame) ? decoded : undefined;
-  }
-
-  private decode(buffer: Buffer): ReturnType<typeof decodeFrame<"client-to-server">> {
-    return decodeFrame(buffer, {
-      channel: "client-to-server",
-      maxBytes: this.limits.maxFrameBytes,
-      maxResultBytes: this.limits.maxResultFrameBytes,
-      ...(this.options.guards ? { maxDepth: this.options.guards.maxJsonDepth } : {}),
-    });
+    return this.sessions.get(frame.sessionId)?.live.pages.claimAnswer(frame.callId, frame.attempt) ?? false;
   }
 
   /**
@@ -340,7 +250,7 @@ class ClientConnection {
   private failOversizedResult(buffer: Buffer): boolean {
     const big = oversizedResult(buffer, "tool.result");
     if (!big?.sessionId) return false;
-    const attachment = this.attached.get(big.sessionId);
+    const attachment = this.sessions.get(big.sessionId);
     if (!attachment) return false;
     const limit = this.limits.maxResultFrameBytes;
     this.logger.warn("page tool result over the size limit; the call fails", {
@@ -359,10 +269,12 @@ class ClientConnection {
   }
 
   private async handle(frame: ClientToServerFrame): Promise<void> {
+    // After hello the peer socket answers pings itself; before it, they are answered here.
     if (frame.type === "ping") {
       this.send({ type: "pong", ...(frame.nonce === undefined ? {} : { nonce: frame.nonce }) });
       return;
     }
+    if (frame.type === "pong") return;
     if (frame.type === "hello") return this.hello(frame);
     const principal = this.principal;
     if (!principal) throw new AuthError("missing", "the first frame must be 'hello'");
@@ -373,19 +285,19 @@ class ClientConnection {
           ...(frame.userId === undefined ? {} : { userId: frame.userId }),
           ...(frame.metadata === undefined ? {} : { metadata: frame.metadata }),
         });
-        await this.attach(principal, info.id, frame.requestId, 0, frame.tools);
+        await this.sessions.attach(principal, info.id, frame.requestId, 0, frame.tools);
         return;
       }
       case "session.resume":
         this.options.guards?.checkTools(frame.tools);
-        await this.attach(principal, frame.sessionId, frame.requestId, frame.afterSeq, frame.tools);
+        await this.sessions.attach(principal, frame.sessionId, frame.requestId, frame.afterSeq, frame.tools);
         return;
       case "session.close":
-        this.attachment(frame.sessionId);
-        this.detach(frame.sessionId);
+        this.sessions.require(frame.sessionId);
+        this.sessions.detach(frame.sessionId);
         return;
       case "message.send": {
-        const { live } = this.attachment(frame.sessionId);
+        const { live } = this.sessions.require(frame.sessionId);
         await live.sendMessage({
           commandId: frame.commandId,
           text: frame.text,
@@ -395,22 +307,22 @@ class ClientConnection {
         return;
       }
       case "interrupt":
-        await this.attachment(frame.sessionId).live.interrupt(frame.commandId);
+        await this.sessions.require(frame.sessionId).live.interrupt(frame.commandId);
         return;
       case "tools.update": {
-        const { live } = this.attachment(frame.sessionId);
+        const { live } = this.sessions.require(frame.sessionId);
         this.options.guards?.checkTools(frame.tools);
         live.runtime.setPageTools(this.id, frame.tools);
         return;
       }
       case "tool.progress":
-        this.attachment(frame.sessionId).live.pages.progress(frame.callId, frame.text);
+        this.sessions.require(frame.sessionId).live.pages.progress(frame.callId, frame.text);
         return;
       case "tool.say":
-        this.attachment(frame.sessionId).live.pages.say(frame.callId, frame.text);
+        this.sessions.require(frame.sessionId).live.pages.say(frame.callId, frame.text);
         return;
       case "tool.hold": {
-        const answer = this.attachment(frame.sessionId).live.pages.hold(frame.callId, frame.attempt);
+        const answer = this.sessions.require(frame.sessionId).live.pages.hold(frame.callId, frame.attempt);
         this.send({
           type: "tool.hold.ack",
           sessionId: frame.sessionId,
@@ -422,10 +334,10 @@ class ClientConnection {
         return;
       }
       case "tool.result":
-        this.attachment(frame.sessionId).live.pages.result(frame.callId, frame.attempt, frame.result);
+        this.sessions.require(frame.sessionId).live.pages.result(frame.callId, frame.attempt, frame.result);
         return;
       case "approval.decide":
-        this.attachment(frame.sessionId).live.approvals.decide(frame.approvalId, frame.allowed);
+        this.sessions.require(frame.sessionId).live.approvals.decide(frame.approvalId, frame.allowed);
         return;
     }
   }
@@ -441,12 +353,11 @@ class ClientConnection {
         message: `protocol ${frame.protocol} is not spoken here; this server speaks ${PROTOCOL_VERSION}`,
         path: "protocol",
       });
-      this.close(1002, "unsupported protocol version");
+      this.peer.close(1002, "unsupported protocol version");
       return;
     }
     this.principal = await this.options.authenticator.fromHello(frame.auth);
-    clearTimeout(this.helloTimer);
-    this.options.guards?.authenticated(this.principal.kind === "user" ? this.principal.userId : undefined);
+    this.peer.authenticate(this.principal.kind === "user" ? this.principal.userId : undefined);
     this.send({
       type: "welcome",
       protocol: PROTOCOL_VERSION,
@@ -456,103 +367,6 @@ class ClientConnection {
       maxFrameBytes: this.limits.maxFrameBytes,
       maxResultFrameBytes: this.limits.maxResultFrameBytes,
     });
-  }
-
-  /**
-   * Attaches a session: `session.opened`, then every logged event after `afterSeq`, then live
-   * events, with none lost or doubled. The live subscription starts before the log is read;
-   * events that arrive meanwhile wait, and anything at or below the last sequence number sent
-   * is skipped.
-   */
-  private async attach(
-    principal: Principal,
-    sessionId: string,
-    requestId: string,
-    afterSeq: number,
-    tools: Parameters<LiveSession["runtime"]["setPageTools"]>[1],
-  ): Promise<void> {
-    if (!this.attached.has(sessionId) && this.attached.size >= this.limits.maxSessionsPerSocket) {
-      throw new ServerError(
-        "conflict",
-        `a socket may have at most ${this.limits.maxSessionsPerSocket} sessions open`,
-      );
-    }
-    const { live, release } = await this.options.sessions.acquire(principal, sessionId);
-    this.detach(sessionId);
-    let lastSent = afterSeq;
-    let replaying = true;
-    const waiting: SessionEvent[] = [];
-    const unsubscribe = live.runtime.subscribe((event) => {
-      if (replaying) waiting.push(event);
-      else if (event.seq > lastSent) {
-        lastSent = event.seq;
-        this.send(event);
-      }
-    });
-    const onClosed = (reason: string) => {
-      if (reason !== "deleted") return;
-      this.attached.delete(sessionId);
-      release();
-      this.send({ type: "error", code: "not_found", message: `session ${sessionId} was deleted`, sessionId });
-    };
-    live.runtime.on("closed", onClosed);
-    const detach = () => {
-      live.runtime.off("closed", onClosed);
-      unsubscribe();
-      live.runtime.setPageTools(this.id, []);
-      release();
-    };
-    this.attached.set(sessionId, { live, release, detach });
-    live.runtime.setPageTools(this.id, tools);
-    this.send({ type: "session.opened", requestId, session: live.runtime.info });
-    try {
-      for (let round = 0; round < 1_000_000; round++) {
-        const events = await live.runtime.readEvents(lastSent, REPLAY_PAGE);
-        for (const event of events) {
-          lastSent = event.seq;
-          this.send(event);
-        }
-        if (events.length < REPLAY_PAGE || this.closed) break;
-        await this.drained();
-      }
-    } finally {
-      replaying = false;
-      for (const event of waiting) {
-        if (event.seq > lastSent) {
-          lastSent = event.seq;
-          this.send(event);
-        }
-      }
-    }
-    if (tools.length > 0) await live.pages.redeliver();
-  }
-
-  private attachment(sessionId: string): Attachment {
-    const attachment = this.attached.get(sessionId);
-    if (!attachment) {
-      throw new ServerError(
-        "not_found",
-        `session ${sessionId} is not open on this socket (send session.resume first)`,
-        {
-          path: "sessionId",
-        },
-      );
-    }
-    return attachment;
-  }
-
-  private detach(sessionId: string): void {
-    const attachment = this.attached.get(sessionId);
-    if (!attachment) return;
-    this.attached.delete(sessionId);
-    attachment.detach();
-  }
-
-  /** Waits (bounded) until the send buffer is half empty, so a long replay cannot flood it. */
-  private async drained(): Promise<void> {
-    for (let i = 0; i < 1_000 && this.ws.bufferedAmount > this.limits.maxBufferedBytes / 2; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
   }
 
   private reject(error: {
@@ -568,29 +382,7 @@ class ClientConnection {
   }
 
   private send(frame: ServerToClientFrame): void {
-    if (this.closed || this.ws.readyState !== this.ws.OPEN) return;
-    const hardCap =
-      this.limits.maxBufferedBytes + 2 * Math.max(this.limits.maxFrameBytes, this.limits.maxResultFrameBytes);
-    if (this.ws.bufferedAmount > hardCap) {
-      this.tooSlow();
-      return;
-    }
-    this.ws.send(JSON.stringify(frame));
-    // One large frame or a burst may sit over the bound for a moment; a reader that stays
-    // behind for the whole grace period is not reading.
-    if (this.ws.bufferedAmount > this.limits.maxBufferedBytes && !this.slowTimer) {
-      this.slowTimer = setTimeout(() => {
-        this.slowTimer = undefined;
-        if (this.ws.bufferedAmount > this.limits.maxBufferedBytes) this.tooSlow();
-      }, this.limits.slowReaderGraceMs);
-    }
-  }
-
-  private tooSlow(): void {
-    this.logger.warn("client reads too slowly; closing", { bufferedAmount: this.ws.bufferedAmount });
-    this.options.metrics.framesRejected.inc({ code: "slow_reader" });
-    this.close(1013, "send buffer full: the client reads too slowly");
-    afterSlowReader();
+    this.peer.send(frame);
   }
 }
 

@@ -17,9 +17,18 @@ export interface Refusal {
   close: boolean;
 }
 
+/** The guards each admitted upgrade request got (see {@link SocketGuards.admit}). */
+const admittedRequests = new WeakMap<IncomingMessage, ConnectionGuards>();
+
+/** The guards an upgrade request was admitted with, for the endpoint that takes it over. */
+export function admissionOf(request: IncomingMessage): ConnectionGuards | undefined {
+  return admittedRequests.get(request);
+}
+
 /**
  * The limits of limits.ts as they apply to sockets, server-wide: unauthenticated sockets in total
- * and per address, and one byte bucket per user shared by all of that user's sockets.
+ * and per address (client and worker sockets alike), and one byte bucket per user shared by all
+ * of that user's sockets.
  */
 export class SocketGuards {
   private readonly gate: PreAuthGate;
@@ -29,7 +38,11 @@ export class SocketGuards {
     this.gate = new PreAuthGate(limits);
   }
 
-  /** The guards of a new socket, or `null` after answering 503 when too many wait for `hello`. */
+  /**
+   * The guards of a new socket, or `null` after answering 503 when too many wait for `hello`.
+   * Every WebSocket upgrade passes here; the socket leaves the gate when it authenticates or
+   * closes, whichever endpoint (or none) takes it.
+   */
   admit(request: IncomingMessage, socket: Duplex): ConnectionGuards | null {
     const address = request.socket.remoteAddress ?? "unknown";
     const admitted = this.gate.admit(address);
@@ -39,7 +52,10 @@ export class SocketGuards {
       );
       return null;
     }
-    return new ConnectionGuards(this, admitted.release);
+    const guards = new ConnectionGuards(this, admitted.release);
+    socket.once("close", () => guards.gone());
+    admittedRequests.set(request, guards);
+    return guards;
   }
 
   /** Sockets connected but not yet authenticated. */
@@ -72,6 +88,8 @@ export class ConnectionGuards {
   private readonly bucket: TokenBucket;
   private userBucket: TokenBucket | undefined;
   private userId: string | undefined;
+  /** Authenticated without byte quotas (a worker): frames are no longer charged. */
+  private exempt = false;
   private done = false;
 
   constructor(
@@ -89,6 +107,7 @@ export class ConnectionGuards {
 
   /** Charges a frame's bytes; a refusal says why. Before `hello`, frames are kept small. */
   charge(data: RawData, authenticated: boolean): Refusal | undefined {
+    if (authenticated && this.exempt) return undefined;
     const limits = this.server.limits;
     const bytes = size(data);
     if (!authenticated && bytes > limits.maxPreAuthFrameBytes) {
@@ -116,9 +135,13 @@ export class ConnectionGuards {
     return undefined;
   }
 
-  /** The socket said `hello`: it leaves the gate and, for a user, shares that user's bucket. */
-  authenticated(userId: string | undefined): void {
+  /**
+   * The socket said `hello`: it leaves the gate and, for a user, shares that user's bucket.
+   * Without `byteQuotas` (a worker, the operator's own process) its frames are no longer charged.
+   */
+  authenticated(userId: string | undefined, byteQuotas = true): void {
     this.leaveGate();
+    if (!byteQuotas) this.exempt = true;
     if (userId !== undefined && this.userId === undefined && !this.done) {
       this.userId = userId;
       this.userBucket = this.server.userBucket(userId);

@@ -26,7 +26,10 @@ export class TestWorkerSocket {
       // No size limit here: the tests check the sizes the server sends against what it promised.
       const decoded = decodeFrame(String(data), { channel: "server-to-worker", maxBytes: 2 ** 30 });
       if (!decoded.ok) throw new Error(`server sent an invalid frame: ${decoded.error.message}`);
-      if (decoded.frame.type === "ping" && this.answerPings) this.send({ type: "pong" });
+      if (decoded.frame.type === "ping" && this.answerPings) {
+        const { nonce } = decoded.frame;
+        this.send(nonce === undefined ? { type: "pong" } : { type: "pong", nonce });
+      }
       this.frames.push(decoded.frame);
       this.sizes.push(data.byteLength);
       for (const wake of this.#waiters.splice(0)) wake();
@@ -62,6 +65,11 @@ export class TestWorkerSocket {
   /** Sends text as it is, whatever its size or content. */
   sendText(text: string): void {
     this.#ws.send(text);
+  }
+
+  /** Sends bytes as a text message (`binary: false`) whatever they hold, e.g. text that is not UTF-8. */
+  sendTextBytes(bytes: Uint8Array): void {
+    this.#ws.send(bytes, { binary: false });
   }
 
   /** Whether the socket is still open. */

@@ -1,8 +1,9 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { DEFAULT_MAX_FRAME_BYTES, DEFAULT_MAX_RESULT_FRAME_BYTES } from "@patchbay/protocol";
-import { WebSocketServer } from "ws";
 import type { DispatchContext, DispatchExtension } from "../extensions/dispatch-extension";
+import { peerSocketServer } from "../sockets/peer-socket";
+import { admissionOf } from "../sockets/socket-guards";
 import { DispatchMessageRouter } from "./dispatch-message-router";
 import { DispatchMetrics } from "./dispatch-metrics";
 import { inboundRoutes } from "./inbound-routes";
@@ -23,7 +24,7 @@ export const WORKER_SOCKET_PATH = "/v1/worker";
  * ```
  */
 export interface DispatchServerOptions {
-  /** How often the server pings each worker; a worker silent for two intervals is dropped. Default 15 s. */
+  /** How often the server sends each worker a JSON `ping`; a worker silent for two intervals is dropped (4408). Default 15 s. */
   heartbeatIntervalMs?: number;
   /** How long a new worker socket has to say hello. Default 10 s. */
   helloTimeoutMs?: number;
@@ -96,14 +97,7 @@ export function createDispatch(
     options.maxResultFrameBytes ?? DEFAULT_MAX_RESULT_FRAME_BYTES,
   );
   const messages = new DispatchMessageRouter(work);
-  // ws closes the socket (1009) on a frame over maxPayload without showing it to us. The 1 MiB of
-  // headroom lets frames somewhat over a limit reach decodeFrame, which answers frame_too_large
-  // and keeps the socket; only a frame over the result limit plus 1 MiB closes it.
-  const sockets = new WebSocketServer({
-    noServer: true,
-    maxPayload: maxResultFrameBytes + 1024 * 1024,
-    perMessageDeflate: false,
-  });
+  const sockets = peerSocketServer({ maxFrameBytes, maxResultFrameBytes });
   const deps = {
     checkApiKey: (apiKey: string, secret: string | undefined) =>
       context.authenticator.checkApiKey(apiKey, secret),
@@ -129,7 +123,9 @@ export function createDispatch(
     handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): boolean {
       const path = new URL(request.url ?? "/", "http://localhost").pathname;
       if (path !== WORKER_SOCKET_PATH) return false;
-      sockets.handleUpgrade(request, socket, head, (ws) => acceptWorkerSocket(ws, deps));
+      // The server admitted the upgrade within its pre-authentication limits (socket-guards.ts).
+      const guards = admissionOf(request);
+      sockets.handleUpgrade(request, socket, head, (ws) => acceptWorkerSocket(ws, deps, guards));
       return true;
     },
     http: inboundRoutes({

@@ -2,15 +2,17 @@ import {
   DEFAULT_MAX_FRAME_BYTES,
   DEFAULT_MAX_RESULT_FRAME_BYTES,
   DEFAULT_WORKER_RECEIVE_BYTES,
-  decodeFrame,
   PROTOCOL_VERSION,
   resultTooLarge,
   type ServerToWorkerFrame,
   type WorkerToServerFrame,
 } from "@patchbay/protocol";
-import WebSocket from "ws";
+import { nanoid } from "nanoid";
+import type WebSocket from "ws";
 import { type Logger, silentLogger } from "../observability/logger";
 import { oversizedResult } from "../sockets/oversized-result";
+import { PeerCloseCodes, PeerSocket } from "../sockets/peer-socket";
+import type { ConnectionGuards } from "../sockets/socket-guards";
 import type { DispatchMetrics } from "./dispatch-metrics";
 import type { WorkRouter } from "./work-router";
 import { type ConnectedWorker, hostsFromHello, type WorkerRegistry } from "./worker-registry";
@@ -30,7 +32,7 @@ export interface WorkerSocketDeps {
   registry: WorkerRegistry;
   work: WorkRouter;
   tools: WorkerToolRouter;
-  /** How often the server pings; a worker silent for two intervals is dropped. */
+  /** How often the server sends a JSON `ping` after `worker.ready`; a worker silent for two intervals is dropped (4408). */
   heartbeatIntervalMs: number;
   /** How long a new socket has to say hello. Default 10 s. */
   helloTimeoutMs?: number;
@@ -38,6 +40,10 @@ export interface WorkerSocketDeps {
   maxFrameBytes?: number;
   /** Largest `hosted.result` a worker may send. Default 8 MiB. */
   maxResultFrameBytes?: number;
+  /** More than this waiting to be sent to a worker for `slowReaderGraceMs` closes its socket (1013). Default 8 MiB. */
+  maxBufferedBytes?: number;
+  /** Default 5 s. */
+  slowReaderGraceMs?: number;
   /** Whether the server has an agent of that name (a hello hosting another is told so). */
   agentExists?: (agent: string) => boolean;
   metrics?: DispatchMetrics;
@@ -53,81 +59,93 @@ export const WorkerCloseCodes = {
   /** A newer socket of the same worker replaced this one. */
   replaced: 4409,
   /** The worker stopped answering heartbeats. */
-  heartbeat: 4408,
+  heartbeat: PeerCloseCodes.heartbeat,
   /** The server is shutting down. */
   shutdown: 1001,
 } as const;
 
 /**
  * Runs one `/v1/worker` socket: the hello handshake (API key and secret, protocol version), the
- * worker's registration and what it still runs, heartbeats both ways, and every later frame to
- * the work router or the hosted tool router. When the socket goes, so does the worker, and its
- * unfinished work and calls go elsewhere.
- *
- * @example
- * ```ts
- * wss.on("connection", (ws) => acceptWorkerSocket(ws, deps));
- * ```
+ * worker's registration and what it still runs, and every later frame to the work router or the
+ * hosted tool router. The transport (hello timeout, pre-auth limits, heartbeats, the send buffer
+ * bound) is its {@link PeerSocket}. When the socket goes, so does the worker, and its unfinished
+ * work and calls go elsewhere.
  */
-export function acceptWorkerSocket(ws: WebSocket, deps: WorkerSocketDeps): void {
+export function acceptWorkerSocket(ws: WebSocket, deps: WorkerSocketDeps, guards?: ConnectionGuards): void {
   const logger = deps.logger ?? silentLogger;
   const maxFrameBytes = deps.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
   const maxResultFrameBytes = Math.max(
     maxFrameBytes,
     deps.maxResultFrameBytes ?? DEFAULT_MAX_RESULT_FRAME_BYTES,
   );
-  const send = (frame: ServerToWorkerFrame, text?: string) => {
-    if (ws.readyState === WebSocket.OPEN) ws.send(text ?? JSON.stringify(frame));
-  };
-  const refuse = (code: string, message: string, closeCode: number, path?: string) => {
-    send({ type: "error", code, message, ...(path === undefined ? {} : { path }) });
-    ws.close(closeCode, message.slice(0, 120));
-  };
-
   let worker: ConnectedWorker | undefined;
-  let lastHeard = Date.now();
-  let heartbeat: ReturnType<typeof setInterval> | undefined;
-  let pings = 0;
-  const helloTimer = setTimeout(() => {
-    if (!worker)
-      refuse("invalid_frame", "no worker.hello within the time allowed", WorkerCloseCodes.protocol);
-  }, deps.helloTimeoutMs ?? 10_000);
 
-  ws.on("message", (data, isBinary) => {
-    lastHeard = Date.now();
-    const buffer = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
-    const decoded = decodeFrame(isBinary ? new Uint8Array(buffer) : buffer.toString("utf8"), {
+  const peer: PeerSocket<"worker-to-server"> = new PeerSocket(
+    ws,
+    {
+      id: `w_${nanoid(12)}`,
       channel: "worker-to-server",
-      maxBytes: maxFrameBytes,
-      maxResultBytes: maxResultFrameBytes,
-    });
-    if (!decoded.ok) {
-      const { code, message, path } = decoded.error;
-      if (!worker) {
-        // Until hello succeeds a socket is not a worker: any failure ends the handshake.
-        refuse(code, message, WorkerCloseCodes.protocol, path);
-        return;
-      }
-      if (code === "frame_too_large") failOversizedResult(worker, buffer);
-      send({ type: "error", code, message, ...(path === undefined ? {} : { path }) });
-      return;
-    }
-    const frame = decoded.frame;
-    if (!worker) {
-      if (frame.type !== "worker.hello") {
-        refuse(
-          "invalid_frame",
-          `the first frame must be worker.hello, not ${frame.type}`,
-          WorkerCloseCodes.protocol,
-          "type",
-        );
-        return;
-      }
-      worker = hello(frame);
-      return;
-    }
-    onFrame(worker, frame);
-  });
+      limits: {
+        maxFrameBytes,
+        maxResultFrameBytes,
+        maxBufferedBytes: deps.maxBufferedBytes ?? 8 * 1024 * 1024,
+        slowReaderGraceMs: deps.slowReaderGraceMs ?? 5_000,
+        heartbeatIntervalMs: deps.heartbeatIntervalMs,
+        helloTimeoutMs: deps.helloTimeoutMs ?? 10_000,
+      },
+      logger,
+      guards,
+    },
+    {
+      helloTimeout: () =>
+        refuse("invalid_frame", "no worker.hello within the time allowed", WorkerCloseCodes.protocol),
+      invalid(error, buffer) {
+        const { code, message, path } = error;
+        if (!worker) {
+          // Until hello succeeds a socket is not a worker: any failure ends the handshake.
+          refuse(code, message, WorkerCloseCodes.protocol, path);
+          return;
+        }
+        if (code === "frame_too_large") failOversizedResult(worker, buffer);
+        send({ type: "error", code, message, ...(path === undefined ? {} : { path }) });
+      },
+      frame(frame) {
+        if (worker) {
+          onFrame(worker, frame);
+          return;
+        }
+        if (frame.type !== "worker.hello") {
+          refuse(
+            "invalid_frame",
+            `the first frame must be worker.hello, not ${frame.type}`,
+            WorkerCloseCodes.protocol,
+            "type",
+          );
+          return;
+        }
+        worker = hello(frame);
+      },
+      closed(code, reason) {
+        if (!worker) return;
+        const gone = worker;
+        logger.info("worker disconnected", { workerId: gone.id, code, reason });
+        if (deps.registry.remove(gone)) {
+          deps.metrics?.workers.set(deps.registry.size);
+          deps.work.onWorkerGone(gone);
+          deps.tools.onWorkerGone(gone);
+        }
+      },
+    },
+  );
+
+  function send(frame: ServerToWorkerFrame, text?: string): void {
+    peer.send(text ?? frame);
+  }
+
+  function refuse(code: string, message: string, closeCode: number, path?: string): void {
+    send({ type: "error", code, message, ...(path === undefined ? {} : { path }) });
+    peer.close(closeCode, message);
+  }
 
   /**
    * A `hosted.result` over the result limit (from a worker that did not check it) fails its call
@@ -152,7 +170,6 @@ export function acceptWorkerSocket(ws: WebSocket, deps: WorkerSocketDeps): void 
   }
 
   function hello(frame: WorkerToServerFrame & { type: "worker.hello" }): ConnectedWorker | undefined {
-    clearTimeout(helloTimer);
     if (frame.protocol !== PROTOCOL_VERSION) {
       refuse(
         "protocol_version",
@@ -174,6 +191,8 @@ export function acceptWorkerSocket(ws: WebSocket, deps: WorkerSocketDeps): void 
       );
       return undefined;
     }
+    // A worker is the operator's own process: past hello its bytes are not charged to a quota.
+    peer.authenticate(undefined, { byteQuotas: false });
     const connected: ConnectedWorker = {
       id: frame.workerId,
       capacity: frame.capacity,
@@ -184,12 +203,8 @@ export function acceptWorkerSocket(ws: WebSocket, deps: WorkerSocketDeps): void 
       lastGivenAt: 0,
       maxFrameBytes: frame.maxFrameBytes ?? DEFAULT_WORKER_RECEIVE_BYTES,
       send,
-      terminate: () => ws.terminate(),
-      close: (code, reason) => {
-        ws.close(code, reason);
-        // A peer that does not finish the closing handshake is cut after a second.
-        setTimeout(() => ws.terminate(), 1_000).unref();
-      },
+      terminate: () => peer.terminate(),
+      close: (code, reason) => peer.close(code, reason),
     };
     const replaced = deps.registry.add(connected);
     // Ready first: the worker reads nothing else before it, and adopting below may send it work.
@@ -236,18 +251,6 @@ export function acceptWorkerSocket(ws: WebSocket, deps: WorkerSocketDeps): void 
       hosts: frame.hosts.map((h) => `${h.agent}:${h.tools.map((t) => t.name).join(",")}`),
       running: frame.running,
     });
-    heartbeat = setInterval(() => {
-      if (Date.now() - lastHeard > 2 * deps.heartbeatIntervalMs) {
-        logger.warn("worker missed its heartbeats; dropping it", { workerId: connected.id });
-        ws.close(WorkerCloseCodes.heartbeat, "heartbeat timeout");
-        // A peer that does not answer pings will not finish a closing handshake either.
-        ws.terminate();
-        return;
-      }
-      // A nonce, so a worker's pong can be told apart from a late answer to an earlier ping.
-      pings += 1;
-      send({ type: "ping", nonce: `s${pings}` });
-    }, deps.heartbeatIntervalMs);
     deps.work.pump();
     return connected;
   }
@@ -255,9 +258,8 @@ export function acceptWorkerSocket(ws: WebSocket, deps: WorkerSocketDeps): void 
   function onFrame(current: ConnectedWorker, frame: WorkerToServerFrame): void {
     switch (frame.type) {
       case "ping":
-        send({ type: "pong", ...(frame.nonce === undefined ? {} : { nonce: frame.nonce }) });
-        return;
       case "pong":
+        // Answered by the peer socket once the worker said hello.
         return;
       case "worker.hello":
         send({ type: "error", code: "invalid_frame", message: "worker.hello was already received" });
@@ -279,18 +281,4 @@ export function acceptWorkerSocket(ws: WebSocket, deps: WorkerSocketDeps): void 
         return;
     }
   }
-
-  ws.on("error", (error) => logger.debug("worker socket error", { error }));
-  ws.on("close", (code, reason) => {
-    clearTimeout(helloTimer);
-    clearInterval(heartbeat);
-    if (!worker) return;
-    const gone = worker;
-    logger.info("worker disconnected", { workerId: gone.id, code, reason: String(reason) });
-    if (deps.registry.remove(gone)) {
-      deps.metrics?.workers.set(deps.registry.size);
-      deps.work.onWorkerGone(gone);
-      deps.tools.onWorkerGone(gone);
-    }
-  });
 }
