@@ -1,5 +1,10 @@
+// The public surface of @patchbay/server: createServer with its options and config types, the
+// Store interface and the stores a user constructs, the extension seams (dispatch, HTTP routes,
+// hosted tools, message routing), user tokens and the typed errors. Everything else (sessions,
+// turns, tool backends, sockets, workers' internals) is the server's own and may change.
+
+// Users and their tokens.
 export type { HelloAuth, Principal, ServerCredentials } from "./auth/auth";
-export { Authenticator, assertCanAccess, sessionOwner } from "./auth/auth";
 export type { VerifiedUserToken } from "./auth/user-token";
 export { createUserToken, USER_TOKEN_AUDIENCE, verifyUserToken } from "./auth/user-token";
 export type {
@@ -8,17 +13,13 @@ export type {
   AgentConfigLoadOptions,
   AgentFileInput,
 } from "./config/agent-config";
-export {
-  AgentConfigError,
-  AgentFileSchema,
-  defineAgent,
-  loadAgentConfigs,
-  parseAgentConfig,
-} from "./config/agent-config";
+export { AgentConfigError, defineAgent, loadAgentConfigs, parseAgentConfig } from "./config/agent-config";
 export type { ServerLimits } from "./config/limits";
-export { DEFAULT_SERVER_LIMITS, parseLimitFlags, QuotaError, resolveLimits } from "./config/limits";
+export { DEFAULT_SERVER_LIMITS, QuotaError, resolveLimits } from "./config/limits";
+// The server and its options.
 export type { CreateServerOptions, PatchbayServer } from "./create-server";
 export { createServer } from "./create-server";
+// Typed errors, each with a stable `code`.
 export type { AuthFailureReason } from "./errors";
 export {
   AuthError,
@@ -29,6 +30,7 @@ export {
   StoreVersionError,
   toWireError,
 } from "./errors";
+// Extension seams: the dispatch module (workers on /v1/worker) and what it plugs into.
 export type { DispatchContext, DispatchExtension } from "./extensions/dispatch-extension";
 export type {
   CancelReason,
@@ -41,33 +43,21 @@ export type {
   ToolCallHandlers,
 } from "./extensions/dispatch-seams";
 export type { CorsOptions } from "./http/cors";
-export { CORS_ALLOWED_HEADERS, CORS_ALLOWED_METHODS, CorsPolicy, parseCorsOrigins } from "./http/cors";
-export type { HttpApiLimits, HttpApiOptions, HttpRouteExtension } from "./http/http-api";
-export { createHttpApi, DEFAULT_HTTP_LIMITS } from "./http/http-api";
+export type { HttpApiLimits, HttpRouteExtension } from "./http/http-api";
+export { DEFAULT_HTTP_LIMITS } from "./http/http-api";
 export type { Logger, LoggerOptions, LogLevel } from "./observability/logger";
 export { createLogger, LOG_LEVELS, silentLogger } from "./observability/logger";
-export { ServerMetrics } from "./observability/metrics";
 export { TRACER_NAME } from "./observability/tracing";
-export type { LiveSessionDeps, SendMessageInput } from "./sessions/live-session";
-export { LiveSession } from "./sessions/live-session";
-export { recoverInterruptedTurns } from "./sessions/recovery";
-export type { SessionDirectoryOptions } from "./sessions/session-directory";
-export { SessionDirectory } from "./sessions/session-directory";
-export type { SessionLogEvents, SessionSubscriber } from "./sessions/session-log";
-export { SessionLog } from "./sessions/session-log";
 export type { ClientSocketLimits } from "./sockets/client-socket";
-export { ClientSocketServer, DEFAULT_CLIENT_SOCKET_LIMITS } from "./sockets/client-socket";
-export type { TokenBucketOptions } from "./sockets/rate-limit";
-export { TokenBucket } from "./sockets/rate-limit";
+export { DEFAULT_CLIENT_SOCKET_LIMITS } from "./sockets/client-socket";
 export type { LockHolder } from "./store/data-dir-lock";
 export { DataDirLockedError } from "./store/data-dir-lock";
 export { MemoryStore } from "./store/memory-store";
-export type { PostgresMigration } from "./store/postgres-migrations";
-export { migratePostgres, POSTGRES_MIGRATIONS, POSTGRES_SCHEMA_VERSION } from "./store/postgres-migrations";
 export type { PostgresStoreOptions } from "./store/postgres-store";
-export { PostgresStore, redactUrl } from "./store/postgres-store";
+export { PostgresStore } from "./store/postgres-store";
 export type { SqliteStoreOptions } from "./store/sqlite-store";
 export { SqliteStore } from "./store/sqlite-store";
+// Persistence: the Store interface and the stores a user constructs.
 export type {
   ApprovalRecord,
   CommitResult,
@@ -78,15 +68,5 @@ export type {
   Store,
   TurnRecord,
 } from "./store/store";
-export type { PageToolCall } from "./tools/page-tool-backend";
-export { PageToolBackend } from "./tools/page-tool-backend";
-export type { RoutedToolCall, ToolBackend } from "./tools/tool-backend";
-export type { ApprovalQuestion } from "./turns/approval-flow";
-export { ApprovalFlow } from "./turns/approval-flow";
-export { toModelMessages } from "./turns/model-messages";
-export { ProgressCoalescer } from "./turns/progress-coalescer";
-export { failedResult } from "./turns/tool-results";
-export type { TurnOptions, TurnOutcome } from "./turns/turn-loop";
-export { Turn } from "./turns/turn-loop";
 export type { DispatchModule, DispatchServerOptions } from "./workers";
 export { createDispatch, WORKER_SOCKET_PATH } from "./workers";

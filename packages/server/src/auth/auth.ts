@@ -46,15 +46,7 @@ function same(a: string, b: string): boolean {
   return left.length === right.length && timingSafeEqual(left, right);
 }
 
-/**
- * Checks credentials: the API key and secret of backends and workers, and user tokens.
- *
- * @example
- * ```ts
- * const auth = new Authenticator({ apiKey, secret });
- * const principal = await auth.fromHttpHeaders(req.headers);
- * ```
- */
+/** Checks credentials: the API key and secret of backends and workers, and user tokens. */
 export class Authenticator {
   constructor(private readonly credentials: ServerCredentials) {
     if (!credentials.apiKey || !credentials.secret) {
@@ -114,11 +106,6 @@ function bearerOf(header: string | undefined): string | undefined {
 /**
  * The user a new session belongs to. A user always opens sessions for themselves (a `userId`
  * naming someone else is refused); a backend must say which user.
- *
- * @example
- * ```ts
- * const userId = sessionOwner(principal, frame.userId);
- * ```
  */
 export function sessionOwner(principal: Principal, requested: string | undefined): string {
   if (principal.kind === "user") {
@@ -140,11 +127,6 @@ export function sessionOwner(principal: Principal, requested: string | undefined
 /**
  * Throws `not_found` unless the principal may reach the session: a backend reaches every session,
  * a user only their own. Another user's session looks exactly like one that does not exist.
- *
- * @example
- * ```ts
- * assertCanAccess(principal, session, sessionId);
- * ```
  */
 export function assertCanAccess(
   principal: Principal,

@@ -15,11 +15,6 @@ const toggle = z.enum(["enabled", "disabled"]);
  * `agent.yaml`, the `model:` block included (`base_url`, `tool_calls`: see config-keys.ts; the
  * old camelCase spellings still read, with a deprecation warning); unknown keys are refused,
  * with the closest known key, so a typo cannot silently fall back to a default.
- *
- * @example
- * ```ts
- * AgentFileSchema.parse({ instructions: "Be brief.", model: { provider: "scripted", script: [] } });
- * ```
  */
 export const AgentFileSchema = z.strictObject({
   /** Display name; the agent's id is its file name. */

@@ -3,11 +3,6 @@ import type { z } from "zod";
 /**
  * The snake_case spelling of a key: `baseURL` -> `base_url`, `toolCalls` -> `tool_calls`;
  * snake_case keys come back unchanged.
- *
- * @example
- * ```ts
- * snakeCase("apiKeyEnv"); // "api_key_env"
- * ```
  */
 export function snakeCase(key: string): string {
   return key
@@ -125,11 +120,6 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 /**
  * The known key closest to `input` when it is close enough to be a typo (edit distance at most
  * a third of its length, at least 1), else undefined. The CLI uses it for flags too.
- *
- * @example
- * ```ts
- * closest("max_tool_round", ["max_tool_rounds", "mode"]); // "max_tool_rounds"
- * ```
  */
 export function closest(input: string, known: readonly string[]): string | undefined {
   let best: string | undefined;

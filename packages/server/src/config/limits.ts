@@ -119,11 +119,6 @@ function checked(name: keyof ServerLimits, value: unknown, where: string): numbe
 /**
  * Parses `name=value` pairs (as `--limit` takes them) into limits; names in camelCase or
  * kebab-case. An unknown name or a bad value is an `invalid_config` error naming it.
- *
- * @example
- * ```ts
- * parseLimitFlags(["max-message-bytes=65536"]); // { maxMessageBytes: 65536 }
- * ```
  */
 export function parseLimitFlags(pairs: readonly string[]): Partial<ServerLimits> {
   const out: Partial<ServerLimits> = {};

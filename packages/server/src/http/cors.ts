@@ -17,23 +17,9 @@ export interface CorsOptions {
   origins: string[] | "*";
 }
 
-/**
- * The methods the HTTP API answers, as a preflight lists them.
- *
- * @example
- * ```ts
- * response.headers.get("access-control-allow-methods") === CORS_ALLOWED_METHODS;
- * ```
- */
+/** The methods the HTTP API answers, as a preflight lists them. */
 export const CORS_ALLOWED_METHODS = "GET, POST, DELETE, OPTIONS";
-/**
- * The request headers a page may send: its user token, JSON bodies, a backend's key.
- *
- * @example
- * ```ts
- * response.headers.get("access-control-allow-headers") === CORS_ALLOWED_HEADERS;
- * ```
- */
+/** The request headers a page may send: its user token, JSON bodies, a backend's key. */
 export const CORS_ALLOWED_HEADERS = "authorization, content-type, x-api-key";
 /** How long a browser may cache a preflight answer, in seconds. */
 const PREFLIGHT_MAX_AGE_S = 600;
@@ -43,12 +29,6 @@ const PREFLIGHT_MAX_AGE_S = 600;
  * any, or origins such as `http://localhost:5173`. Each is normalized to its `URL.origin`, so a
  * trailing slash does not matter; anything that is not an origin (a path, no scheme) is an
  * `invalid_config` error rather than a silently ignored entry.
- *
- * @example
- * ```ts
- * parseCorsOrigins("http://localhost:5173, https://app.example.com"); // { origins: [...] }
- * parseCorsOrigins("*"); // { origins: "*" }
- * ```
  */
 export function parseCorsOrigins(text: string): CorsOptions {
   const entries = text
@@ -81,12 +61,6 @@ function normalizeOrigin(entry: string): string {
 /**
  * The CORS rules of one server: answers preflights, adds the headers that let an allowed page
  * read a response, and says whether a WebSocket upgrade's `Origin` may connect.
- *
- * @example
- * ```ts
- * const cors = new CorsPolicy({ origins: ["http://localhost:5173"] });
- * if (cors.handle(req, res)) return; // a preflight, answered
- * ```
  */
 export class CorsPolicy {
   readonly #any: boolean;

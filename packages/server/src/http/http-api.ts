@@ -75,14 +75,7 @@ export type HttpRouteExtension = (
   response: ServerResponse,
 ) => Promise<boolean> | boolean;
 
-/**
- * What the HTTP API is built from.
- *
- * @example
- * ```ts
- * createHttpApi({ authenticator, sessions, metrics, logger, isReady: () => !closing });
- * ```
- */
+/** What the HTTP API is built from. */
 export interface HttpApiOptions {
   authenticator: Authenticator;
   sessions: SessionDirectory;
@@ -119,12 +112,6 @@ interface Route {
 /**
  * The HTTP API for what a backend does without a socket (see the README for every route).
  * Errors are `{ "error": { "code", "message", "path"? } }` with the status of their code.
- *
- * @example
- * ```ts
- * const handle = createHttpApi(options);
- * http.createServer((req, res) => void handle(req, res));
- * ```
  */
 export function createHttpApi(
   options: HttpApiOptions,

@@ -7,11 +7,6 @@ import { AuthError, ServerError, toWireError } from "../errors";
  * Reads a request body as JSON, refusing it with `too_large` as soon as it passes `maxBytes`
  * (declared or counted, so a lying `content-length` does not get through) and with
  * `invalid_json` when it does not parse. An empty body reads as `{}`.
- *
- * @example
- * ```ts
- * const body = await readJsonBody(request, 1024 * 1024);
- * ```
  */
 export async function readJsonBody(request: IncomingMessage, maxBytes: number): Promise<unknown> {
   const declared = Number(request.headers["content-length"] ?? 0);
@@ -40,11 +35,6 @@ export async function readJsonBody(request: IncomingMessage, maxBytes: number): 
 /**
  * Checks a parsed body against a schema; a mismatch is `invalid_request` with the path of the
  * first wrong field, so the caller's 400 names it.
- *
- * @example
- * ```ts
- * const input = parseBody(z.strictObject({ text: z.string() }), await readJsonBody(request, limit));
- * ```
  */
 export function parseBody<T>(schema: z.ZodType<T>, value: unknown): T {
   const result = schema.safeParse(value);
@@ -55,14 +45,7 @@ export function parseBody<T>(schema: z.ZodType<T>, value: unknown): T {
   });
 }
 
-/**
- * Answers with a JSON body (or none, for a 204), unless an answer already went out.
- *
- * @example
- * ```ts
- * sendJson(response, 202, { workId });
- * ```
- */
+/** Answers with a JSON body (or none, for a 204), unless an answer already went out. */
 export function sendJson(response: ServerResponse, status: number, body?: unknown): void {
   if (response.headersSent) return;
   if (body === undefined) {
@@ -82,11 +65,6 @@ export function sendJson(response: ServerResponse, status: number, body?: unknow
  * Answers an error as `{ "error": { "code", "message", "path"? } }` with the status of its code
  * (500 for anything that is not a {@link ServerError}, which `onUnexpected` hears about: a bug,
  * worth a log line) and the `www-authenticate` challenge a 401 owes.
- *
- * @example
- * ```ts
- * catch (error) { sendError(response, error, (e) => logger.error("request failed", { error: e })); }
- * ```
  */
 export function sendError(
   response: ServerResponse,

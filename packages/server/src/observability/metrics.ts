@@ -3,13 +3,6 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom
 /**
  * The server's Prometheus metrics, on a registry of their own so several servers in one process
  * (tests, embedding) do not collide.
- *
- * @example
- * ```ts
- * const metrics = new ServerMetrics();
- * metrics.toolCalls.inc({ tool: "lookup_order", location: "worker", outcome: "completed" });
- * const text = await metrics.render();
- * ```
  */
 export class ServerMetrics {
   readonly registry = new Registry();

@@ -32,14 +32,6 @@ const FAILED_TOOL_STATUSES = new Set(["failed", "timed_out", "cancelled"]);
  * `gen_ai.usage.*`, `gen_ai.response.finish_reasons`) and an `execute_tool <name>` span for each
  * tool call (`gen_ai.tool.name`, `gen_ai.tool.call.id`, `patchbay.tool.location`,
  * `patchbay.tool.outcome`, `patchbay.tool.attempt`).
- *
- * @example
- * ```ts
- * const turnTrace = new TurnTrace({ sessionId, agent: "support", responseId });
- * const call = turnTrace.modelCall(model);
- * call.finish("stop", usage);
- * turnTrace.end("completed", "stop");
- * ```
  */
 export class TurnTrace {
   private readonly span: Span;

@@ -17,11 +17,6 @@ import type { SessionLog } from "./session-log";
 /**
  * What a live session shares with every other: the model of its agent, the in-process tools, the
  * dispatch seams, the logger and metrics.
- *
- * @example
- * ```ts
- * const deps: LiveSessionDeps = { model, serverTools, logger, metrics, progressIntervalMs: 250 };
- * ```
  */
 export interface LiveSessionDeps {
   model: LanguageModel;
@@ -41,14 +36,7 @@ export interface LiveSessionDeps {
   >;
 }
 
-/**
- * A user message to answer.
- *
- * @example
- * ```ts
- * await live.sendMessage({ commandId: "c_1", text: "Hi" });
- * ```
- */
+/** A user message to answer. */
 export interface SendMessageInput {
   commandId: string;
   text: string;
@@ -74,11 +62,6 @@ interface QueuedTurn {
  * A session that is loaded, as the turns see it: its {@link SessionLog} (what happened), its
  * approvals, its tool backends and its queue of turns (what happens next). Messages are answered one at a time, in order; a message that arrives while a turn runs
  * interrupts it, and when several wait only the newest is answered (the model sees them all).
- *
- * @example
- * ```ts
- * const { duplicate } = await live.sendMessage({ commandId: "c_1", text: "Where is my order?" });
- * ```
  */
 export class LiveSession {
   readonly approvals: ApprovalFlow;

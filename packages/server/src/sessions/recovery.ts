@@ -13,11 +13,6 @@ const OPEN_CALL = new Set(["pending", "awaiting_approval", "running"]);
  * finished are marked failed, its streaming assistant message keeps the text that was streamed
  * (rebuilt from the event log) with status `failed`, open approvals end as `cancelled`, and
  * pending calls are cleared. The conversation stays whole and the next message works.
- *
- * @example
- * ```ts
- * const ended = await recoverInterruptedTurns(store, logger); // number of turns ended
- * ```
  */
 export async function recoverInterruptedTurns(store: Store, logger: Logger): Promise<number> {
   const turns: TurnRecord[] = [

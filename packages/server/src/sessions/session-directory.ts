@@ -12,14 +12,7 @@ import { forEndUsers } from "../turns/reasoning-state";
 import { LiveSession, type LiveSessionDeps } from "./live-session";
 import { SessionLog } from "./session-log";
 
-/**
- * What a {@link SessionDirectory} is built from.
- *
- * @example
- * ```ts
- * new SessionDirectory({ store, agents, deps: (agent) => ({ model: models.get(agent.id)!, ... }), logger, metrics });
- * ```
- */
+/** What a {@link SessionDirectory} is built from. */
 export interface SessionDirectoryOptions {
   store: Store;
   agents: ReadonlyMap<string, AgentConfig>;
@@ -37,12 +30,6 @@ export interface SessionDirectoryOptions {
  * The directory of every session (stored or loaded): creates, finds, lists and deletes them, loading a session's {@link LiveSession} when it is
  * used and unloading it when nothing holds it. Every method that names a session checks that
  * the principal may reach it: another user's session answers `not_found`, like a missing one.
- *
- * @example
- * ```ts
- * const live = await sessions.create(principal, "support", { userId: "u_1" });
- * await live.sendMessage({ commandId: "c_1", text: "Hi" });
- * ```
  */
 export class SessionDirectory {
   private readonly live = new Map<string, LiveSession>();

@@ -7,24 +7,10 @@ import type { EventDraft, SessionChange, SessionRecord, Store } from "../store/s
 import { eventForEndUsers } from "../turns/reasoning-state";
 import { ConversationWindow } from "./conversation-window";
 
-/**
- * A listener of a session's live events (one per attached socket).
- *
- * @example
- * ```ts
- * const detach = runtime.subscribe((event) => socket.send(JSON.stringify(event)));
- * ```
- */
+/** A listener of a session's live events (one per attached socket). */
 export type SessionSubscriber = (event: SessionEvent) => void;
 
-/**
- * Events of a {@link SessionLog}.
- *
- * @example
- * ```ts
- * runtime.on("event", (event) => metrics.observe(event));
- * ```
- */
+/** Events of a {@link SessionLog}. */
 export interface SessionLogEvents {
   /** Every committed event, after it is in the log. */
   event: (event: SessionEvent) => void;
@@ -39,11 +25,6 @@ export interface SessionLogEvents {
  * then broadcast to the sockets attached to it (its `LiveSession` holds it as `runtime`). It keeps
  * the conversation in memory so a turn can read it without a query, and knows which attached
  * connection brought which page tools.
- *
- * @example
- * ```ts
- * const [event] = await runtime.commit({ events: [{ type: "tool.held", callId }] });
- * ```
  */
 export class SessionLog extends EventEmitter<SessionLogEvents> {
   readonly id: string;
@@ -118,14 +99,7 @@ export class SessionLog extends EventEmitter<SessionLogEvents> {
     return { items: this.window.itemCount, bytes: this.window.byteCount, partial: this.window.partial };
   }
 
-  /**
-   * The last `count` items of the conversation (all of them when there are fewer), oldest first.
-   *
-   * @example
-   * ```ts
-   * const recent = runtime.recentConversation(runtime.agent.hostedCallConversationItems);
-   * ```
-   */
+  /** The last `count` items of the conversation (all of them when there are fewer), oldest first. */
   recentConversation(count: number): ConversationItem[] {
     return this.window.last(count);
   }

@@ -18,11 +18,6 @@ const isId = (value: unknown): value is string =>
 /**
  * Reads the call a refused oversized frame answers, when it is a result frame that parses. The
  * socket's receive limit bounds what is parsed here (the result limit plus 1 MiB of headroom).
- *
- * @example
- * ```ts
- * const big = oversizedResult(buffer, "hosted.result"); // { callId: "c_1", attempt: 1, bytes: 9000000 }
- * ```
  */
 export function oversizedResult(
   data: Buffer,

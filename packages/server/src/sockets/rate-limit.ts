@@ -1,11 +1,4 @@
-/**
- * Options of a {@link TokenBucket}.
- *
- * @example
- * ```ts
- * const options: TokenBucketOptions = { capacity: 100, refillPerSecond: 50 };
- * ```
- */
+/** Options of a {@link TokenBucket}. */
 export interface TokenBucketOptions {
   /** The most tokens the bucket holds: how large a burst may be. */
   capacity: number;
@@ -15,15 +8,7 @@ export interface TokenBucketOptions {
   now?: () => number;
 }
 
-/**
- * A token bucket: each frame takes a token; an empty bucket means the sender is over the rate.
- *
- * @example
- * ```ts
- * const bucket = new TokenBucket({ capacity: 100, refillPerSecond: 50 });
- * if (!bucket.take()) reply({ type: "error", code: "rate_limited", retryAfterMs: bucket.retryAfterMs() });
- * ```
- */
+/** A token bucket: each frame takes a token; an empty bucket means the sender is over the rate. */
 export class TokenBucket {
   private tokens: number;
   private last: number;

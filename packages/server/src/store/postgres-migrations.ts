@@ -5,15 +5,6 @@ import { StoreVersionError } from "../errors";
  * One step of the Postgres store's schema, the counterpart of `sqlite-migrations.ts`. `version` is
  * the schema version once the step ran; steps run in order, each in its own transaction under an
  * advisory lock, so servers starting together against one database never run a step twice.
- *
- * @example
- * ```ts
- * const step: PostgresMigration = {
- *   version: 2,
- *   why: "look tool results up by session",
- *   sql: "CREATE INDEX tool_results_by_session ON tool_results (session_id)",
- * };
- * ```
  */
 export interface PostgresMigration {
   version: number;
@@ -26,11 +17,6 @@ export interface PostgresMigration {
  * Every schema step of the Postgres store, oldest first. Never edit or reorder a step that has
  * shipped; add a new one at the end. JSON bodies are `text`, not `jsonb`: events and items are
  * handed back byte for byte as they were written (jsonb would reorder keys).
- *
- * @example
- * ```ts
- * const latest = POSTGRES_MIGRATIONS.at(-1)!.version;
- * ```
  */
 export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   {
@@ -75,14 +61,7 @@ CREATE INDEX tool_results_by_session ON tool_results (session_id);
   },
 ];
 
-/**
- * The schema version this server creates and reads: the last step of {@link POSTGRES_MIGRATIONS}.
- *
- * @example
- * ```ts
- * POSTGRES_SCHEMA_VERSION; // 1
- * ```
- */
+/** The schema version this server creates and reads: the last step of {@link POSTGRES_MIGRATIONS}. */
 export const POSTGRES_SCHEMA_VERSION: number = POSTGRES_MIGRATIONS.at(-1)!.version;
 
 /** The advisory lock of schema changes: any constant, the same for every Patchbay server. */
@@ -93,11 +72,6 @@ export const MIGRATION_LOCK = 0x7061_7463; // "patc"
  * every step, an older one the steps after its version, each in its own transaction (a step that
  * fails leaves the schema at the version before it). A schema newer than the steps known here is
  * refused with a {@link StoreVersionError} before anything in it changes.
- *
- * @example
- * ```ts
- * const { from, to } = await migratePostgres(pool, "postgres://db/patchbay");
- * ```
  */
 export async function migratePostgres(
   pool: Pool,

@@ -435,14 +435,7 @@ function toSession(row: SessionRow): SessionRecord {
   };
 }
 
-/**
- * The connection string with its password masked: `postgres://app:***@db/patchbay`.
- *
- * @example
- * ```ts
- * redactUrl("postgres://app:hunter2@db/patchbay"); // "postgres://app:***@db/patchbay"
- * ```
- */
+/** The connection string with its password masked: `postgres://app:***@db/patchbay`. */
 export function redactUrl(url: string): string {
   try {
     const parsed = new URL(url);

@@ -5,15 +5,6 @@ import { StoreVersionError } from "../errors";
  * One step of the SQLite store's schema. `version` is the `PRAGMA user_version` the database has
  * once the step ran; steps run in order, each in its own transaction, so a database is always at
  * exactly one version.
- *
- * @example
- * ```ts
- * const step: SqliteMigration = {
- *   version: 4,
- *   why: "look tool results up by session",
- *   up: (db) => db.exec("CREATE INDEX tool_results_by_session ON tool_results (session_id)"),
- * };
- * ```
  */
 export interface SqliteMigration {
   version: number;
@@ -25,11 +16,6 @@ export interface SqliteMigration {
 /**
  * Every schema step of the store, oldest first. Never edit or reorder a step that has shipped:
  * databases out there are at its version already. Add a new one at the end instead.
- *
- * @example
- * ```ts
- * const latest = SQLITE_MIGRATIONS.at(-1)!.version;
- * ```
  */
 export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
   {
@@ -84,25 +70,10 @@ CREATE TABLE IF NOT EXISTS tool_results (
   },
 ];
 
-/**
- * The schema version this server creates and reads: the last step of {@link SQLITE_MIGRATIONS}.
- *
- * @example
- * ```ts
- * db.pragma("user_version", { simple: true }) === SQLITE_SCHEMA_VERSION; // up to date
- * ```
- */
+/** The schema version this server creates and reads: the last step of {@link SQLITE_MIGRATIONS}. */
 export const SQLITE_SCHEMA_VERSION: number = SQLITE_MIGRATIONS.at(-1)!.version;
 
-/**
- * What {@link migrateSqlite} did: the version it found and the version the database has now.
- *
- * @example
- * ```ts
- * const { from, to } = migrateSqlite(db);
- * if (from !== to) logger.info("store upgraded", { from, to });
- * ```
- */
+/** What {@link migrateSqlite} did: the version it found and the version the database has now. */
 export interface SqliteMigrationResult {
   from: number;
   to: number;
@@ -113,12 +84,6 @@ export interface SqliteMigrationResult {
  * steps after its version, each in its own immediate transaction (a step that fails leaves the
  * database at the version before it). A database newer than the steps known here is refused
  * with a {@link StoreVersionError} before anything in it changes.
- *
- * @example
- * ```ts
- * const db = new Database("./data/patchbay.sqlite");
- * migrateSqlite(db); // { from: 1, to: 3 } for a database of the first server build
- * ```
  */
 export function migrateSqlite(
   db: Database.Database,

@@ -8,12 +8,6 @@ import { silentLogger } from "../observability/logger";
  * A server for this package's tests: 127.0.0.1, port 0, a temporary SQLite directory, API key
  * `pk_test` and secret `sk_test`, no logs, and one scripted agent `support` unless `options`
  * says otherwise. `close` stops it and removes the directory.
- *
- * @example
- * ```ts
- * const { server, close } = await startServerForTest({ dispatch: false });
- * afterEach(close);
- * ```
  */
 export async function startServerForTest(
   options: Partial<CreateServerOptions> = {},

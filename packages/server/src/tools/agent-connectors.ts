@@ -19,11 +19,6 @@ import type { ArgumentCheck, RoutedToolCall, ToolBackend } from "./tool-backend"
  * `${VAR}`s filled from `env`. Bad config (an unknown kind, a config the kind refuses, an unset
  * `${VAR}`) throws an {@link AgentConfigError} with the agent file, line and field. Nothing is
  * started yet: see {@link startAgentConnectors}.
- *
- * @example
- * ```ts
- * const prepared = prepareAgentConnectors(agents.values(), { env: process.env });
- * ```
  */
 export function prepareAgentConnectors(
   agents: Iterable<AgentConfig>,
@@ -40,12 +35,6 @@ export function prepareAgentConnectors(
 /**
  * Starts prepared connectors, one set per agent. A connector that cannot connect does not
  * throw: it is reported down in the logs and on `/readyz`, and its tools say why.
- *
- * @example
- * ```ts
- * const sets = await startAgentConnectors(prepareAgentConnectors(agents.values(), { env }), { logger });
- * sets.get("support")?.tools.names(); // ["everything__echo"]
- * ```
  */
 export async function startAgentConnectors(
   prepared: ReadonlyMap<string, PreparedConnector[]>,
@@ -89,14 +78,7 @@ function prepareFor(
   }
 }
 
-/**
- * What `/readyz` says about connectors: every one that is not up, by agent, with why.
- *
- * @example
- * ```ts
- * connectorReadiness(sets); // [{ agent: "support", name: "everything", kind: "mcp", state: "down", reason: "...", tools: [] }]
- * ```
- */
+/** What `/readyz` says about connectors: every one that is not up, by agent, with why. */
 export function connectorReadiness(
   sets: ReadonlyMap<string, ConnectorSet>,
 ): (ConnectorStatus & { agent: string })[] {
@@ -110,11 +92,6 @@ export function connectorReadiness(
 /**
  * Two in-process backends as one (the server's `tools` first, then the agent's connector tools):
  * a call goes to the first that has its tool.
- *
- * @example
- * ```ts
- * const backend = new ChainedToolBackend([builtin, connectorTools]);
- * ```
  */
 export class ChainedToolBackend implements ToolBackend {
   readonly location = "server" as const;

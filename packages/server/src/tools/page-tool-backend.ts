@@ -7,14 +7,7 @@ import type { PendingToolCallRecord } from "../store/store";
 import { failedResult } from "../turns/tool-results";
 import type { RoutedToolCall, ToolBackend } from "./tool-backend";
 
-/**
- * A call of a tool that runs in the page holding the session.
- *
- * @example
- * ```ts
- * const call: PageToolCall = { callId: "call_1", responseId: "r_1", name: "get_location", arguments: {}, timeoutMs: 30_000, user: { id: "u_1" } };
- * ```
- */
+/** A call of a tool that runs in the page holding the session. */
 export interface PageToolCall {
   callId: string;
   responseId: string;
@@ -50,11 +43,6 @@ const SETTLED_MEMORY = 1_000;
  * with the same id and a higher attempt, and results for an older attempt are dropped. It decides
  * nothing itself: holds go to the runner (`handlers.hold`) and their answer back to the page as
  * `tool.hold.ack`; `cancel` sends `tool.cancel` and the page's answer settles the call.
- *
- * @example
- * ```ts
- * const result = await pages.run(call, { progress, say, hold, attempt });
- * ```
  */
 export class PageToolBackend implements ToolBackend {
   readonly location = "page" as const;

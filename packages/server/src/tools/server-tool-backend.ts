@@ -7,11 +7,6 @@ import type { ArgumentCheck, RoutedToolCall, ToolBackend } from "./tool-backend"
 /**
  * What a {@link ServerToolBackend} runs with: the server's `Tools` registry, the session, and the
  * ceiling of a call's timeout.
- *
- * @example
- * ```ts
- * const options: ServerToolBackendOptions = { tools, sessionId: "s_1", user: { id: "u_1" }, conversation: () => [], timeoutCeilingMs: 120_000 };
- * ```
  */
 export interface ServerToolBackendOptions {
   tools: Tools;
@@ -32,11 +27,6 @@ export interface ServerToolBackendOptions {
  * `checkArguments`), the session's concurrency is capped once (by the runner; the executor keeps
  * only per-tool caps), the user was asked already (the gate allows all), the timeout is the
  * runner's, and a hold is accepted only when the runner says so.
- *
- * @example
- * ```ts
- * const backend = new ServerToolBackend({ tools, sessionId, user, conversation, timeoutCeilingMs: 120_000 });
- * ```
  */
 export class ServerToolBackend implements ToolBackend {
   readonly location = "server" as const;

@@ -4,11 +4,6 @@ import type { CancelReason, ToolCallHandlers } from "../extensions/dispatch-seam
 /**
  * One tool call, allowed and validated, handed to the place its tool runs, with the timeout the
  * runner decided.
- *
- * @example
- * ```ts
- * const call: RoutedToolCall = { callId: "call_1", responseId: "r_1", spec, arguments: {}, user: { id: "u_1" }, timeoutMs: 30_000 };
- * ```
  */
 export interface RoutedToolCall {
   callId: string;
@@ -22,14 +17,7 @@ export interface RoutedToolCall {
   checked?: { value: unknown };
 }
 
-/**
- * The result of a backend's own argument check (see {@link ToolBackend.checkArguments}).
- *
- * @example
- * ```ts
- * const checked: ArgumentCheck = { ok: false, issues: ["city: Input should be a valid string"] };
- * ```
- */
+/** The result of a backend's own argument check (see {@link ToolBackend.checkArguments}). */
 export type ArgumentCheck = { ok: true; value: unknown } | { ok: false; issues: string[] };
 
 /**
@@ -37,12 +25,6 @@ export type ArgumentCheck = { ok: true; value: unknown } | { ok: false; issues: 
  * sees it. A backend runs calls and carries cancels; it decides nothing about them. The runner
  * decides when a call is cancelled (an interrupt, the timeout, the session closing), whether a
  * hold is accepted, and what the model is told.
- *
- * @example
- * ```ts
- * const result = await backend.run(call, handlers);
- * backend.cancel(call.callId, "interrupted"); // run() then resolves with what happened
- * ```
  */
 export interface ToolBackend {
   readonly location: ToolLocation;

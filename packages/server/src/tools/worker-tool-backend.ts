@@ -7,12 +7,6 @@ import type { RoutedToolCall, ToolBackend } from "./tool-backend";
 /**
  * The tools dispatch workers host for the session's agent, reached through the
  * {@link HostedToolRouter} seam. It carries calls and cancels; the tool-call runner decides.
- *
- * @example
- * ```ts
- * const hosted = new WorkerToolBackend(runtime, router);
- * hosted.has("lookup_order");
- * ```
  */
 export class WorkerToolBackend implements ToolBackend {
   readonly location = "worker" as const;

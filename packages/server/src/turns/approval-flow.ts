@@ -9,14 +9,7 @@ import { buildApprovalRequest, RecentMap } from "@patchbay/tools";
 import { NotFoundError, ServerError } from "../errors";
 import type { SessionLog } from "../sessions/session-log";
 
-/**
- * One question to ask before a tool runs.
- *
- * @example
- * ```ts
- * const question: ApprovalQuestion = { callId: "call_1", tool: "book_flight", approval: { title: "Book {flight_id}?" }, arguments: { flight_id: "LH400" } };
- * ```
- */
+/** One question to ask before a tool runs. */
 export interface ApprovalQuestion {
   callId: string;
   tool: string;
@@ -39,12 +32,6 @@ const RECENT_LIMIT = 256;
  * The approvals of one session: asks the page (`approval.requested` with `{argument}`
  * placeholders filled), waits for `approval.decide` or expiry, and records the outcome. A
  * declined, expired or cancelled call never runs.
- *
- * @example
- * ```ts
- * const outcome = await approvals.ask({ callId, tool: spec.name, approval: spec.approval, arguments: args });
- * if (outcome !== "allowed") return refusal(outcome);
- * ```
  */
 export class ApprovalFlow {
   private readonly open = new Map<string, OpenApproval>();

@@ -4,11 +4,6 @@ import type { WireError } from "@patchbay/protocol";
 /**
  * A reference for one failure: shown to the end user, logged with the full error, so a support
  * request ("it said err_7hq2k9x4m1") leads the developer to the log line.
- *
- * @example
- * ```ts
- * const ref = newErrorReference(); // "err_7hq2k9x4m1"
- * ```
  */
 export function newErrorReference(): string {
   return `err_${randomBytes(5).toString("hex")}`;
@@ -18,12 +13,6 @@ export function newErrorReference(): string {
  * What the end user sees of a failed turn: a neutral sentence by kind of failure and the
  * reference, never the provider's text (which can name keys, accounts or internals) nor text
  * meant for the model. The wire `code` stays, so programs can still switch on it.
- *
- * @example
- * ```ts
- * endUserError("authentication", "err_7hq2k9x4m1");
- * // { code: "authentication", message: "The assistant is not available right now. (reference err_7hq2k9x4m1)" }
- * ```
  */
 export function endUserError(code: string, ref: string): WireError {
   const sentence =

@@ -9,11 +9,6 @@ import { reasoningOfCalls } from "./reasoning-state";
  * makes them followed by one tool message per call (also for calls that never ran, so every call
  * the model made has an answer, which providers require). The provider's reasoning state kept
  * on a batch's calls (see reasoning-state.ts) goes back with the calls' message.
- *
- * @example
- * ```ts
- * const messages = prepareMessages(toModelMessages(agent.instructions, runtime.conversation()), model.capabilities);
- * ```
  */
 export function toModelMessages(instructions: string, items: readonly ConversationItem[]): ModelMessage[] {
   const messages: ModelMessage[] = [];

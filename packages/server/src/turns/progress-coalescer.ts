@@ -3,14 +3,6 @@
  * result replaces both". The first update of a quiet call goes out at once; updates that follow
  * within `intervalMs` wait, and only the newest of them goes out when the interval ends. When the
  * call finishes, whatever still waits is dropped: the result says more.
- *
- * @example
- * ```ts
- * const progress = new ProgressCoalescer(250, (callId, text) => relay(callId, text));
- * progress.push("call_1", "Checking seats"); // relayed now
- * progress.push("call_1", "Almost there");   // relayed in 250 ms unless replaced or dropped
- * progress.drop("call_1");                   // the result arrived
- * ```
  */
 export class ProgressCoalescer {
   private readonly calls = new Map<string, { waiting?: string; timer?: ReturnType<typeof setTimeout> }>();

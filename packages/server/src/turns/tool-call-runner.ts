@@ -41,24 +41,12 @@ export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
 /**
  * The timeout of one call: the tool's `timeoutMs`, else 30 s, never above the ceiling of the
  * place it runs (a worker's `toolTimeoutMs`, the agent's `*_tool_timeout_ms`).
- *
- * @example
- * ```ts
- * callTimeoutMs({ name: "t", description: "", parameters: {} }, 120_000); // 30000
- * ```
  */
 export function callTimeoutMs(spec: Pick<ToolSpec, "timeoutMs">, ceilingMs: number): number {
   return Math.min(spec.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS, ceilingMs);
 }
 
-/**
- * What a {@link ToolCallRunner} needs from its session.
- *
- * @example
- * ```ts
- * new ToolCallRunner({ runtime, approvals, backends, user, responseId, signal, maxConcurrent: 16, progressIntervalMs: 250, logger, metrics });
- * ```
- */
+/** What a {@link ToolCallRunner} needs from its session. */
 export interface ToolCallRunnerOptions {
   runtime: SessionLog;
   approvals: ApprovalFlow;
@@ -105,12 +93,6 @@ interface Slot {
  *   `cancel_unconfirmed`);
  * - the timeout ends the call `timed_out` at once and asks the backend to stop it, held or not;
  * - a result that arrives after the call ended is recorded as the item's `lateResult`.
- *
- * @example
- * ```ts
- * const runner = new ToolCallRunner(options);
- * const items = await runner.run(calls); // every call's final item
- * ```
  */
 export class ToolCallRunner {
   private readonly slots = new Map<string, Slot>();

@@ -3,11 +3,6 @@ import type { ToolOutcome, ToolResult } from "@patchbay/protocol";
 /**
  * A tool result for a call that did not complete: `content.text` tells the model what happened
  * (it is what the model reads), `error` carries the stable code.
- *
- * @example
- * ```ts
- * failedResult("timed_out", "timed_out", "get_location did not answer within 30000 ms");
- * ```
  */
 export function failedResult(
   outcome: ToolOutcome,

@@ -21,15 +21,7 @@ import { endUserError, newErrorReference } from "./end-user-error";
 import { toModelMessages } from "./model-messages";
 import { ToolCallRunner } from "./tool-call-runner";
 
-/**
- * Everything one turn needs.
- *
- * @example
- * ```ts
- * const turn = new Turn({ runtime, model, approvals, backends, responseId, userItem, user, ... });
- * await turn.run();
- * ```
- */
+/** Everything one turn needs. */
 export interface TurnOptions {
   runtime: SessionLog;
   model: LanguageModel;
@@ -53,26 +45,12 @@ export interface TurnOptions {
   metrics: ServerMetrics;
 }
 
-/**
- * How a turn ended.
- *
- * @example
- * ```ts
- * if ((await turn.run()) === "failed") alert();
- * ```
- */
+/** How a turn ended. */
 export type TurnOutcome = "completed" | "interrupted" | "failed";
 
 type CompletedReason = "stop" | "interrupted" | "max_rounds" | "answered_by_worker" | "refusal";
 
-/**
- * A backend's reply in its own words to the message a turn answers (see `Turn.acceptReply`).
- *
- * @example
- * ```ts
- * const reply: WorkerReply = { commandId: "c_9", text: "A colleague will call you back.", messageId: "m_1" };
- * ```
- */
+/** A backend's reply in its own words to the message a turn answers (see `Turn.acceptReply`). */
 export interface WorkerReply {
   commandId: string;
   text: string;
@@ -105,13 +83,6 @@ interface RoundResult {
  * keeps what is done (the partial text as an `interrupted` message), lets calls that survive
  * interrupts finish, and ends the turn with `response.completed { reason: "interrupted" }`. A
  * model error ends it with `response.failed`; the conversation stays whole.
- *
- * @example
- * ```ts
- * const turn = new Turn(options);
- * setTimeout(() => turn.interrupt(), 1000);
- * const outcome = await turn.run();
- * ```
  */
 export class Turn {
   readonly responseId: string;

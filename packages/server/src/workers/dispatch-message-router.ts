@@ -6,12 +6,6 @@ import type { WorkRouter } from "./work-router";
  * first, through the {@link WorkRouter} (capacity, queue and all). It settles as `answer` as soon
  * as the worker calls `answer`, as `handled` when the worker finishes without it, and as
  * `dropped` with the reason when no worker took the message or its handler failed.
- *
- * @example
- * ```ts
- * const router = new DispatchMessageRouter(work);
- * const outcome = await router.route({ session, message, images: [], signal });
- * ```
  */
 export class DispatchMessageRouter implements MessageRouter {
   readonly #work: WorkRouter;

@@ -3,12 +3,6 @@ import { Counter, Gauge, Registry } from "prom-client";
 /**
  * Prometheus metrics of dispatch: connected workers, and work offered, queued and dropped.
  * Registered on the server's registry so `/metrics` shows them with the rest.
- *
- * @example
- * ```ts
- * const metrics = new DispatchMetrics(serverMetrics.registry);
- * metrics.work.inc({ kind: "message", event: "offered" });
- * ```
  */
 export class DispatchMetrics {
   readonly registry: Registry;

@@ -32,12 +32,6 @@ function withoutInlineImages(item: ConversationItem): ConversationItem {
  * frame is too large, inline images leave `conversation` first, then its oldest items, and
  * `conversationTrimmed` says so. The call's own arguments are never cut: when they alone do
  * not fit, the answer is `ok: false` and the call must fail.
- *
- * @example
- * ```ts
- * const fitted = fitHostedCall(frame, worker.maxFrameBytes);
- * if (fitted.ok) worker.send(fitted.frame, fitted.text);
- * ```
  */
 export function fitHostedCall(frame: HostedCallFrame, maxBytes: number): FittedHostedCall {
   const text = JSON.stringify(frame);

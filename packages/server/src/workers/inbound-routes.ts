@@ -17,11 +17,6 @@ const MEDIA_FIELDS = ["images", "image", "video", "videos", "attachments", "medi
 /**
  * The body of `POST /v1/agents/:agent/inbound/messages`: a message from a channel (an SMS
  * number, a chat thread) for a worker's `onMessage`.
- *
- * @example
- * ```ts
- * InboundMessageBody.parse({ channel: { type: "sms", id: "+15550100" }, userId: "u_1", text: "Where is A1?" });
- * ```
  */
 export const InboundMessageBody = z.strictObject({
   channel: z.strictObject({ type: z.string().min(1).max(64), id: IdSchema }),
@@ -33,11 +28,6 @@ export const InboundMessageBody = z.strictObject({
 /**
  * The body of `POST /v1/agents/:agent/inbound/calls`: a telephony provider's webhook for an
  * incoming call (its signalling; audio is out of scope), for a worker's `onCall`.
- *
- * @example
- * ```ts
- * InboundCallBody.parse({ from: "+15550100", to: "+15550199", customData: { campaign: "spring" } });
- * ```
  */
 export const InboundCallBody = z.strictObject({
   from: z.string().min(1).max(64),
@@ -45,14 +35,7 @@ export const InboundCallBody = z.strictObject({
   customData: JsonObjectSchema.optional(),
 });
 
-/**
- * What the inbound routes need.
- *
- * @example
- * ```ts
- * inboundRoutes({ authenticator, work, agentExists: (id) => agents.has(id) });
- * ```
- */
+/** What the inbound routes need. */
 export interface InboundRoutesOptions {
   authenticator: Authenticator;
   work: WorkRouter;
@@ -69,11 +52,6 @@ export interface InboundRoutesOptions {
  * (capacity, queue and all), and answer `202 { workId, status }` once the work is offered or
  * queued, or `503 no_worker` / `503 queue_full` when it was dropped. A message with images or
  * video is refused with `422 unsupported_content`.
- *
- * @example
- * ```ts
- * createServer({ dispatch: (context) => ({ http: inboundRoutes({ ...context, work, agentExists }) }) });
- * ```
  */
 export function inboundRoutes(options: InboundRoutesOptions): HttpRouteExtension {
   const logger = options.logger ?? silentLogger;

@@ -10,24 +10,12 @@ export type WorkPayload = (ServerToWorkerFrame & { type: "work.offered" })["work
 /**
  * How a piece of work ended: a worker finished it (`error` when its handler failed), or it never
  * reached one (`dropped`: no worker, queue full, waited too long, interrupted).
- *
- * @example
- * ```ts
- * if (outcome.kind === "dropped") console.warn(outcome.error.code);
- * ```
  */
 export type WorkOutcome =
   | { kind: "done"; workerId: string; error?: WireError }
   | { kind: "dropped"; error: WireError };
 
-/**
- * What the submitter of work hears back.
- *
- * @example
- * ```ts
- * router.submit(payload, { onAnswer: () => startModel(), onSettled: (o) => log(o) });
- * ```
- */
+/** What the submitter of work hears back. */
 export interface WorkHooks {
   /** The worker called `answer` for this message. */
   onAnswer?: () => void;
@@ -35,15 +23,7 @@ export interface WorkHooks {
   onSettled?: (outcome: WorkOutcome) => void;
 }
 
-/**
- * Where submitted work stands right after `submit`.
- *
- * @example
- * ```ts
- * const receipt = router.submit(payload);
- * if (receipt.status === "dropped") reply(503, receipt.error);
- * ```
- */
+/** Where submitted work stands right after `submit`. */
 export type WorkReceipt =
   | { status: "offered" | "queued"; workId: string }
   | { status: "dropped"; workId: string; error: WireError };
@@ -67,14 +47,7 @@ interface Ticket {
   deadline: ReturnType<typeof setTimeout> | undefined;
 }
 
-/**
- * Options of {@link WorkRouter}.
- *
- * @example
- * ```ts
- * new WorkRouter({ registry, maxQueue: 256, queueTimeoutMs: 30_000 });
- * ```
- */
+/** Options of {@link WorkRouter}. */
 export interface WorkRouterOptions {
   registry: WorkerRegistry;
   /** Work waiting for a free worker, at most; more is dropped with `queue_full`. Default 256. */
@@ -94,11 +67,6 @@ export interface WorkRouterOptions {
  * slot reserved at the moment of the offer; into a bounded queue when every worker is full; and
  * dropped, with the submitter told, when no worker is connected. Work whose worker goes away
  * before finishing is offered again (same id, higher attempt).
- *
- * @example
- * ```ts
- * const receipt = router.submit({ kind: "call", call }, { onSettled: (o) => log(o) });
- * ```
  */
 export class WorkRouter {
   readonly #registry: WorkerRegistry;

@@ -4,11 +4,6 @@ import type { HostedAgent, ServerToWorkerFrame, ToolSpec } from "@patchbay/proto
  * A dispatch worker connected on `/v1/worker`, as the server keeps track of it. `reserved` is the
  * server's own count of the work it gave the worker: a slot is taken when work is offered, not
  * when the worker reports its load, so two offers can never both take a last slot.
- *
- * @example
- * ```ts
- * const free = registry.free(worker);
- * ```
  */
 export interface ConnectedWorker {
   readonly id: string;
@@ -33,15 +28,7 @@ export interface ConnectedWorker {
   close?(code: number, reason: string): void;
 }
 
-/**
- * Builds the `hosts` map of a {@link ConnectedWorker} from what its hello said.
- *
- * @example
- * ```ts
- * const hosts = hostsFromHello(hello.hosts);
- * hosts.get("support")?.tools.has("lookup_order");
- * ```
- */
+/** Builds the `hosts` map of a {@link ConnectedWorker} from what its hello said. */
 export function hostsFromHello(
   hosted: readonly HostedAgent[],
 ): Map<string, { tools: Map<string, ToolSpec>; toolTimeoutMs?: number }> {
@@ -60,12 +47,6 @@ export function hostsFromHello(
 /**
  * The dispatch workers connected now, and the choice of which one gets the next piece of work or
  * the next hosted tool call.
- *
- * @example
- * ```ts
- * const worker = registry.pickForWork("message");
- * if (worker) worker.reserved.add(workId);
- * ```
  */
 export class WorkerRegistry {
   readonly #workers = new Map<string, ConnectedWorker>();

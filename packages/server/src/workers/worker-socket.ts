@@ -18,14 +18,7 @@ import type { WorkRouter } from "./work-router";
 import { type ConnectedWorker, hostsFromHello, type WorkerRegistry } from "./worker-registry";
 import type { WorkerToolRouter } from "./worker-tool-router";
 
-/**
- * What a worker socket needs from the rest of the server.
- *
- * @example
- * ```ts
- * acceptWorkerSocket(ws, { checkApiKey, registry, work, tools, heartbeatIntervalMs: 15_000 });
- * ```
- */
+/** What a worker socket needs from the rest of the server. */
 export interface WorkerSocketDeps {
   /** Throws when the key or secret is wrong. */
   checkApiKey: (apiKey: string, secret: string | undefined) => void;

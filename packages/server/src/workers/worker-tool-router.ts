@@ -30,14 +30,7 @@ const CANCEL_ANSWER_WINDOW_MS = 120_000;
 /** Calls kept after they settle, so a second result for one of them is recognized and dropped. */
 const SETTLED_MEMORY = 10_000;
 
-/**
- * Options of {@link WorkerToolRouter}.
- *
- * @example
- * ```ts
- * new WorkerToolRouter({ registry, logger });
- * ```
- */
+/** Options of {@link WorkerToolRouter}. */
 export interface WorkerToolRouterOptions {
   registry: WorkerRegistry;
   metrics?: DispatchMetrics;
@@ -55,11 +48,6 @@ export interface WorkerToolRouterOptions {
  * so a call that ran partly on a worker that died is not done twice. Holds go to the runner
  * (`handlers.hold`) and its answer back as `hosted.hold.ack`; `cancel` sends `hosted.cancel` and
  * the worker's answer settles the call. The runner times calls out, not this router.
- *
- * @example
- * ```ts
- * const result = await router.call(request, { progress, say, hold, attempt });
- * ```
  */
 export class WorkerToolRouter implements HostedToolRouter {
   readonly #registry: WorkerRegistry;
