@@ -2,11 +2,14 @@ import { readdirSync, readFileSync } from "node:fs";
 import { basename, extname, join } from "node:path";
 import { ConnectorEntriesSchema, type ConnectorEntry } from "@patchbay/connectors";
 import { type ModelConfig, ModelConfigSchema } from "@patchbay/models";
-import { formatZodIssues, issuePath } from "@patchbay/protocol";
-import { isMap, isSeq, LineCounter, type Node, parseDocument } from "yaml";
+import { issuePath } from "@patchbay/protocol";
+import { LineCounter, parseDocument } from "yaml";
 import { z } from "zod";
 import { ServerError } from "../errors";
-import { type KeyReport, normalizeKeys, snakeCase } from "./config-keys";
+import { type AgentConfigIssue, locate, position, schemaIssues } from "./agent-config-issues";
+import { normalizeKeys } from "./config-keys";
+
+export type { AgentConfigIssue } from "./agent-config-issues";
 
 const toggle = z.enum(["enabled", "disabled"]);
 
@@ -110,21 +113,6 @@ export interface AgentConfig {
   file?: string;
   /** The line and column of a YAML path in that file (for problems found after parsing). */
   locate?: (path: readonly (string | number)[], atKey?: boolean) => { line?: number; column?: number };
-}
-
-/**
- * One problem in an agent file, located where it can be.
- *
- * @example
- * ```ts
- * const issue: AgentConfigIssue = { path: "max_tool_rounds", message: "Too small", line: 4, column: 18 };
- * ```
- */
-export interface AgentConfigIssue {
-  path: string;
-  message: string;
-  line?: number;
-  column?: number;
 }
 
 /**
@@ -325,94 +313,4 @@ function toAgentConfig(id: string, data: z.output<typeof AgentFileSchema>, file?
 export interface AgentConfigLoadOptions {
   /** Told about what still works but should change (old camelCase keys), with file and line. */
   warn?: (message: string) => void;
-}
-
-/** Zod's issues as config issues: snake_case paths, one issue per unknown key with a suggestion. */
-function schemaIssues(
-  error: z.ZodError,
-  report: KeyReport,
-): (AgentConfigIssue & { zodPath: PropertyKey[]; unknownKey?: string })[] {
-  const lines = formatZodIssues(error);
-  return error.issues.flatMap((issue, i) => {
-    if (issue.code === "unrecognized_keys") {
-      return issue.keys.map((key) => {
-        const suggestion = report.suggestions.get([...issue.path, key].join("."));
-        return {
-          path: displayPath([...issue.path, key]),
-          message: `unknown key${suggestion ? ` (did you mean '${suggestion}'?)` : ""}`,
-          zodPath: issue.path,
-          unknownKey: key,
-        };
-      });
-    }
-    const path = issuePath(issue.path);
-    return [
-      {
-        path: displayPath(issue.path),
-        message: stripPath(lines[i] ?? issue.message, path),
-        zodPath: issue.path,
-      },
-    ];
-  });
-}
-
-/** A path as the file spells it: snake_case keys, dotted (`model.rules.0.tool_calls`). */
-function displayPath(path: readonly PropertyKey[]): string {
-  return issuePath(path.map((segment) => (typeof segment === "string" ? snakeCase(segment) : segment)));
-}
-
-function stripPath(line: string, path: string): string {
-  return path && line.startsWith(`${path}: `) ? line.slice(path.length + 2) : line;
-}
-
-/**
- * The line and column of a zod issue in the YAML document: the node at the issue's path, or for
- * a missing key the mapping that should hold it, or for an unknown key that key itself.
- */
-function locate(
-  root: unknown,
-  path: readonly PropertyKey[],
-  unknownKey: string | undefined,
-  lineCounter: LineCounter,
-): { line?: number; column?: number } {
-  let node = root as Node | null | undefined;
-  for (const segment of path) {
-    const child = childOf(node, segment);
-    if (child === undefined) break;
-    node = child;
-  }
-  if (unknownKey !== undefined && isMap(node)) {
-    const pair = node.items.find((item) => keyText(item.key) === unknownKey);
-    const keyNode = pair?.key as Node | undefined;
-    if (keyNode?.range) return position(keyNode.range[0], lineCounter);
-  }
-  if (node?.range) return position(node.range[0], lineCounter);
-  return { line: 1, column: 1 };
-}
-
-function childOf(node: Node | null | undefined, segment: PropertyKey): Node | undefined {
-  if (isMap(node)) {
-    // The file may spell the key in snake_case or in the old camelCase.
-    const wanted = snakeCase(String(segment));
-    const pair = node.items.find((item) => {
-      const text = keyText(item.key);
-      return text === String(segment) || (text !== undefined && snakeCase(text) === wanted);
-    });
-    if (!pair) return undefined;
-    // A key with no value (`model:`) has a null value node: point at the key instead.
-    return (pair.value as Node | null) ?? (pair.key as Node);
-  }
-  if (isSeq(node) && typeof segment === "number")
-    return (node.items[segment] as Node | undefined) ?? undefined;
-  return undefined;
-}
-
-function keyText(key: unknown): string | undefined {
-  if (key && typeof key === "object" && "value" in key) return String((key as { value: unknown }).value);
-  return key === undefined || key === null ? undefined : String(key);
-}
-
-function position(offset: number, lineCounter: LineCounter): { line: number; column: number } {
-  const { line, col } = lineCounter.linePos(offset);
-  return { line, column: col };
 }

@@ -6,6 +6,7 @@ import type { Logger } from "../observability/logger";
 import type { EventDraft, SessionChange, SessionRecord, Store } from "../store/store";
 import { eventForEndUsers } from "../turns/reasoning-state";
 import { ConversationWindow } from "./conversation-window";
+import { PageToolRegistry } from "./page-tool-registry";
 
 /** A listener of a session's live events (one per attached socket). */
 export type SessionSubscriber = (event: SessionEvent) => void;
@@ -33,8 +34,7 @@ export class SessionLog extends EventEmitter<SessionLogEvents> {
   /** The conversation in memory: a bounded window of it once `limitWindow` was called. */
   private readonly window: ConversationWindow;
   private readonly subscribers = new Set<SessionSubscriber>();
-  private readonly pageTools = new Map<string, ToolSpec[]>();
-  private lastPageTools: ToolSpec[] = [];
+  private readonly pageTools: PageToolRegistry;
   private chain: Promise<unknown> = Promise.resolve();
   /** Changes waiting for the next write, in order (see {@link enqueue}). */
   private queued: QueuedChange[] = [];
@@ -59,7 +59,7 @@ export class SessionLog extends EventEmitter<SessionLogEvents> {
     pageTools: ToolSpec[] = [],
   ) {
     super();
-    this.lastPageTools = pageTools;
+    this.pageTools = new PageToolRegistry(pageTools);
     this.id = record.id;
     this.agent = agent;
     this.record = record;
@@ -293,43 +293,25 @@ export class SessionLog extends EventEmitter<SessionLogEvents> {
 
   /** Sets the page tools one connection brings to this session (empty removes them). */
   setPageTools(connectionId: string, tools: ToolSpec[]): void {
-    if (tools.length === 0) this.pageTools.delete(connectionId);
-    else this.pageTools.set(connectionId, tools);
-    if (this.pageTools.size > 0) {
-      const union = this.unionOfAttached();
-      if (JSON.stringify(union) !== JSON.stringify(this.lastPageTools)) {
-        this.lastPageTools = union;
-        // Kept with the session so a later turn (another process, after a restart) still offers
-        // them, and a call made while no page is attached fails at once instead of as unknown.
-        this.commit({ pageTools: union }).catch((error) =>
-          this.logger.error("could not store page tools", { sessionId: this.id, error }),
-        );
-      }
+    const changed = this.pageTools.set(connectionId, tools);
+    if (changed) {
+      // Kept with the session so a later turn (another process, after a restart) still offers
+      // them, and a call made while no page is attached fails at once instead of as unknown.
+      this.commit({ pageTools: changed }).catch((error) =>
+        this.logger.error("could not store page tools", { sessionId: this.id, error }),
+      );
     }
     this.emit("page-tools");
   }
 
   /** Whether a connection that brought this tool is attached right now. */
   hasPageTool(name: string): boolean {
-    for (const tools of this.pageTools.values()) if (tools.some((tool) => tool.name === name)) return true;
-    return false;
+    return this.pageTools.has(name);
   }
 
-  /**
-   * The session's page tools: those of the attached pages, or, while none is attached, the last
-   * set a page declared. Offering them while the page is away keeps the model's tool list steady
-   * across a reconnect, and a call made meanwhile fails at once as "no page connected".
-   */
+  /** The session's page tools (see {@link PageToolRegistry.specs}). */
   pageToolSpecs(): ToolSpec[] {
-    return this.pageTools.size > 0 ? this.unionOfAttached() : this.lastPageTools;
-  }
-
-  private unionOfAttached(): ToolSpec[] {
-    const byName = new Map<string, ToolSpec>();
-    for (const tools of this.pageTools.values()) {
-      for (const tool of tools) if (!byName.has(tool.name)) byName.set(tool.name, tool);
-    }
-    return [...byName.values()];
+    return this.pageTools.specs();
   }
 
   /** Stops accepting commits (the session was deleted or unloaded, or the server is closing). */

@@ -16,6 +16,7 @@ import { AuthError, ServerError, toWireError } from "../errors";
 import type { Logger } from "../observability/logger";
 import type { ServerMetrics } from "../observability/metrics";
 import type { SessionDirectory } from "../sessions/session-directory";
+import { correlation, correlationOf } from "./frame-correlation";
 import { oversizedResult } from "./oversized-result";
 import { type PeerEndpoint, PeerSocket, type PeerSocketLimits, peerSocketServer } from "./peer-socket";
 import { SessionAttachments } from "./session-attachments";
@@ -383,31 +384,5 @@ class ClientConnection implements PeerEndpoint<"client-to-server"> {
 
   private send(frame: ServerToClientFrame): void {
     this.peer.send(frame);
-  }
-}
-
-type Correlation = { requestId?: string; commandId?: string; sessionId?: string };
-
-function correlationOf(frame: ClientToServerFrame): Correlation {
-  const ids: Correlation = {};
-  if ("requestId" in frame && typeof frame.requestId === "string") ids.requestId = frame.requestId;
-  if ("commandId" in frame && typeof frame.commandId === "string") ids.commandId = frame.commandId;
-  if ("sessionId" in frame && typeof frame.sessionId === "string") ids.sessionId = frame.sessionId;
-  return ids;
-}
-
-/** The ids of a frame that failed to decode, when it is JSON enough to have them. */
-function correlation(buffer: Buffer): Correlation {
-  if (buffer.byteLength > 64 * 1024) return {};
-  try {
-    const value = JSON.parse(buffer.toString("utf8")) as Record<string, unknown>;
-    const ids: Correlation = {};
-    for (const key of ["requestId", "commandId", "sessionId"] as const) {
-      const id = value?.[key];
-      if (typeof id === "string" && id.length > 0 && id.length <= 256) ids[key] = id;
-    }
-    return ids;
-  } catch {
-    return {};
   }
 }

@@ -1,6 +1,7 @@
-import type { ReasoningPart } from "@patchbay/models";
 // One class owns every rule of a tool call (timeout, hold, interrupt, cancel grace, late
 // results), on purpose: split across files, the rules drifted apart before. Hence the length.
+
+import type { ReasoningPart } from "@patchbay/models";
 import type {
   NormalizedToolCall,
   ToolCallItem,

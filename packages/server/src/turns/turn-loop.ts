@@ -20,6 +20,9 @@ import type { ApprovalFlow } from "./approval-flow";
 import { endUserError, newErrorReference } from "./end-user-error";
 import { toModelMessages } from "./model-messages";
 import { ToolCallRunner } from "./tool-call-runner";
+import { type ReplyOutcome, WorkerFirst, type WorkerReply } from "./worker-first";
+
+export type { ReplyOutcome, WorkerReply } from "./worker-first";
 
 /** Everything one turn needs. */
 export interface TurnOptions {
@@ -50,21 +53,6 @@ export type TurnOutcome = "completed" | "interrupted" | "failed";
 
 type CompletedReason = "stop" | "interrupted" | "max_rounds" | "answered_by_worker" | "refusal";
 
-/** A backend's reply in its own words to the message a turn answers (see `Turn.acceptReply`). */
-export interface WorkerReply {
-  commandId: string;
-  text: string;
-  /** The user message it answers; when given, it must be the one the turn answers. */
-  messageId?: string;
-}
-
-/** What became of a {@link WorkerReply}. */
-export type ReplyOutcome =
-  | { kind: "added"; item: MessageItem }
-  | { kind: "duplicate" }
-  | { kind: "not_waiting" }
-  | { kind: "other_message"; expected: string };
-
 interface RoundResult {
   text: string;
   calls: NormalizedToolCall[];
@@ -92,10 +80,7 @@ export class Turn {
   private currentRunner: ToolCallRunner | undefined;
   private readonly trace: TurnTrace;
   private readonly tracedCalls = new Set<string>();
-  /** Set while the turn waits for a dispatch worker; wakes it when a reply arrives. */
-  private awaitingWorker: (() => void) | undefined;
-  /** A reply being added: resolves to its text, or null when it was a repeat or failed. */
-  private replyInFlight: Promise<string | null> | undefined;
+  private readonly workerFirst: WorkerFirst;
 
   constructor(private readonly options: TurnOptions) {
     this.responseId = options.responseId;
@@ -104,6 +89,7 @@ export class Turn {
       agent: options.runtime.agent.id,
       responseId: options.responseId,
     });
+    this.workerFirst = new WorkerFirst({ ...options, signal: this.controller.signal });
   }
 
   /** Stops the turn: see the class description. Safe to call more than once. */
@@ -124,43 +110,9 @@ export class Turn {
     return this.controller.signal.aborted;
   }
 
-  /**
-   * A reply in the backend's own words to the message this turn answers, while the turn waits
-   * for a dispatch worker (`dispatch.text: enabled`, the worker did not call `answer`). It is
-   * added as an assistant message of the turn, and the turn ends with it
-   * (`response.completed { reason: "answered_by_worker", text }`), without waiting for the
-   * worker's handler to return. Idempotent by `commandId`.
-   */
-  async acceptReply(reply: WorkerReply): Promise<ReplyOutcome> {
-    const wake = this.awaitingWorker;
-    if (!wake) return { kind: "not_waiting" };
-    const expected = this.options.userItem.id;
-    if (reply.messageId !== undefined && reply.messageId !== expected)
-      return { kind: "other_message", expected };
-    this.awaitingWorker = undefined;
-    const item: MessageItem = {
-      type: "message",
-      id: `m_${nanoid(12)}`,
-      role: "assistant",
-      text: reply.text,
-      status: "completed",
-      responseId: this.responseId,
-      createdAt: Date.now(),
-    };
-    const committing = this.options.runtime.commit({
-      command: { commandId: reply.commandId, kind: "reply" },
-      items: [item],
-      events: [
-        { type: "conversation.updated", item },
-        { type: "message.completed", item },
-      ],
-    });
-    this.replyInFlight = committing.then(
-      (events) => (events === null ? null : reply.text),
-      () => null,
-    );
-    wake();
-    return (await committing) === null ? { kind: "duplicate" } : { kind: "added", item };
+  /** A reply in the backend's own words while the turn waits for a worker (see worker-first.ts). */
+  acceptReply(reply: WorkerReply): Promise<ReplyOutcome> {
+    return this.workerFirst.acceptReply(reply);
   }
 
   /** Runs the turn to its end; never rejects. */
@@ -173,8 +125,9 @@ export class Turn {
       });
       if (this.interrupted) return await this.complete("interrupted", "");
       if (runtime.agent.dispatch.text && this.options.routeToWorker !== false) {
-        const routed = await this.routeToWorker();
-        if (routed !== "answer") return routed;
+        const routed = await this.workerFirst.route();
+        if (routed.kind === "fail") return this.failWith(routed.error);
+        if (routed.kind === "complete") return this.complete(routed.reason, routed.text);
       }
       return await this.rounds();
     } catch (error) {
@@ -337,53 +290,6 @@ export class Turn {
       for (const spec of backend.specs()) if (!byName.has(spec.name)) byName.set(spec.name, spec);
     }
     return [...byName.values()];
-  }
-
-  private async routeToWorker(): Promise<TurnOutcome | "answer"> {
-    const { runtime, messageRouter, userItem, user } = this.options;
-    await runtime.append({ type: "response.thinking", responseId: this.responseId, reason: "dispatch" });
-    if (!messageRouter) {
-      return this.failWith({
-        code: "no_worker",
-        message: "this agent sends messages to a dispatch worker first, and no worker is connected",
-      });
-    }
-    const woken = new Promise<"reply">((resolve) => {
-      this.awaitingWorker = () => resolve("reply");
-    });
-    const routing = messageRouter.route({
-      session: runtime.info,
-      message: {
-        id: userItem.id,
-        agent: runtime.agent.id,
-        sessionId: runtime.id,
-        channel: null,
-        user,
-        text: userItem.text,
-        createdAt: userItem.createdAt,
-        metadata: runtime.info.metadata,
-      },
-      images: userItem.images ?? [],
-      signal: this.controller.signal,
-    });
-    let first: Awaited<typeof routing> | "reply";
-    try {
-      first = await Promise.race([routing, woken]);
-    } finally {
-      this.awaitingWorker = undefined;
-    }
-    // A reply in the backend's own words ends the turn, whether or not the worker's handler has
-    // returned yet (its work.done then changes nothing).
-    const replied = this.replyInFlight ? await this.replyInFlight : null;
-    if (replied !== null && !this.interrupted) {
-      routing.catch(() => {});
-      return this.complete("answered_by_worker", replied);
-    }
-    const outcome = first === "reply" ? await routing : first;
-    if (this.interrupted) return this.complete("interrupted", "");
-    if (outcome.kind === "dropped") return this.failWith(outcome.error);
-    if (outcome.kind === "handled") return this.complete("answered_by_worker", "");
-    return "answer";
   }
 
   private async complete(reason: CompletedReason, text: string): Promise<TurnOutcome> {
