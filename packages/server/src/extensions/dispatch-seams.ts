@@ -97,7 +97,7 @@ export interface ToolCallHandlers {
 }
 
 /**
- * The seam the dispatch module (`src/dispatch/`) implements to run tools that workers host.
+ * The seam the dispatch module (`src/workers/`) implements to run tools that workers host.
  * The turn loop asks `hasTool` to decide where a call goes and `specs` for what to offer the
  * model; `call` resolves with the call's result as the worker reported it. The turn loop's
  * tool-call runner alone decides when a call is cancelled (an interrupt of an interruptible
