@@ -1,7 +1,7 @@
 // Scenario 2: a page tool call, server to client and back, against the raw floor.
 //
 // The server runs in this process; the page is a `@patchbay/client` session in a child process
-// that brought `lookup_order` as a page tool. The rig calls the session's `PageToolRouter.call`
+// that brought `lookup_order` as a page tool. The rig calls the session's `PageToolBackend.call`
 // (what the turn loop does once a page tool call is validated and allowed): it records the pending
 // call and the `tool.call` event in SQLite, the event goes out on the session's socket, the
 // client runs the tool through its executor and answers `tool.result`, and the router settles.

@@ -6,13 +6,16 @@
 // loop's tool call step on a session (its ToolCallRunner is internal), so a turn with the
 // scripted model (cheap: a regular expression and a template) is the closest measure of
 // "validation, idempotency bookkeeping and events" around a hosted call.
-import type { LiveSession } from "@patchbay/server";
+import type { PatchbayServer } from "@patchbay/server";
 import { startHostedSetup } from "./hosted-tool-call";
 import { BENCH_AGENT, BENCH_USER, TURN_REPLY_START, TURN_TEXT } from "./lookup-order";
 import { compareLatency, compareThroughput, type Rig, warmUp } from "./measure";
 import type { BenchServer } from "./patchbay-server";
 import { LATENCY_MEASURE, latencyRow, type Scenario, throughputRow } from "./scenario";
 import { SessionPool } from "./session-pool";
+
+/** A loaded session, as the server's session directory hands it out (the class is internal). */
+type LiveSession = Awaited<ReturnType<PatchbayServer["sessions"]["acquire"]>>["live"];
 
 /** Turns of one session before it is replaced (a short chat). */
 export const TURNS_PER_SESSION = 10;

@@ -1,13 +1,13 @@
 #!/usr/bin/env node
 import { randomBytes } from "node:crypto";
 import { parseArgs } from "node:util";
-import { closest } from "./config-keys";
-import { parseCorsOrigins } from "./cors";
+import { createUserToken } from "./auth/user-token";
+import { closest } from "./config/config-keys";
+import { parseLimitFlags } from "./config/limits";
 import { createServer } from "./create-server";
 import { ServerError } from "./errors";
-import { parseLimitFlags } from "./limits";
-import { createLogger, LOG_LEVELS, type LogLevel } from "./logger";
-import { createUserToken } from "./user-token";
+import { parseCorsOrigins } from "./http/cors";
+import { createLogger, LOG_LEVELS, type LogLevel } from "./observability/logger";
 
 const HELP = `patchbay: the self-hosted Patchbay agent service
 

@@ -2,10 +2,10 @@ import { Tools } from "@patchbay/tools";
 import { afterEach, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import type { CreateServerOptions, PatchbayServer } from "./create-server";
-import { TestWorkerSocket } from "./dispatch/test-worker-socket";
-import { createLogger } from "./logger";
-import { MemoryStore } from "./memory-store";
-import { startServerForTest } from "./test-server";
+import { createLogger } from "./observability/logger";
+import { MemoryStore } from "./store/memory-store";
+import { startServerForTest } from "./testing/test-server";
+import { TestWorkerSocket } from "./testing/test-worker-socket";
 
 const cleanups: Array<() => Promise<void> | void> = [];
 

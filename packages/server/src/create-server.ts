@@ -3,32 +3,33 @@ import type { AddressInfo } from "node:net";
 import type { Connector, ConnectorSet } from "@patchbay/connectors";
 import { createModel, type LanguageModel } from "@patchbay/models";
 import { InMemoryIdempotencyStore, type Tools } from "@patchbay/tools";
-import { type AgentConfig, type AgentFileInput, defineAgent, loadAgentConfigs } from "./agent-config";
+import { Authenticator } from "./auth/auth";
+import { type AgentConfig, type AgentFileInput, defineAgent, loadAgentConfigs } from "./config/agent-config";
+import { resolveLimits, type ServerLimits } from "./config/limits";
+import { checkServerOptions } from "./config/server-options";
+import { ServerError } from "./errors";
+import type { DispatchContext, DispatchExtension } from "./extensions/dispatch-extension";
+import { type CorsOptions, CorsPolicy, parseCorsOrigins } from "./http/cors";
+import { createHttpApi, type HttpApiLimits } from "./http/http-api";
+import { createLogger, type Logger, type LogLevel } from "./observability/logger";
+import { ServerMetrics } from "./observability/metrics";
+import type { LiveSessionDeps } from "./sessions/live-session";
+import { recoverInterruptedTurns } from "./sessions/recovery";
+import { SessionDirectory } from "./sessions/session-directory";
+import { type ClientSocketLimits, ClientSocketServer } from "./sockets/client-socket";
+import { SocketGuards } from "./sockets/socket-guards";
+import { describeStore, openStore } from "./store/open-store";
+import type { Store } from "./store/store";
 import {
   ChainedToolBackend,
   connectorReadiness,
   prepareAgentConnectors,
   startAgentConnectors,
-} from "./agent-connectors";
-import { Authenticator } from "./auth";
-import { type ClientSocketLimits, ClientSocketServer } from "./client-socket";
-import { type CorsOptions, CorsPolicy, parseCorsOrigins } from "./cors";
-import { useLinearPatterns } from "./declared-tools";
-import { createDispatch } from "./dispatch";
-import type { DispatchContext, DispatchExtension } from "./dispatch-extension";
-import { ServerError } from "./errors";
-import { createHttpApi, type HttpApiLimits } from "./http-api";
-import { resolveLimits, type ServerLimits } from "./limits";
-import type { LiveSessionDeps } from "./live-session";
-import { createLogger, type Logger, type LogLevel } from "./logger";
-import { ServerMetrics } from "./metrics";
-import { describeStore, openStore } from "./open-store";
-import { forEndUsers } from "./reasoning-state";
-import { recoverInterruptedTurns } from "./recovery";
-import { checkServerOptions } from "./server-options";
-import { ServerToolBackend } from "./server-tool-backend";
-import { SessionManager } from "./session-manager";
-import type { Store } from "./store";
+} from "./tools/agent-connectors";
+import { useLinearPatterns } from "./tools/declared-tools";
+import { ServerToolBackend } from "./tools/server-tool-backend";
+import { forEndUsers } from "./turns/reasoning-state";
+import { createDispatch } from "./workers";
 
 /**
  * Options of {@link createServer}. Everything has a default except the credentials (options or
@@ -122,7 +123,7 @@ export interface PatchbayServer {
   host: string;
   agents: ReadonlyMap<string, AgentConfig>;
   store: Store;
-  sessions: SessionManager;
+  sessions: SessionDirectory;
   metrics: ServerMetrics;
   authenticator: Authenticator;
   logger: Logger;
@@ -228,7 +229,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
     ...(extension?.hostedTools ? { hostedTools: extension.hostedTools } : {}),
     ...(extension?.messageRouter ? { messageRouter: extension.messageRouter } : {}),
   });
-  const sessions = new SessionManager({
+  const sessions = new SessionDirectory({
     store,
     agents,
     deps,
@@ -243,12 +244,12 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
     : undefined;
 
   let accepting = false;
+  const socketGuards = new SocketGuards(limits);
   const clients = new ClientSocketServer({
     authenticator,
     sessions,
     logger,
     metrics,
-    quotas: limits,
     ...(options.clientSocket ? { limits: options.clientSocket } : {}),
   });
   const handle = createHttpApi({
@@ -276,6 +277,8 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
       socket.end("HTTP/1.1 403 Forbidden\r\nconnection: close\r\n\r\n");
       return;
     }
+    // Every socket, client or worker, waits for its hello within the pre-authentication limits.
+    if (!socketGuards.admit(req, socket)) return;
     if (path === "/v1/client") return clients.handleUpgrade(req, socket, head);
     if (extension?.handleUpgrade?.(req, socket, head)) return;
     socket.end("HTTP/1.1 404 Not Found\r\nconnection: close\r\n\r\n");
@@ -345,8 +348,8 @@ function serverToolsOf(
   logger: Logger,
 ): {
   serverTools?: (
-    runtime: import("./session-runtime").SessionRuntime,
-  ) => import("./tool-location").ToolBackend;
+    runtime: import("./sessions/session-log").SessionLog,
+  ) => import("./tools/tool-backend").ToolBackend;
 } {
   if (!connectors)
     return tools ? { serverTools: serverToolsFor(tools, agent, idempotencyStore, logger) } : {};
@@ -370,7 +373,7 @@ function serverToolsFor(
   idempotencyStore: InMemoryIdempotencyStore,
   logger: Logger,
 ) {
-  return (runtime: import("./session-runtime").SessionRuntime) =>
+  return (runtime: import("./sessions/session-log").SessionLog) =>
     new ServerToolBackend({
       tools,
       sessionId: runtime.id,

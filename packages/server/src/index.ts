@@ -1,36 +1,25 @@
-export type { AgentConfig, AgentConfigIssue, AgentConfigLoadOptions, AgentFileInput } from "./agent-config";
-export {
-  AgentConfigError,
-  AgentFileSchema,
-  defineAgent,
-  loadAgentConfigs,
-  parseAgentConfig,
-} from "./agent-config";
-export type { ApprovalQuestion } from "./approval-flow";
-export { ApprovalFlow } from "./approval-flow";
-export type { HelloAuth, Principal, ServerCredentials } from "./auth";
-export { Authenticator, assertCanAccess, sessionOwner } from "./auth";
-export type { ClientSocketLimits } from "./client-socket";
-export { ClientSocketServer, DEFAULT_CLIENT_SOCKET_LIMITS } from "./client-socket";
-export type { CorsOptions } from "./cors";
-export { CORS_ALLOWED_HEADERS, CORS_ALLOWED_METHODS, CorsPolicy, parseCorsOrigins } from "./cors";
+// The public surface of @patchbay/server: createServer with its options and config types, the
+// Store interface and the stores a user constructs, the extension seams (dispatch, HTTP routes,
+// hosted tools, message routing), user tokens and the typed errors. Everything else (sessions,
+// turns, tool backends, sockets, workers' internals) is the server's own and may change.
+
+// Users and their tokens.
+export type { HelloAuth, Principal, ServerCredentials } from "./auth/auth";
+export type { VerifiedUserToken } from "./auth/user-token";
+export { createUserToken, USER_TOKEN_AUDIENCE, verifyUserToken } from "./auth/user-token";
+export type {
+  AgentConfig,
+  AgentConfigIssue,
+  AgentConfigLoadOptions,
+  AgentFileInput,
+} from "./config/agent-config";
+export { AgentConfigError, defineAgent, loadAgentConfigs, parseAgentConfig } from "./config/agent-config";
+export type { ServerLimits } from "./config/limits";
+export { DEFAULT_SERVER_LIMITS, QuotaError, resolveLimits } from "./config/limits";
+// The server and its options.
 export type { CreateServerOptions, PatchbayServer } from "./create-server";
 export { createServer } from "./create-server";
-export type { LockHolder } from "./data-dir-lock";
-export { DataDirLockedError } from "./data-dir-lock";
-export type { DispatchModule, DispatchServerOptions } from "./dispatch";
-export { createDispatch, WORKER_SOCKET_PATH } from "./dispatch";
-export type { DispatchContext, DispatchExtension } from "./dispatch-extension";
-export type {
-  CancelReason,
-  HoldAnswer,
-  HostedToolHandlers,
-  HostedToolRequest,
-  HostedToolRouter,
-  MessageRouteOutcome,
-  MessageRouteRequest,
-  MessageRouter,
-} from "./dispatch-seams";
+// Typed errors, each with a stable `code`.
 export type { AuthFailureReason } from "./errors";
 export {
   AuthError,
@@ -41,33 +30,34 @@ export {
   StoreVersionError,
   toWireError,
 } from "./errors";
-export type { HttpApiLimits, HttpApiOptions, HttpRouteExtension } from "./http-api";
-export { createHttpApi, DEFAULT_HTTP_LIMITS } from "./http-api";
-export type { ServerLimits } from "./limits";
-export { DEFAULT_SERVER_LIMITS, parseLimitFlags, QuotaError, resolveLimits } from "./limits";
-export type { LiveSessionDeps, SendMessageInput } from "./live-session";
-export { LiveSession } from "./live-session";
-export type { Logger, LoggerOptions, LogLevel } from "./logger";
-export { createLogger, LOG_LEVELS, silentLogger } from "./logger";
-export { MemoryStore } from "./memory-store";
-export { ServerMetrics } from "./metrics";
-export { toModelMessages } from "./model-messages";
-export type { PageToolCall } from "./page-tool-router";
-export { PageToolRouter } from "./page-tool-router";
-export type { PostgresMigration } from "./postgres-migrations";
-export { migratePostgres, POSTGRES_MIGRATIONS, POSTGRES_SCHEMA_VERSION } from "./postgres-migrations";
-export type { PostgresStoreOptions } from "./postgres-store";
-export { PostgresStore, redactUrl } from "./postgres-store";
-export { ProgressCoalescer } from "./progress-coalescer";
-export type { TokenBucketOptions } from "./rate-limit";
-export { TokenBucket } from "./rate-limit";
-export { recoverInterruptedTurns } from "./recovery";
-export type { SessionManagerOptions } from "./session-manager";
-export { SessionManager } from "./session-manager";
-export type { SessionRuntimeEvents, SessionSubscriber } from "./session-runtime";
-export { SessionRuntime } from "./session-runtime";
-export type { SqliteStoreOptions } from "./sqlite-store";
-export { SqliteStore } from "./sqlite-store";
+// Extension seams: the dispatch module (workers on /v1/worker) and what it plugs into.
+export type { DispatchContext, DispatchExtension } from "./extensions/dispatch-extension";
+export type {
+  CancelReason,
+  HoldAnswer,
+  HostedToolRequest,
+  HostedToolRouter,
+  MessageRouteOutcome,
+  MessageRouteRequest,
+  MessageRouter,
+  ToolCallHandlers,
+} from "./extensions/dispatch-seams";
+export type { CorsOptions } from "./http/cors";
+export type { HttpApiLimits, HttpRouteExtension } from "./http/http-api";
+export { DEFAULT_HTTP_LIMITS } from "./http/http-api";
+export type { Logger, LoggerOptions, LogLevel } from "./observability/logger";
+export { createLogger, LOG_LEVELS, silentLogger } from "./observability/logger";
+export { TRACER_NAME } from "./observability/tracing";
+export type { ClientSocketLimits } from "./sockets/client-socket";
+export { DEFAULT_CLIENT_SOCKET_LIMITS } from "./sockets/client-socket";
+export type { LockHolder } from "./store/data-dir-lock";
+export { DataDirLockedError } from "./store/data-dir-lock";
+export { MemoryStore } from "./store/memory-store";
+export type { PostgresStoreOptions } from "./store/postgres-store";
+export { PostgresStore } from "./store/postgres-store";
+export type { SqliteStoreOptions } from "./store/sqlite-store";
+export { SqliteStore } from "./store/sqlite-store";
+// Persistence: the Store interface and the stores a user constructs.
 export type {
   ApprovalRecord,
   CommitResult,
@@ -77,11 +67,6 @@ export type {
   SessionRecord,
   Store,
   TurnRecord,
-} from "./store";
-export type { RoutedToolCall, ToolBackend } from "./tool-location";
-export { failedResult } from "./tool-results";
-export { TRACER_NAME } from "./tracing";
-export type { TurnOptions, TurnOutcome } from "./turn-loop";
-export { Turn } from "./turn-loop";
-export type { VerifiedUserToken } from "./user-token";
-export { createUserToken, USER_TOKEN_AUDIENCE, verifyUserToken } from "./user-token";
+} from "./store/store";
+export type { DispatchModule, DispatchServerOptions } from "./workers";
+export { createDispatch, WORKER_SOCKET_PATH } from "./workers";

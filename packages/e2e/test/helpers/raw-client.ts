@@ -15,9 +15,19 @@ export class RawClient {
   private readonly closed: Promise<{ code: number; reason: string }>;
   private cursor = 0;
 
-  private constructor(readonly ws: WebSocket) {
+  private constructor(
+    readonly ws: WebSocket,
+    answerPings = true,
+  ) {
     ws.on("message", (data) => {
       const frame = JSON.parse(String(data)) as Frame;
+      // The server's heartbeat: a JSON ping, answered with the same nonce (docs/protocol.md).
+      if (frame.type === "ping" && answerPings) {
+        ws.send(
+          JSON.stringify({ type: "pong", ...(frame.nonce === undefined ? {} : { nonce: frame.nonce }) }),
+        );
+        return;
+      }
       this.frames.push(frame);
       for (const waiter of [...this.waiters]) {
         if (waiter.test(frame)) {
@@ -37,7 +47,7 @@ export class RawClient {
   /** Opens a socket (no hello yet). `autoPong: false` makes a peer that ignores heartbeats. */
   static async connect(wsUrl: string, options: { autoPong?: boolean } = {}): Promise<RawClient> {
     const ws = new WebSocket(wsUrl, options);
-    const client = new RawClient(ws);
+    const client = new RawClient(ws, options.autoPong ?? true);
     await new Promise<void>((resolve, reject) => {
       ws.once("open", () => resolve());
       ws.once("error", reject);

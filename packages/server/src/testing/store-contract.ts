@@ -3,7 +3,7 @@
 // before it is wired in.
 import type { ApprovalRequest, ConversationItem, MessageItem } from "@patchbay/protocol";
 import { afterEach, describe, expect, it } from "vitest";
-import type { ApprovalRecord, PendingToolCallRecord, SessionRecord, Store } from "../store";
+import type { ApprovalRecord, PendingToolCallRecord, SessionRecord, Store } from "../store/store";
 
 export function session(id: string, userId = "u_1", createdAt = 1): SessionRecord {
   return { id, agent: "support", userId, metadata: { plan: "pro" }, createdAt, lastSeq: 0 };

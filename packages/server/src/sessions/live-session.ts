@@ -1,0 +1,241 @@
+import type { LanguageModel } from "@patchbay/models";
+import type { ImageContent, MessageItem, User } from "@patchbay/protocol";
+import { nanoid } from "nanoid";
+import { checkMessageQuotas, type ServerLimits } from "../config/limits";
+import { ServerError } from "../errors";
+import type { HostedToolRouter, MessageRouter } from "../extensions/dispatch-seams";
+import type { Logger } from "../observability/logger";
+import type { ServerMetrics } from "../observability/metrics";
+import { PageToolBackend } from "../tools/page-tool-backend";
+import type { ToolBackend } from "../tools/tool-backend";
+import { WorkerToolBackend } from "../tools/worker-tool-backend";
+import { ApprovalFlow } from "../turns/approval-flow";
+import { type ReplyOutcome, Turn, type WorkerReply } from "../turns/turn-loop";
+import { checkImages } from "./image-guard";
+import type { SessionLog } from "./session-log";
+
+/**
+ * What a live session shares with every other: the model of its agent, the in-process tools, the
+ * dispatch seams, the logger and metrics.
+ */
+export interface LiveSessionDeps {
+  model: LanguageModel;
+  /** Makes this session's backend for in-process tools (over the server's `Tools` registry). */
+  serverTools?: (runtime: SessionLog) => ToolBackend;
+  hostedTools?: HostedToolRouter;
+  messageRouter?: MessageRouter;
+  logger: Logger;
+  metrics: ServerMetrics;
+  progressIntervalMs: number;
+  /** Messages waiting behind a running turn, at most. */
+  maxQueuedMessages?: number;
+  /** The message and conversation quotas (`maxMessageBytes`, `maxConversationItems`, `maxConversationBytes`). */
+  limits?: Pick<
+    ServerLimits,
+    "maxMessageBytes" | "maxConversationItems" | "maxConversationBytes" | "allowPrivateImageUrls"
+  >;
+}
+
+/** A user message to answer. */
+export interface SendMessageInput {
+  commandId: string;
+  text: string;
+  images?: ImageContent[];
+  /**
+   * Who sent it: `user` (a user-token socket or HTTP call; the default) or `backend` (the API
+   * key: your backend or a dispatch worker, which is the server side speaking). With
+   * `dispatch: { text: enabled }` only a user's message goes to a worker first; a backend's goes
+   * straight to the model. Otherwise a worker's own `session.responses.create` would wait for a
+   * second worker slot while its handler holds the first.
+   */
+  sender?: "user" | "backend";
+}
+
+interface QueuedTurn {
+  responseId: string;
+  commandId: string;
+  item: MessageItem;
+  sender: "user" | "backend";
+}
+
+/**
+ * A session that is loaded, as the turns see it: its {@link SessionLog} (what happened), its
+ * approvals, its tool backends and its queue of turns (what happens next). Messages are answered one at a time, in order; a message that arrives while a turn runs
+ * interrupts it, and when several wait only the newest is answered (the model sees them all).
+ */
+export class LiveSession {
+  readonly approvals: ApprovalFlow;
+  readonly pages: PageToolBackend;
+  private readonly hosted: WorkerToolBackend | undefined;
+  private readonly server: ToolBackend | undefined;
+  private readonly queue: QueuedTurn[] = [];
+  private current: Turn | undefined;
+  private loop: Promise<void> | undefined;
+  private closing = false;
+
+  constructor(
+    readonly runtime: SessionLog,
+    private readonly deps: LiveSessionDeps,
+  ) {
+    this.approvals = new ApprovalFlow(runtime, { defaultExpiresInMs: runtime.agent.approvalTimeoutMs });
+    this.pages = new PageToolBackend(runtime, deps.logger.child({ sessionId: runtime.id }));
+    this.hosted = deps.hostedTools ? new WorkerToolBackend(runtime, deps.hostedTools) : undefined;
+    this.server = deps.serverTools?.(runtime);
+  }
+
+  get id(): string {
+    return this.runtime.id;
+  }
+
+  /** Whether a turn runs or waits. */
+  get busy(): boolean {
+    return this.loop !== undefined;
+  }
+
+  /**
+   * Adds a user message and queues its turn. Idempotent by `commandId`: a repeat changes nothing
+   * and resolves `{ duplicate: true }`.
+   */
+  async sendMessage(input: SendMessageInput): Promise<{ duplicate: boolean; responseId?: string }> {
+    if (this.closing) throw new ServerError("unavailable", "the session is closing");
+    if (this.queue.length >= (this.deps.maxQueuedMessages ?? 32)) {
+      throw new ServerError("rate_limited", "too many messages are waiting for this session");
+    }
+    if (this.deps.limits) {
+      checkMessageQuotas(input, this.runtime.conversationSize, this.deps.limits);
+      checkImages(input.images, this.deps.limits.allowPrivateImageUrls === 1);
+    }
+    const item: MessageItem = {
+      type: "message",
+      id: `m_${nanoid(12)}`,
+      role: "user",
+      text: input.text,
+      status: "completed",
+      createdAt: Date.now(),
+    };
+    if (input.images && input.images.length > 0) item.images = input.images;
+    const responseId = `r_${nanoid(12)}`;
+    const events = await this.runtime.commit({
+      command: { commandId: input.commandId, kind: "message" },
+      items: [item],
+      turn: {
+        responseId,
+        sessionId: this.id,
+        commandId: input.commandId,
+        status: "queued",
+        startedAt: Date.now(),
+      },
+      events: [{ type: "message.created", commandId: input.commandId, item }],
+    });
+    if (events === null) return { duplicate: true };
+    this.queue.push({ responseId, commandId: input.commandId, item, sender: input.sender ?? "user" });
+    this.current?.interrupt();
+    this.pump();
+    return { duplicate: false, responseId };
+  }
+
+  /**
+   * A backend's reply in its own words to the message a dispatch worker is handling: added as
+   * an assistant message, and the user's turn ends with it. Idempotent by `commandId`. A reply
+   * when no turn waits for a worker (or for another message than `messageId`) is a `conflict`.
+   */
+  async reply(input: WorkerReply): Promise<{ duplicate: boolean; item?: MessageItem }> {
+    const outcome: ReplyOutcome = this.current
+      ? await this.current.acceptReply(input)
+      : { kind: "not_waiting" };
+    if (outcome.kind === "added") return { duplicate: false, item: outcome.item };
+    if (outcome.kind === "duplicate" || (await this.runtime.hasCommand(input.commandId))) {
+      return { duplicate: true };
+    }
+    if (outcome.kind === "other_message") {
+      throw new ServerError(
+        "conflict",
+        `messageId: the turn waiting for a reply answers message ${outcome.expected}, not ${input.messageId}`,
+        { path: "messageId" },
+      );
+    }
+    throw new ServerError(
+      "conflict",
+      "no turn of this session waits for a reply: a reply in your own words answers a message a dispatch worker is handling (dispatch.text: enabled), before its handler returns",
+    );
+  }
+
+  /** Interrupts the running turn. Idempotent by `commandId`. */
+  async interrupt(commandId: string): Promise<{ duplicate: boolean }> {
+    const events = await this.runtime.commit({ command: { commandId, kind: "interrupt" } });
+    if (events === null) return { duplicate: true };
+    this.current?.interrupt();
+    return { duplicate: false };
+  }
+
+  /** Resolves when no turn runs or waits. */
+  async idle(): Promise<void> {
+    while (this.loop) await this.loop;
+  }
+
+  /**
+   * Stops the session's work: the running turn is interrupted, waiting turns end as interrupted,
+   * open approvals are cancelled, and page and hosted calls are cancelled. Resolves when the turn
+   * has ended or `graceMs` passed.
+   */
+  async close(graceMs: number): Promise<void> {
+    this.closing = true;
+    this.current?.close();
+    this.approvals.cancelAll();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      this.idle(),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, graceMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    await this.runtime.settled();
+  }
+
+  private pump(): void {
+    if (this.loop) return;
+    this.loop = this.drain().finally(() => {
+      this.loop = undefined;
+      this.current = undefined;
+    });
+  }
+
+  private async drain(): Promise<void> {
+    while (this.queue.length > 0) {
+      const next = this.queue.shift()!;
+      const turn = new Turn({
+        runtime: this.runtime,
+        model: this.deps.model,
+        approvals: this.approvals,
+        backends: this.backends(),
+        ...(this.deps.messageRouter ? { messageRouter: this.deps.messageRouter } : {}),
+        responseId: next.responseId,
+        commandId: next.commandId,
+        userItem: next.item,
+        routeToWorker: next.sender === "user",
+        user: this.user(),
+        progressIntervalMs: this.deps.progressIntervalMs,
+        logger: this.deps.logger.child({ sessionId: this.id, responseId: next.responseId }),
+        metrics: this.deps.metrics,
+      });
+      this.current = turn;
+      // A newer message already waits, or the session closes: this one starts interrupted, so it
+      // ends at once and the newest message is answered with every earlier one in view.
+      if (this.queue.length > 0 || this.closing) turn.interrupt();
+      await turn.run();
+      this.current = undefined;
+    }
+  }
+
+  private backends(): ToolBackend[] {
+    const backends: ToolBackend[] = [this.pages];
+    if (this.server) backends.push(this.server);
+    if (this.hosted) backends.push(this.hosted);
+    return backends;
+  }
+
+  private user(): User {
+    return { id: this.runtime.userId };
+  }
+}

@@ -1,0 +1,52 @@
+import type { ToolSpec } from "@patchbay/protocol";
+
+/**
+ * Which attached connection brought which page tools to one session, and the last set a page
+ * declared (kept with the session, so the model's tool list stays steady while no page is
+ * attached, and a call made meanwhile fails at once as "no page connected").
+ */
+export class PageToolRegistry {
+  private readonly byConnection = new Map<string, ToolSpec[]>();
+  private last: ToolSpec[];
+
+  constructor(stored: ToolSpec[] = []) {
+    this.last = stored;
+  }
+
+  /**
+   * Sets the tools one connection brings (empty removes them). Returns the union of the attached
+   * connections' tools when it differs from the last one, to be stored; otherwise undefined.
+   */
+  set(connectionId: string, tools: ToolSpec[]): ToolSpec[] | undefined {
+    if (tools.length === 0) this.byConnection.delete(connectionId);
+    else this.byConnection.set(connectionId, tools);
+    if (this.byConnection.size === 0) return undefined;
+    const union = this.unionOfAttached();
+    if (JSON.stringify(union) === JSON.stringify(this.last)) return undefined;
+    this.last = union;
+    return union;
+  }
+
+  /** Whether a connection that brought this tool is attached right now. */
+  has(name: string): boolean {
+    for (const tools of this.byConnection.values()) if (tools.some((tool) => tool.name === name)) return true;
+    return false;
+  }
+
+  /** The tools of the attached pages (first declaration of a name wins), or the last set while none is. */
+  specs(): ToolSpec[] {
+    return this.byConnection.size > 0 ? this.unionOfAttached() : this.last;
+  }
+
+  clear(): void {
+    this.byConnection.clear();
+  }
+
+  private unionOfAttached(): ToolSpec[] {
+    const byName = new Map<string, ToolSpec>();
+    for (const tools of this.byConnection.values()) {
+      for (const tool of tools) if (!byName.has(tool.name)) byName.set(tool.name, tool);
+    }
+    return [...byName.values()];
+  }
+}

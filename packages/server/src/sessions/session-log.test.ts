@@ -1,0 +1,198 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { ConversationItem, MessageItem } from "@patchbay/protocol";
+import { afterEach, describe, expect, it } from "vitest";
+import { defineAgent } from "../config/agent-config";
+import { silentLogger } from "../observability/logger";
+import { SqliteStore } from "../store/sqlite-store";
+import { SessionLog } from "./session-log";
+
+let dir: string | undefined;
+let store: SqliteStore | undefined;
+afterEach(async () => {
+  await store?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+function message(id: string, text: string): MessageItem {
+  return { type: "message", id, role: "user", text, status: "completed", createdAt: 0 };
+}
+
+async function runtimeWith(conversation: ConversationItem[]): Promise<SessionLog> {
+  dir = mkdtempSync(join(tmpdir(), "patchbay-runtime-"));
+  store = new SqliteStore({ dataDir: dir });
+  const record = { id: "s_1", agent: "a", userId: "u", metadata: {}, createdAt: 0, lastSeq: 0 };
+  await store.createSession(record);
+  const agent = defineAgent("a", { model: { provider: "scripted" } });
+  return new SessionLog(record, agent, conversation, store, silentLogger);
+}
+
+describe("SessionLog.conversation", () => {
+  it("hands out a new array each time, so a caller changing it leaves the session alone", async () => {
+    const runtime = await runtimeWith([message("m_1", "one")]);
+    const first = runtime.conversation();
+    first.push(message("m_x", "not in the session"));
+    first.length = 0;
+    expect(runtime.conversation().map((item) => item.id)).toEqual(["m_1"]);
+  });
+
+  it("shares frozen items, so a reader cannot change the session's copy in place", async () => {
+    const runtime = await runtimeWith([message("m_1", "one")]);
+    await runtime.commit({ items: [message("m_2", "two")] });
+    const [loaded, committed] = runtime.conversation() as MessageItem[];
+    expect(Object.isFrozen(loaded)).toBe(true);
+    expect(Object.isFrozen(committed)).toBe(true);
+    expect(() => {
+      committed!.text = "changed";
+    }).toThrow(TypeError);
+    expect(runtime.item("m_2")).toMatchObject({ text: "two" });
+  });
+
+  it("replaces an item on change, and an array handed out earlier keeps the item it had", async () => {
+    const runtime = await runtimeWith([message("m_1", "one")]);
+    const before = runtime.conversation();
+    await runtime.commit({ items: [{ ...message("m_1", "one, edited") }] });
+    expect(before[0]).toMatchObject({ text: "one" });
+    expect(runtime.conversation()).toEqual([expect.objectContaining({ id: "m_1", text: "one, edited" })]);
+  });
+
+  it("gives the last items of the conversation in order, all of them when there are fewer, none for 0", async () => {
+    const items = Array.from({ length: 7 }, (_, i) => message(`m_${i}`, `${i}`));
+    const runtime = await runtimeWith(items);
+    expect(runtime.recentConversation(3).map((item) => item.id)).toEqual(["m_4", "m_5", "m_6"]);
+    expect(runtime.recentConversation(50)).toHaveLength(7);
+    expect(runtime.recentConversation(0)).toEqual([]);
+  });
+});
+
+describe("SessionLog.append", () => {
+  function countingCommits(): { transactions: number[] } {
+    const seen = { transactions: [] as number[] };
+    const commit = store!.commit.bind(store!);
+    store!.commit = (sessionId, change) => {
+      seen.transactions.push(change.events?.length ?? 0);
+      return commit(sessionId, change);
+    };
+    return seen;
+  }
+
+  it("writes the appends of one tick in one transaction, each event with its own seq, in order", async () => {
+    const runtime = await runtimeWith([]);
+    const seen = countingCommits();
+    const broadcast: number[] = [];
+    runtime.subscribe((event) => broadcast.push(event.seq));
+    const writes = Array.from({ length: 50 }, (_, i) =>
+      runtime.append({ type: "text.delta", responseId: "r_1", itemId: "m_1", delta: `${i} ` }),
+    );
+    const stored = await Promise.all(writes);
+    expect(seen.transactions).toEqual([50]);
+    expect(stored.map((events) => events.map((e) => e.seq))).toEqual(
+      Array.from({ length: 50 }, (_, i) => [i + 1]),
+    );
+    expect(broadcast).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
+    const logged = await runtime.readEvents(0);
+    expect(logged.map((e) => (e.type === "text.delta" ? e.delta : ""))).toEqual(
+      Array.from({ length: 50 }, (_, i) => `${i} `),
+    );
+  });
+
+  it("logs appends made before a commit ahead of it, in its transaction, and those made after it behind it", async () => {
+    const runtime = await runtimeWith([]);
+    const seen = countingCommits();
+    const before = runtime.append({ type: "tool.held", callId: "call_before" });
+    const committed = runtime.commit({ events: [{ type: "tool.held", callId: "call_commit" }] });
+    const after = runtime.append({ type: "tool.held", callId: "call_after" });
+    const [b, c, a] = await Promise.all([before, committed, after]);
+    // Each caller gets its own events only.
+    expect([b, c, a].map((events) => events?.map((e) => e.seq))).toEqual([[1], [2], [3]]);
+    const order = (await runtime.readEvents(0)).map((e) => (e.type === "tool.held" ? e.callId : ""));
+    expect(order).toEqual(["call_before", "call_commit", "call_after"]);
+    expect(seen.transactions).toEqual([2, 1]);
+  });
+
+  it("writes the commits queued behind a running write together, each resolving with its own events in order", async () => {
+    const runtime = await runtimeWith([]);
+    await runtime.commit({ events: [{ type: "tool.held", callId: "call_0" }] });
+    const seen = countingCommits();
+    const broadcast: string[] = [];
+    runtime.subscribe((event) => broadcast.push(event.type === "tool.held" ? event.callId : ""));
+    const first = runtime.commit({ events: [{ type: "tool.held", callId: "call_1" }] });
+    const rest = Array.from({ length: 5 }, (_, i) =>
+      runtime.commit({ events: [{ type: "tool.held", callId: `call_${i + 2}` }] }),
+    );
+    const withCommand = runtime.commit({ command: { commandId: "cmd_1", kind: "x" } });
+    const last = runtime.commit({ events: [{ type: "tool.held", callId: "call_7" }] });
+    const stored = await Promise.all([first, ...rest, withCommand, last]);
+    expect(stored.map((events) => events?.map((e) => e.seq))).toEqual([
+      [2],
+      [3],
+      [4],
+      [5],
+      [6],
+      [7],
+      [],
+      [8],
+    ]);
+    // Queued in one tick: one transaction up to the command, which has its own, then the last.
+    expect(seen.transactions).toEqual([6, 0, 1]);
+    expect(broadcast).toEqual(["call_1", "call_2", "call_3", "call_4", "call_5", "call_6", "call_7"]);
+  });
+
+  it("keeps appends out of a commit with a command id, which a duplicate would drop", async () => {
+    const runtime = await runtimeWith([]);
+    await runtime.commit({ command: { commandId: "cmd_1", kind: "x" } });
+    const appended = runtime.append({ type: "tool.held", callId: "call_1" });
+    expect(await runtime.commit({ command: { commandId: "cmd_1", kind: "x" } })).toBeNull();
+    expect(await appended).toEqual([expect.objectContaining({ seq: 1, callId: "call_1" })]);
+  });
+
+  it("removes a settled call's pending record with the tick's other writes", async () => {
+    const runtime = await runtimeWith([]);
+    const call = {
+      callId: "call_1",
+      sessionId: "s_1",
+      responseId: "r_1",
+      name: "lookup_order",
+      arguments: {},
+      location: "page" as const,
+      attempt: 1,
+      deadline: 1_000,
+      createdAt: 0,
+    };
+    await runtime.commit({ pendingCalls: [call, { ...call, callId: "call_2" }] });
+    const seen = countingCommits();
+    const settled = runtime.settleCall("call_1");
+    const next = runtime.commit({ pendingCalls: [{ ...call, callId: "call_3" }] });
+    await Promise.all([settled, next]);
+    expect(seen.transactions).toEqual([0]);
+    expect((await store!.pendingCalls("s_1")).map((c) => c.callId).sort()).toEqual(["call_2", "call_3"]);
+    await runtime.settleCall("call_2");
+    expect((await store!.pendingCalls("s_1")).map((c) => c.callId)).toEqual(["call_3"]);
+    // Settled, then pending again: the record must survive.
+    const again = runtime.settleCall("call_3");
+    await runtime.commit({ pendingCalls: [{ ...call, callId: "call_3", attempt: 2 }] });
+    await again;
+    expect((await store!.pendingCalls("s_1")).map((c) => [c.callId, c.attempt])).toEqual([["call_3", 2]]);
+  });
+
+  it("fails every append of a batch when its transaction fails, and later appends still work", async () => {
+    const runtime = await runtimeWith([]);
+    const commit = store!.commit.bind(store!);
+    let failNext = true;
+    store!.commit = (sessionId, change) => {
+      if (failNext) {
+        failNext = false;
+        return Promise.reject(new Error("disk full"));
+      }
+      return commit(sessionId, change);
+    };
+    const failed = await Promise.allSettled([
+      runtime.append({ type: "tool.held", callId: "call_1" }),
+      runtime.append({ type: "tool.held", callId: "call_2" }),
+    ]);
+    expect(failed.map((r) => r.status)).toEqual(["rejected", "rejected"]);
+    const [event] = await runtime.append({ type: "tool.held", callId: "call_3" });
+    expect(event).toMatchObject({ seq: 1, callId: "call_3" });
+  });
+});

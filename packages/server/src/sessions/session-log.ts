@@ -1,0 +1,367 @@
+import type { ConversationItem, SessionEvent, SessionInfo, ToolSpec } from "@patchbay/protocol";
+import { EventEmitter } from "eventemitter3";
+import type { AgentConfig } from "../config/agent-config";
+import { ServerError } from "../errors";
+import type { Logger } from "../observability/logger";
+import type { EventDraft, SessionChange, SessionRecord, Store } from "../store/store";
+import { eventForEndUsers } from "../turns/reasoning-state";
+import { ConversationWindow } from "./conversation-window";
+import { PageToolRegistry } from "./page-tool-registry";
+
+/** A listener of a session's live events (one per attached socket). */
+export type SessionSubscriber = (event: SessionEvent) => void;
+
+/** Events of a {@link SessionLog}. */
+export interface SessionLogEvents {
+  /** Every committed event, after it is in the log. */
+  event: (event: SessionEvent) => void;
+  /** The set of page tools or the sockets holding them changed. */
+  "page-tools": () => void;
+  /** The runtime stopped: the session was deleted, unloaded, or the server is closing. */
+  closed: (reason: "deleted" | "unloaded" | "shutdown") => void;
+}
+
+/**
+ * One loaded session's log: the one place its changes are committed (in order, one at a time) and
+ * then broadcast to the sockets attached to it (its `LiveSession` holds it as `runtime`). It keeps
+ * the conversation in memory so a turn can read it without a query, and knows which attached
+ * connection brought which page tools.
+ */
+export class SessionLog extends EventEmitter<SessionLogEvents> {
+  readonly id: string;
+  readonly agent: AgentConfig;
+  private record: SessionRecord;
+  /** The conversation in memory: a bounded window of it once `limitWindow` was called. */
+  private readonly window: ConversationWindow;
+  private readonly subscribers = new Set<SessionSubscriber>();
+  private readonly pageTools: PageToolRegistry;
+  private chain: Promise<unknown> = Promise.resolve();
+  /** Changes waiting for the next write, in order (see {@link enqueue}). */
+  private queued: QueuedChange[] = [];
+  /** Events appended and calls settled this tick, written together at its end (see {@link append}). */
+  private pendingAppends:
+    | {
+        events: EventDraft[];
+        settledCalls: string[];
+        done: Promise<SessionEvent[]>;
+        resolve: (events: SessionEvent[]) => void;
+        reject: (error: unknown) => void;
+      }
+    | undefined;
+  private closed = false;
+
+  constructor(
+    record: SessionRecord,
+    agent: AgentConfig,
+    conversation: ConversationItem[],
+    private readonly store: Store,
+    readonly logger: Logger,
+    pageTools: ToolSpec[] = [],
+  ) {
+    super();
+    this.pageTools = new PageToolRegistry(pageTools);
+    this.id = record.id;
+    this.agent = agent;
+    this.record = record;
+    this.window = new ConversationWindow(conversation.map((item) => Object.freeze(item)));
+  }
+
+  /** The session as the wire describes it. */
+  get info(): SessionInfo {
+    return { ...this.record };
+  }
+
+  get userId(): string {
+    return this.record.userId;
+  }
+
+  get lastSeq(): number {
+    return this.record.lastSeq;
+  }
+
+  /**
+   * The conversation as it stands: a new array (the caller may change it) of the session's items.
+   * The items themselves are shared, not copied: a committed item is never changed in place (a
+   * change commits a new item with the same id, which replaces it), and each is frozen, so
+   * handing them out is safe and costs one array copy instead of a deep clone of every item.
+   */
+  conversation(): ConversationItem[] {
+    return this.window.all();
+  }
+
+  /** Keeps at most `items` conversation items in memory (the store keeps them all). */
+  limitWindow(items: number): void {
+    this.window.setLimit(items);
+  }
+
+  /** The whole conversation's size (items and JSON bytes), and whether memory holds only part. */
+  get conversationSize(): { items: number; bytes: number; partial: boolean } {
+    return { items: this.window.itemCount, bytes: this.window.byteCount, partial: this.window.partial };
+  }
+
+  /** The last `count` items of the conversation (all of them when there are fewer), oldest first. */
+  recentConversation(count: number): ConversationItem[] {
+    return this.window.last(count);
+  }
+
+  /** One conversation item by id. */
+  item(id: string): ConversationItem | undefined {
+    return this.window.get(id);
+  }
+
+  /**
+   * Applies a change in one transaction, after every change committed before it, then hands the
+   * new events to every subscriber. Resolves with the events as stored (with `seq`), or `null`
+   * when the change carried a command id the session already had.
+   */
+  commit(change: SessionChange): Promise<SessionEvent[] | null> {
+    const batch = this.pendingAppends;
+    if (batch && change.command === undefined && !this.pendsSettled(change, batch.settledCalls)) {
+      // Appends and settles made before this commit go first, in the same transaction: a page
+      // tool call settles one call and delivers the next in one tick, one transaction for both.
+      this.pendingAppends = undefined;
+      const merged: SessionChange = {
+        ...change,
+        events: [...batch.events, ...(change.events ?? [])],
+        settledCalls: [...batch.settledCalls, ...(change.settledCalls ?? [])],
+      };
+      const stored = this.enqueue(merged);
+      const appended = batch.events.length;
+      stored.then((all) => batch.resolve((all ?? []).slice(0, appended)), batch.reject);
+      return stored.then((all) => (all === null ? null : all.slice(appended)));
+    }
+    // Appends made before this commit are logged before it.
+    this.flushAppends();
+    return this.enqueue(change);
+  }
+
+  /**
+   * Whether the change records a call pending that the batch settles: one transaction applies
+   * pending records before removals, so the two must stay in their own, in order.
+   */
+  private pendsSettled(change: SessionChange, settled: string[]): boolean {
+    if (settled.length === 0 || !change.pendingCalls?.length) return false;
+    return change.pendingCalls.some((call) => settled.includes(call.callId));
+  }
+
+  /**
+   * Removes a finished call's pending record, in the transaction of this tick's appends (see
+   * {@link append}) rather than one of its own: nothing waits for it, and a crash before it is
+   * written only delivers the call again, as a crash just before the call finished would.
+   */
+  settleCall(callId: string): Promise<void> {
+    const batch = this.appendBatch();
+    batch.settledCalls.push(callId);
+    return batch.done.then(() => undefined);
+  }
+
+  /**
+   * Commits events only. The appends of one tick (a burst of `text.delta` from a model that
+   * streams fast) are gathered and written in one transaction at the end of the tick, instead of
+   * one transaction each: every event still gets its own `seq` and is logged and broadcast in
+   * the order appended, and a {@link commit} made meanwhile writes the gathered events first.
+   */
+  append(...events: EventDraft[]): Promise<SessionEvent[]> {
+    const batch = this.appendBatch();
+    const start = batch.events.length;
+    batch.events.push(...events);
+    return batch.done.then((all) => all.slice(start, start + events.length));
+  }
+
+  private appendBatch(): NonNullable<SessionLog["pendingAppends"]> {
+    let batch = this.pendingAppends;
+    if (!batch) {
+      let resolve!: (events: SessionEvent[]) => void;
+      let reject!: (error: unknown) => void;
+      const done = new Promise<SessionEvent[]>((res, rej) => {
+        resolve = res;
+        reject = rej;
+      });
+      batch = { events: [], settledCalls: [], done, resolve, reject };
+      this.pendingAppends = batch;
+      setImmediate(() => this.flushAppends());
+    }
+    return batch;
+  }
+
+  /** Queues the gathered appends as one transaction (see {@link append}). */
+  private flushAppends(): void {
+    const batch = this.pendingAppends;
+    if (!batch) return;
+    this.pendingAppends = undefined;
+    this.enqueue({ events: batch.events, settledCalls: batch.settledCalls }).then(
+      (stored) => batch.resolve(stored ?? []),
+      batch.reject,
+    );
+  }
+
+  /**
+   * Queues a change. The changes queued while the previous write ran (64 page tool calls
+   * delivered in one tick, say) are written in as few transactions as they allow (see
+   * {@link joins}), each still applied, logged and broadcast in order: a transaction costs far
+   * more than its rows. One that fails fails the changes it carried, and no later one.
+   */
+  private enqueue(change: SessionChange): Promise<SessionEvent[] | null> {
+    return new Promise((resolve, reject) => {
+      this.queued.push({ change, resolve, reject });
+      if (this.queued.length > 1) return; // a write of the queue is already scheduled
+      const write = () => this.writeQueued();
+      // The chain must survive a failed commit, or every later commit would fail with it.
+      this.chain = this.chain.then(write, write).catch(() => undefined);
+    });
+  }
+
+  private async writeQueued(): Promise<void> {
+    const queued = this.queued;
+    this.queued = [];
+    let i = 0;
+    while (i < queued.length) {
+      const group = [queued[i]!];
+      let change = queued[i]!.change;
+      for (i++; i < queued.length && this.joins(change, queued[i]!.change); i++) {
+        change = joinChanges(change, queued[i]!.change);
+        group.push(queued[i]!);
+      }
+      try {
+        const events = await this.write(change);
+        let start = 0;
+        for (const { change: own, resolve } of group) {
+          const count = own.events?.length ?? 0;
+          resolve(events === null ? null : events.slice(start, start + count));
+          start += count;
+        }
+      } catch (error) {
+        for (const { reject } of group) reject(error);
+      }
+    }
+  }
+
+  /**
+   * Whether `next` can share `change`'s transaction and come out as if written after it. Not
+   * with a command id (a duplicate drops its whole change), not two turns or page tool lists
+   * (one row each), and not when `next` records pending a call `change` settles (a transaction
+   * writes pending records before removals).
+   */
+  private joins(change: SessionChange, next: SessionChange): boolean {
+    if (change.command || next.command) return false;
+    if ((change.turn && next.turn) || (change.pageTools && next.pageTools)) return false;
+    return !this.pendsSettled(next, change.settledCalls ?? []);
+  }
+
+  private async write(change: SessionChange): Promise<SessionEvent[] | null> {
+    if (this.closed) throw new ServerError("not_found", `session ${this.id} is closed or was deleted`);
+    // Items keep the model's reasoning state; the events clients get never do.
+    const result = await this.store.commit(
+      this.id,
+      change.events ? { ...change, events: change.events.map(eventForEndUsers) } : change,
+    );
+    if (result.duplicate) return null;
+    for (const item of change.items ?? []) this.applyItem(item);
+    const last = result.events.at(-1);
+    if (last) this.record = { ...this.record, lastSeq: last.seq };
+    for (const event of result.events) this.broadcast(event);
+    return result.events;
+  }
+
+  /** Whether a change with this command id was applied to the session. */
+  hasCommand(commandId: string): Promise<boolean> {
+    return this.store.hasCommand(this.id, commandId);
+  }
+
+  /** Logged events after `afterSeq`, at most `limit`. */
+  readEvents(afterSeq: number, limit?: number): Promise<SessionEvent[]> {
+    return this.store.readEvents(this.id, afterSeq, limit);
+  }
+
+  /** Waits until every commit and append made so far is applied. */
+  settled(): Promise<void> {
+    this.flushAppends();
+    return this.chain.then(() => undefined);
+  }
+
+  /** Starts delivering live events to `subscriber`; returns the function that stops it. */
+  subscribe(subscriber: SessionSubscriber): () => void {
+    this.subscribers.add(subscriber);
+    return () => {
+      this.subscribers.delete(subscriber);
+    };
+  }
+
+  get subscriberCount(): number {
+    return this.subscribers.size;
+  }
+
+  /** Sets the page tools one connection brings to this session (empty removes them). */
+  setPageTools(connectionId: string, tools: ToolSpec[]): void {
+    const changed = this.pageTools.set(connectionId, tools);
+    if (changed) {
+      // Kept with the session so a later turn (another process, after a restart) still offers
+      // them, and a call made while no page is attached fails at once instead of as unknown.
+      this.commit({ pageTools: changed }).catch((error) =>
+        this.logger.error("could not store page tools", { sessionId: this.id, error }),
+      );
+    }
+    this.emit("page-tools");
+  }
+
+  /** Whether a connection that brought this tool is attached right now. */
+  hasPageTool(name: string): boolean {
+    return this.pageTools.has(name);
+  }
+
+  /** The session's page tools (see {@link PageToolRegistry.specs}). */
+  pageToolSpecs(): ToolSpec[] {
+    return this.pageTools.specs();
+  }
+
+  /** Stops accepting commits (the session was deleted or unloaded, or the server is closing). */
+  close(reason: "deleted" | "unloaded" | "shutdown" = "unloaded"): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.emit("closed", reason);
+    this.subscribers.clear();
+    this.pageTools.clear();
+    this.removeAllListeners();
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  private applyItem(item: ConversationItem): void {
+    // Frozen (shallowly: its fields are replaced, never edited) so that sharing it through
+    // conversation() cannot let a reader change the session's copy by accident.
+    this.window.apply(Object.freeze(item));
+  }
+
+  private broadcast(event: SessionEvent): void {
+    this.emit("event", event);
+    for (const subscriber of this.subscribers) {
+      try {
+        subscriber(event);
+      } catch (error) {
+        this.logger.error("session subscriber failed", { sessionId: this.id, error });
+      }
+    }
+  }
+}
+
+interface QueuedChange {
+  change: SessionChange;
+  resolve: (events: SessionEvent[] | null) => void;
+  reject: (error: unknown) => void;
+}
+
+/** `next` appended to `change`, as one change (see `SessionLog.joins` for when it may be). */
+function joinChanges(change: SessionChange, next: SessionChange): SessionChange {
+  const joined: SessionChange = { ...change, ...next };
+  for (const key of ["events", "items", "pendingCalls", "settledCalls", "approvals"] as const) {
+    const a = change[key];
+    const b = next[key];
+    if (a && b) (joined as Record<typeof key, unknown[]>)[key] = [...a, ...b];
+    else (joined as Record<typeof key, unknown[] | undefined>)[key] = a ?? b;
+  }
+  joined.turn = next.turn ?? change.turn;
+  joined.pageTools = next.pageTools ?? change.pageTools;
+  return joined;
+}

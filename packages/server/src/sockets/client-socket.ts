@@ -1,0 +1,388 @@
+import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
+import {
+  type ClientToServerFrame,
+  DEFAULT_MAX_FRAME_BYTES,
+  DEFAULT_MAX_RESULT_FRAME_BYTES,
+  type FrameDecodeError,
+  PROTOCOL_VERSION,
+  resultTooLarge,
+  type ServerToClientFrame,
+} from "@patchbay/protocol";
+import { nanoid } from "nanoid";
+import type { WebSocket, WebSocketServer } from "ws";
+import type { Authenticator, Principal } from "../auth/auth";
+import { AuthError, ServerError, toWireError } from "../errors";
+import type { Logger } from "../observability/logger";
+import type { ServerMetrics } from "../observability/metrics";
+import type { SessionDirectory } from "../sessions/session-directory";
+import { correlation, correlationOf } from "./frame-correlation";
+import { oversizedResult } from "./oversized-result";
+import { type PeerEndpoint, PeerSocket, type PeerSocketLimits, peerSocketServer } from "./peer-socket";
+import { SessionAttachments } from "./session-attachments";
+import { admissionOf, type ConnectionGuards } from "./socket-guards";
+
+/**
+ * Limits and timings of the client socket.
+ *
+ * @example
+ * ```ts
+ * const limits: ClientSocketLimits = { maxFrameBytes: 5 * 1024 * 1024, maxBufferedBytes: 8 * 1024 * 1024, ... };
+ * ```
+ */
+export interface ClientSocketLimits {
+  /** Frames larger than this are refused with `frame_too_large` (far larger ones close the socket). */
+  maxFrameBytes: number;
+  /**
+   * The limit of a `tool.result` frame, which may carry a 5 MiB image as base64. A result over
+   * it fails its call once (`result_too_large`); frames over it plus 1 MiB close the socket (1009).
+   */
+  maxResultFrameBytes: number;
+  /**
+   * A socket with more than this waiting to be sent for longer than `slowReaderGraceMs` is
+   * closed (1013). Above this plus twice the larger frame limit it is closed at once.
+   */
+  maxBufferedBytes: number;
+  /** How long the send buffer may stay over `maxBufferedBytes` (a burst, one large frame). */
+  slowReaderGraceMs: number;
+  /** Burst size of the per-connection rate limit, in frames. */
+  rateBurst: number;
+  /** Sustained frames per second of the per-connection rate limit. */
+  ratePerSecond: number;
+  /** Consecutive frames over the rate limit after which the socket is closed (1008). */
+  maxRateViolations: number;
+  /**
+   * How often the server sends a JSON `ping` once the client said hello; a socket on which
+   * nothing arrived for two intervals is closed (4408).
+   */
+  heartbeatIntervalMs: number;
+  /** How long a new socket has to send `hello`. */
+  helloTimeoutMs: number;
+  /** How many sessions one socket may have open. */
+  maxSessionsPerSocket: number;
+}
+
+/**
+ * The defaults of {@link ClientSocketLimits}.
+ *
+ * @example
+ * ```ts
+ * createServer({ clientSocket: { ...DEFAULT_CLIENT_SOCKET_LIMITS, rateBurst: 50 } });
+ * ```
+ */
+export const DEFAULT_CLIENT_SOCKET_LIMITS: ClientSocketLimits = {
+  maxFrameBytes: DEFAULT_MAX_FRAME_BYTES,
+  maxResultFrameBytes: DEFAULT_MAX_RESULT_FRAME_BYTES,
+  maxBufferedBytes: 8 * 1024 * 1024,
+  slowReaderGraceMs: 5_000,
+  rateBurst: 200,
+  ratePerSecond: 100,
+  maxRateViolations: 50,
+  heartbeatIntervalMs: 15_000,
+  helloTimeoutMs: 10_000,
+  maxSessionsPerSocket: 64,
+};
+
+/** The peer-socket limits of a client socket. */
+function peerLimits(limits: ClientSocketLimits): PeerSocketLimits {
+  return {
+    maxFrameBytes: limits.maxFrameBytes,
+    maxResultFrameBytes: limits.maxResultFrameBytes,
+    maxBufferedBytes: limits.maxBufferedBytes,
+    slowReaderGraceMs: limits.slowReaderGraceMs,
+    heartbeatIntervalMs: limits.heartbeatIntervalMs,
+    helloTimeoutMs: limits.helloTimeoutMs,
+    rate: {
+      burst: limits.rateBurst,
+      perSecond: limits.ratePerSecond,
+      maxViolations: limits.maxRateViolations,
+    },
+  };
+}
+
+/**
+ * The `/v1/client` WebSocket endpoint: authenticates `hello`, opens and resumes sessions,
+ * relays their events, and takes messages, interrupts, page tool results and approval
+ * decisions. Each connection is a {@link PeerSocket} (hello timeout, heartbeats, rate limit,
+ * quotas, send buffer bound); bad frames are answered with an `error` frame naming what was
+ * wrong, and nothing a connection sends reaches a session it has not opened.
+ */
+export class ClientSocketServer {
+  private readonly wss: WebSocketServer;
+  private readonly connections = new Set<ClientConnection>();
+  readonly limits: ClientSocketLimits;
+
+  constructor(
+    private readonly options: {
+      authenticator: Authenticator;
+      sessions: SessionDirectory;
+      logger: Logger;
+      metrics: ServerMetrics;
+      limits?: Partial<ClientSocketLimits>;
+    },
+  ) {
+    this.limits = { ...DEFAULT_CLIENT_SOCKET_LIMITS, ...options.limits };
+    this.wss = peerSocketServer(this.limits);
+  }
+
+  /** Takes over an HTTP upgrade request for `/v1/client` (admitted by the server's socket guards). */
+  handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const guards = admissionOf(request);
+    this.wss.handleUpgrade(request, socket, head, (ws) => {
+      const connection = new ClientConnection(ws, { ...this.options, guards }, this.limits, () => {
+        this.connections.delete(connection);
+        this.options.metrics.connectedClients.set(this.connections.size);
+      });
+      this.connections.add(connection);
+      this.options.metrics.connectedClients.set(this.connections.size);
+    });
+  }
+
+  /** How many client sockets are connected. */
+  get size(): number {
+    return this.connections.size;
+  }
+
+  /** Closes every connection with `code` and `reason` (shutdown: 1001). */
+  async close(code = 1001, reason = "server shutting down"): Promise<void> {
+    for (const connection of this.connections) connection.peer.close(code, reason);
+    await new Promise<void>((resolve) => this.wss.close(() => resolve()));
+  }
+}
+
+/** One client socket: what its frames mean (the transport is its {@link PeerSocket}). */
+class ClientConnection implements PeerEndpoint<"client-to-server"> {
+  readonly id = `k_${nanoid(12)}`;
+  readonly peer: PeerSocket<"client-to-server">;
+  private principal: Principal | undefined;
+  private readonly sessions: SessionAttachments;
+  private readonly logger: Logger;
+  /** Frames are handled one after another, so a resume's replay and a send cannot interleave. */
+  private work: Promise<void> = Promise.resolve();
+
+  constructor(
+    ws: WebSocket,
+    private readonly options: {
+      authenticator: Authenticator;
+      sessions: SessionDirectory;
+      logger: Logger;
+      metrics: ServerMetrics;
+      guards?: ConnectionGuards | undefined;
+    },
+    private readonly limits: ClientSocketLimits,
+    private readonly onGone: () => void,
+  ) {
+    this.logger = options.logger.child({ connectionId: this.id });
+    this.peer = new PeerSocket(
+      ws,
+      {
+        id: this.id,
+        channel: "client-to-server",
+        limits: peerLimits(limits),
+        logger: this.logger,
+        guards: options.guards,
+        onRefused: (code) => options.metrics.framesRejected.inc({ code }),
+      },
+      this,
+    );
+    const peer = this.peer;
+    this.sessions = new SessionAttachments(
+      {
+        id: this.id,
+        get isOpen() {
+          return peer.isOpen;
+        },
+        send: (frame) => peer.send(frame),
+        drained: () => peer.drained(),
+      },
+      options.sessions,
+      limits.maxSessionsPerSocket,
+    );
+  }
+
+  helloTimeout(): void {
+    this.peer.close(1008, "no hello within the time allowed");
+  }
+
+  closed(): void {
+    this.sessions.detachAll();
+    this.onGone();
+  }
+
+  frame(frame: ClientToServerFrame): void {
+    this.work = this.work.then(() =>
+      this.handle(frame).catch((error) => {
+        if (!(error instanceof ServerError))
+          this.logger.error("client frame failed", { type: frame.type, error });
+        this.reject({ ...toWireError(error), ...correlationOf(frame) });
+        if (error instanceof AuthError) this.peer.close(1008, "unauthorized");
+      }),
+    );
+  }
+
+  invalid(error: FrameDecodeError, buffer: Buffer): void {
+    if (error.code === "frame_too_large" && this.failOversizedResult(buffer)) return;
+    this.reject({
+      code: error.code,
+      message: error.message,
+      ...(error.path === undefined ? {} : { path: error.path }),
+      ...correlation(buffer),
+    });
+  }
+
+  /**
+   * The rate limit guards against a peer sending what nobody asked for. A `tool.result` that
+   * answers a page tool call of a session attached here, which the server still waits for, was
+   * asked for: the server bounds how many there are (one free answer per delivery; repeats pay),
+   * so it costs no token, and a page answering calls flat out is not cut at `ratePerSecond`
+   * calls per second. Progress, say and hold frames a page may send any number of, so they are
+   * charged like any other frame.
+   */
+  freeAnswer(frame: ClientToServerFrame): boolean {
+    if (frame.type !== "tool.result") return false;
+    return this.sessions.get(frame.sessionId)?.live.pages.claimAnswer(frame.callId, frame.attempt) ?? false;
+  }
+
+  /**
+   * A `tool.result` over the result limit (from a client that did not check it) fails its call
+   * once with a sentence the model can act on, instead of leaving it to its timeout. The client
+   * gets the `frame_too_large` error too. Returns whether the frame was such a result.
+   */
+  private failOversizedResult(buffer: Buffer): boolean {
+    const big = oversizedResult(buffer, "tool.result");
+    if (!big?.sessionId) return false;
+    const attachment = this.sessions.get(big.sessionId);
+    if (!attachment) return false;
+    const limit = this.limits.maxResultFrameBytes;
+    this.logger.warn("page tool result over the size limit; the call fails", {
+      sessionId: big.sessionId,
+      callId: big.callId,
+      bytes: big.bytes,
+      limit,
+    });
+    attachment.live.pages.result(big.callId, big.attempt ?? 1, resultTooLarge(big.bytes, limit));
+    this.reject({
+      code: "frame_too_large",
+      message: `tool.result for ${big.callId} is ${big.bytes} bytes, over the limit of ${limit} bytes; the call failed`,
+      sessionId: big.sessionId,
+    });
+    return true;
+  }
+
+  private async handle(frame: ClientToServerFrame): Promise<void> {
+    // After hello the peer socket answers pings itself; before it, they are answered here.
+    if (frame.type === "ping") {
+      this.send({ type: "pong", ...(frame.nonce === undefined ? {} : { nonce: frame.nonce }) });
+      return;
+    }
+    if (frame.type === "pong") return;
+    if (frame.type === "hello") return this.hello(frame);
+    const principal = this.principal;
+    if (!principal) throw new AuthError("missing", "the first frame must be 'hello'");
+    switch (frame.type) {
+      case "session.create": {
+        this.options.guards?.checkTools(frame.tools);
+        const info = await this.options.sessions.create(principal, frame.agent, {
+          ...(frame.userId === undefined ? {} : { userId: frame.userId }),
+          ...(frame.metadata === undefined ? {} : { metadata: frame.metadata }),
+        });
+        await this.sessions.attach(principal, info.id, frame.requestId, 0, frame.tools);
+        return;
+      }
+      case "session.resume":
+        this.options.guards?.checkTools(frame.tools);
+        await this.sessions.attach(principal, frame.sessionId, frame.requestId, frame.afterSeq, frame.tools);
+        return;
+      case "session.close":
+        this.sessions.require(frame.sessionId);
+        this.sessions.detach(frame.sessionId);
+        return;
+      case "message.send": {
+        const { live } = this.sessions.require(frame.sessionId);
+        await live.sendMessage({
+          commandId: frame.commandId,
+          text: frame.text,
+          sender: this.principal?.kind ?? "user",
+          ...(frame.images === undefined ? {} : { images: frame.images }),
+        });
+        return;
+      }
+      case "interrupt":
+        await this.sessions.require(frame.sessionId).live.interrupt(frame.commandId);
+        return;
+      case "tools.update": {
+        const { live } = this.sessions.require(frame.sessionId);
+        this.options.guards?.checkTools(frame.tools);
+        live.runtime.setPageTools(this.id, frame.tools);
+        return;
+      }
+      case "tool.progress":
+        this.sessions.require(frame.sessionId).live.pages.progress(frame.callId, frame.text);
+        return;
+      case "tool.say":
+        this.sessions.require(frame.sessionId).live.pages.say(frame.callId, frame.text);
+        return;
+      case "tool.hold": {
+        const answer = this.sessions.require(frame.sessionId).live.pages.hold(frame.callId, frame.attempt);
+        this.send({
+          type: "tool.hold.ack",
+          sessionId: frame.sessionId,
+          callId: frame.callId,
+          attempt: answer.attempt,
+          accepted: answer.accepted,
+          ...(answer.reason === undefined ? {} : { reason: answer.reason }),
+        });
+        return;
+      }
+      case "tool.result":
+        this.sessions.require(frame.sessionId).live.pages.result(frame.callId, frame.attempt, frame.result);
+        return;
+      case "approval.decide":
+        this.sessions.require(frame.sessionId).live.approvals.decide(frame.approvalId, frame.allowed);
+        return;
+    }
+  }
+
+  private async hello(frame: Extract<ClientToServerFrame, { type: "hello" }>): Promise<void> {
+    if (this.principal) {
+      throw new ServerError("invalid_frame", "hello: this socket is already authenticated", { path: "type" });
+    }
+    if (frame.protocol !== PROTOCOL_VERSION) {
+      this.send({
+        type: "error",
+        code: "protocol_version",
+        message: `protocol ${frame.protocol} is not spoken here; this server speaks ${PROTOCOL_VERSION}`,
+        path: "protocol",
+      });
+      this.peer.close(1002, "unsupported protocol version");
+      return;
+    }
+    this.principal = await this.options.authenticator.fromHello(frame.auth);
+    this.peer.authenticate(this.principal.kind === "user" ? this.principal.userId : undefined);
+    this.send({
+      type: "welcome",
+      protocol: PROTOCOL_VERSION,
+      connectionId: this.id,
+      user: this.principal.kind === "user" ? { id: this.principal.userId } : null,
+      heartbeatIntervalMs: this.limits.heartbeatIntervalMs,
+      maxFrameBytes: this.limits.maxFrameBytes,
+      maxResultFrameBytes: this.limits.maxResultFrameBytes,
+    });
+  }
+
+  private reject(error: {
+    code: string;
+    message: string;
+    path?: string;
+    requestId?: string;
+    commandId?: string;
+    sessionId?: string;
+  }): void {
+    this.options.metrics.framesRejected.inc({ code: error.code });
+    this.send({ type: "error", ...error });
+  }
+
+  private send(frame: ServerToClientFrame): void {
+    this.peer.send(frame);
+  }
+}

@@ -1,0 +1,313 @@
+import { type DecodeResult, decodeFrame, type FrameDecodeError, type FrameOf } from "@patchbay/protocol";
+import { type RawData, type WebSocket, WebSocketServer } from "ws";
+import type { Logger } from "../observability/logger";
+import { afterSlowReader } from "./memory-reclaim";
+import { TokenBucket } from "./rate-limit";
+import type { ConnectionGuards } from "./socket-guards";
+
+// The server's end of one peer socket, whatever the peer is (a page or backend on /v1/client, a
+// worker on /v1/worker): what comes in is charged (pre-auth limits, byte quotas, frame rate) and
+// decoded, what goes out is bounded (a peer that stops reading is closed), the peer has a time
+// to say hello, and once it has, both sides heartbeat with JSON ping/pong. What a frame means is
+// the endpoint's business (client-socket.ts, workers/worker-socket.ts).
+
+/** The channels a peer sends the server frames on. */
+export type PeerChannel = "client-to-server" | "worker-to-server";
+
+/** Close codes the peer socket itself uses (an endpoint may add its own). */
+export const PeerCloseCodes = {
+  /** Nothing arrived for more than two heartbeat intervals. */
+  heartbeat: 4408,
+  /** A frame far over the limit, or over the pre-authentication limit. */
+  tooBig: 1009,
+  /** The peer flooded: too many frames refused in a row. */
+  flood: 1008,
+  /** The peer reads too slowly: its send buffer stayed full. */
+  slowReader: 1013,
+} as const;
+
+/** Limits and timings of one peer socket. */
+export interface PeerSocketLimits {
+  /** Frames larger than this are refused with `frame_too_large` (far larger ones close the socket). */
+  maxFrameBytes: number;
+  /** The limit of a result frame (`tool.result`, `hosted.result`). */
+  maxResultFrameBytes: number;
+  /** More than this waiting to be sent for longer than `slowReaderGraceMs` closes the socket (1013). */
+  maxBufferedBytes: number;
+  slowReaderGraceMs: number;
+  /** How often the server pings once the peer said hello; silence for two intervals is death. */
+  heartbeatIntervalMs: number;
+  /** How long a new socket has to say hello. */
+  helloTimeoutMs: number;
+  /** The frame-rate limit; none when left out (a worker is the operator's own process). */
+  rate?: { burst: number; perSecond: number; maxViolations: number } | undefined;
+}
+
+/** What an endpoint does with the frames of its peers. */
+export interface PeerEndpoint<C extends PeerChannel> {
+  /** A decoded frame (after hello, `ping` and `pong` are answered here and not passed on). */
+  frame(frame: FrameOf<C>): void;
+  /** A frame that did not decode: the endpoint answers it (and may close). */
+  invalid(error: FrameDecodeError, buffer: Buffer): void;
+  /** No hello within `helloTimeoutMs`. */
+  helloTimeout(): void;
+  /** The socket closed, for whatever reason. */
+  closed(code: number, reason: string): void;
+  /**
+   * Whether a frame answers something the server asked for (a result of a call it waits for):
+   * such a frame costs no rate-limit token, and is decoded even when the peer is over the rate.
+   * Called once per frame that has a rate to pass.
+   */
+  freeAnswer?(frame: FrameOf<C>): boolean;
+}
+
+/** Options of a {@link PeerSocket}. */
+export interface PeerSocketOptions<C extends PeerChannel> {
+  channel: C;
+  limits: PeerSocketLimits;
+  logger: Logger;
+  /** This socket's share of the server's socket guards (from the upgrade's admission). */
+  guards?: ConnectionGuards | undefined;
+  /** Counts a refused frame or a dropped peer by code (`rate_limited`, `slow_reader`, ...). */
+  onRefused?: (code: string) => void;
+  /** The connection's id (in logs, and `welcome.connectionId` on /v1/client). */
+  id: string;
+}
+
+/** A WebSocket server for peer sockets: upgrades are handed to it by the HTTP server. */
+export function peerSocketServer(limits: Pick<PeerSocketLimits, "maxFrameBytes" | "maxResultFrameBytes">) {
+  // ws refuses frames over maxPayload by closing with 1009. The headroom lets frames just over
+  // the protocol limit reach decodeFrame, which answers with a clear error and keeps the socket.
+  // decodeFrame also answers text that is not UTF-8 (invalid_json) where ws would close with 1007.
+  return new WebSocketServer({
+    noServer: true,
+    maxPayload: Math.max(limits.maxFrameBytes, limits.maxResultFrameBytes) + 1024 * 1024,
+    perMessageDeflate: false,
+    skipUTF8Validation: true,
+  });
+}
+
+/**
+ * The server's end of one peer socket: the hello timer, the charge and decode of every frame
+ * (pre-auth limits, byte quotas, frame rate, with a refused flood closed), heartbeats once the
+ * peer said hello, and the write path with its slow-reader bound.
+ */
+export class PeerSocket<C extends PeerChannel> {
+  readonly id: string;
+  private readonly bucket: TokenBucket | undefined;
+  /** Refused frames allowed in a 10 s window before the socket is closed as a flood. */
+  private readonly violations: TokenBucket | undefined;
+  private helloTimer: ReturnType<typeof setTimeout> | undefined;
+  private heartbeat: ReturnType<typeof setInterval> | undefined;
+  private slowTimer: ReturnType<typeof setTimeout> | undefined;
+  private lastHeard = Date.now();
+  private pings = 0;
+  private authenticated = false;
+  private closing = false;
+  private gone = false;
+  private readonly logger: Logger;
+  private readonly limits: PeerSocketLimits;
+
+  constructor(
+    private readonly ws: WebSocket,
+    private readonly options: PeerSocketOptions<C>,
+    private readonly endpoint: PeerEndpoint<C>,
+  ) {
+    this.id = options.id;
+    this.limits = options.limits;
+    this.logger = options.logger;
+    const rate = options.limits.rate;
+    if (rate) {
+      this.bucket = new TokenBucket({ capacity: rate.burst, refillPerSecond: rate.perSecond });
+      this.violations = new TokenBucket({
+        capacity: rate.maxViolations,
+        refillPerSecond: rate.maxViolations / 10,
+      });
+    }
+    this.helloTimer = setTimeout(() => {
+      this.helloTimer = undefined;
+      if (!this.authenticated && !this.closing) endpoint.helloTimeout();
+    }, options.limits.helloTimeoutMs);
+    ws.on("message", (data) => this.receive(data));
+    ws.on("close", (code, reason) => this.cleanup(code, String(reason)));
+    ws.on("error", (error) => this.logger.debug("peer socket error", { error }));
+  }
+
+  /** Whether frames may still be sent (open, and not closing). */
+  get isOpen(): boolean {
+    return !this.closing && this.ws.readyState === this.ws.OPEN;
+  }
+
+  /** Bytes queued to be sent. */
+  get bufferedAmount(): number {
+    return this.ws.bufferedAmount;
+  }
+
+  /**
+   * The peer said hello and was let in: the hello timer stops, the socket leaves the pre-auth
+   * gate (sharing `userId`'s byte bucket when given; `byteQuotas: false` ends byte charging, for a
+   * worker), and heartbeats start.
+   */
+  authenticate(userId: string | undefined, options: { byteQuotas?: boolean } = {}): void {
+    if (this.authenticated) return;
+    this.authenticated = true;
+    clearTimeout(this.helloTimer);
+    this.helloTimer = undefined;
+    this.options.guards?.authenticated(userId, options.byteQuotas ?? true);
+    if (this.gone) return;
+    this.heartbeat = setInterval(() => this.beat(), this.limits.heartbeatIntervalMs);
+  }
+
+  /** Sends a frame (or its encoded text); returns false when it was not sent. */
+  send(frame: object | string): boolean {
+    if (!this.isOpen) return false;
+    const hardCap =
+      this.limits.maxBufferedBytes + 2 * Math.max(this.limits.maxFrameBytes, this.limits.maxResultFrameBytes);
+    if (this.ws.bufferedAmount > hardCap) {
+      this.tooSlow();
+      return false;
+    }
+    this.ws.send(typeof frame === "string" ? frame : JSON.stringify(frame));
+    // One large frame or a burst may sit over the bound for a moment; a reader that stays
+    // behind for the whole grace period is not reading.
+    if (this.ws.bufferedAmount > this.limits.maxBufferedBytes && !this.slowTimer) {
+      this.slowTimer = setTimeout(() => {
+        this.slowTimer = undefined;
+        if (this.ws.bufferedAmount > this.limits.maxBufferedBytes) this.tooSlow();
+      }, this.limits.slowReaderGraceMs);
+    }
+    return true;
+  }
+
+  /** Waits (bounded) until the send buffer is half empty, so a long replay cannot flood it. */
+  async drained(): Promise<void> {
+    for (
+      let i = 0;
+      i < 1_000 && this.isOpen && this.ws.bufferedAmount > this.limits.maxBufferedBytes / 2;
+      i++
+    ) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+
+  /** Closes with `code`; a peer that does not finish the closing handshake is cut after 2 s. */
+  close(code: number, reason: string): void {
+    if (this.closing) return;
+    this.closing = true;
+    try {
+      this.ws.close(code, closeReason(reason));
+    } catch {
+      this.ws.terminate();
+    }
+    setTimeout(() => this.ws.terminate(), 2_000).unref();
+  }
+
+  /** Cuts the connection without a closing handshake. */
+  terminate(): void {
+    this.closing = true;
+    this.ws.terminate();
+  }
+
+  private beat(): void {
+    if (Date.now() - this.lastHeard > 2 * this.limits.heartbeatIntervalMs) {
+      this.logger.info("peer missed its heartbeats; dropping it");
+      this.options.onRefused?.("heartbeat");
+      this.close(PeerCloseCodes.heartbeat, "heartbeat timeout");
+      // A peer that does not answer pings will not finish a closing handshake either.
+      this.ws.terminate();
+      return;
+    }
+    // A nonce, so a pong can be told apart from a late answer to an earlier ping.
+    this.pings += 1;
+    this.send({ type: "ping", nonce: `s${this.pings}` });
+  }
+
+  private receive(data: RawData): void {
+    this.lastHeard = Date.now();
+    if (this.closing) return;
+    const refused = this.options.guards?.charge(data, this.authenticated);
+    if (refused) {
+      this.options.onRefused?.(refused.code);
+      if (refused.close) this.close(PeerCloseCodes.tooBig, refused.message);
+      else if (this.violation()) this.send({ type: "error", code: refused.code, message: refused.message });
+      return;
+    }
+    const buffer = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
+    let decoded: DecodeResult<C> | undefined;
+    if (this.bucket && !this.bucket.take()) {
+      // Over the rate, a frame is still decoded when it may be a free answer: a flood costs at
+      // most maxViolations decodes before the socket closes.
+      if (this.endpoint.freeAnswer) decoded = this.decode(buffer);
+      if (!(decoded?.ok && this.endpoint.freeAnswer?.(decoded.frame))) {
+        this.options.onRefused?.("rate_limited");
+        const rate = this.limits.rate!;
+        if (this.violation()) {
+          this.send({
+            type: "error",
+            code: "rate_limited",
+            message: `too many frames: at most ${rate.perSecond} per second (bursts of ${rate.burst})`,
+            retryAfterMs: this.bucket.retryAfterMs(),
+          });
+        }
+        return;
+      }
+    } else {
+      decoded = this.decode(buffer);
+      if (this.bucket && decoded.ok && this.endpoint.freeAnswer?.(decoded.frame)) this.bucket.refund();
+    }
+    if (!decoded.ok) {
+      this.endpoint.invalid(decoded.error, buffer);
+      return;
+    }
+    const frame = decoded.frame as { type: string; nonce?: string };
+    if (this.authenticated && frame.type === "ping") {
+      this.send(frame.nonce === undefined ? { type: "pong" } : { type: "pong", nonce: frame.nonce });
+      return;
+    }
+    if (this.authenticated && frame.type === "pong") return;
+    this.endpoint.frame(decoded.frame);
+  }
+
+  /** Counts a refused frame; false (and the socket closing) once the peer is flooding. */
+  private violation(): boolean {
+    if (!this.violations || this.violations.take()) return true;
+    this.close(PeerCloseCodes.flood, "rate limit exceeded");
+    return false;
+  }
+
+  /** Text and binary messages alike are decoded as UTF-8 bytes: invalid UTF-8 is `invalid_json`. */
+  private decode(buffer: Buffer): DecodeResult<C> {
+    return decodeFrame(buffer, {
+      channel: this.options.channel,
+      maxBytes: this.limits.maxFrameBytes,
+      maxResultBytes: this.limits.maxResultFrameBytes,
+      ...(this.options.guards ? { maxDepth: this.options.guards.maxJsonDepth } : {}),
+    });
+  }
+
+  private tooSlow(): void {
+    this.logger.warn("peer reads too slowly; closing", { bufferedAmount: this.ws.bufferedAmount });
+    this.options.onRefused?.("slow_reader");
+    this.close(PeerCloseCodes.slowReader, "send buffer full: the peer reads too slowly");
+    afterSlowReader();
+  }
+
+  private cleanup(code: number, reason: string): void {
+    if (this.gone) return;
+    this.gone = true;
+    this.closing = true;
+    clearTimeout(this.helloTimer);
+    clearInterval(this.heartbeat);
+    clearTimeout(this.slowTimer);
+    this.options.guards?.gone();
+    this.endpoint.closed(code, reason);
+  }
+}
+
+/** A close reason within the 123 bytes a close frame allows. */
+function closeReason(reason: string): string {
+  if (Buffer.byteLength(reason) <= 123) return reason;
+  let cut = reason.slice(0, 120);
+  while (Buffer.byteLength(cut) > 120) cut = cut.slice(0, -1);
+  return cut;
+}

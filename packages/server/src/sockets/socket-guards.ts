@@ -1,0 +1,167 @@
+import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
+import type { ToolSpec } from "@patchbay/protocol";
+import type { RawData } from "ws";
+import type { ServerLimits } from "../config/limits";
+import { checkDeclaredTools } from "../tools/declared-tools";
+import { PreAuthGate } from "./pre-auth-gate";
+import { TokenBucket } from "./rate-limit";
+
+/** Seconds of the sustained rate a byte quota lets through at once. */
+const BURST_SECONDS = 8;
+
+/** Why a frame was refused before it was decoded; `close` when the socket is to go. */
+export interface Refusal {
+  code: "quota_exceeded" | "frame_too_large";
+  message: string;
+  close: boolean;
+}
+
+/** The guards each admitted upgrade request got (see {@link SocketGuards.admit}). */
+const admittedRequests = new WeakMap<IncomingMessage, ConnectionGuards>();
+
+/** The guards an upgrade request was admitted with, for the endpoint that takes it over. */
+export function admissionOf(request: IncomingMessage): ConnectionGuards | undefined {
+  return admittedRequests.get(request);
+}
+
+/**
+ * The limits of limits.ts as they apply to sockets, server-wide: unauthenticated sockets in total
+ * and per address (client and worker sockets alike), and one byte bucket per user shared by all
+ * of that user's sockets.
+ */
+export class SocketGuards {
+  private readonly gate: PreAuthGate;
+  private readonly users = new Map<string, { bucket: TokenBucket; sockets: number }>();
+
+  constructor(readonly limits: ServerLimits) {
+    this.gate = new PreAuthGate(limits);
+  }
+
+  /**
+   * The guards of a new socket, or `null` after answering 503 when too many wait for `hello`.
+   * Every WebSocket upgrade passes here; the socket leaves the gate when it authenticates or
+   * closes, whichever endpoint (or none) takes it.
+   */
+  admit(request: IncomingMessage, socket: Duplex): ConnectionGuards | null {
+    const address = request.socket.remoteAddress ?? "unknown";
+    const admitted = this.gate.admit(address);
+    if ("limit" in admitted) {
+      socket.end(
+        `HTTP/1.1 503 Service Unavailable\r\nretry-after: 5\r\nconnection: close\r\ncontent-type: text/plain\r\n\r\ntoo many sockets waiting to authenticate (limit ${admitted.limit})\n`,
+      );
+      return null;
+    }
+    const guards = new ConnectionGuards(this, admitted.release);
+    socket.once("close", () => guards.gone());
+    admittedRequests.set(request, guards);
+    return guards;
+  }
+
+  /** Sockets connected but not yet authenticated. */
+  get waiting(): number {
+    return this.gate.size;
+  }
+
+  userBucket(userId: string): TokenBucket {
+    let entry = this.users.get(userId);
+    if (!entry) {
+      const rate = this.limits.userBytesPerSecond;
+      entry = {
+        bucket: new TokenBucket({ capacity: rate * BURST_SECONDS, refillPerSecond: rate }),
+        sockets: 0,
+      };
+      this.users.set(userId, entry);
+    }
+    entry.sockets += 1;
+    return entry.bucket;
+  }
+
+  releaseUser(userId: string): void {
+    const entry = this.users.get(userId);
+    if (entry && --entry.sockets <= 0) this.users.delete(userId);
+  }
+}
+
+/** One socket's share: its byte bucket, its user's, and its place at the pre-auth gate. */
+export class ConnectionGuards {
+  private readonly bucket: TokenBucket;
+  private userBucket: TokenBucket | undefined;
+  private userId: string | undefined;
+  /** Authenticated without byte quotas (a worker): frames are no longer charged. */
+  private exempt = false;
+  private done = false;
+
+  constructor(
+    private readonly server: SocketGuards,
+    private readonly leaveGate: () => void,
+  ) {
+    const rate = server.limits.connectionBytesPerSecond;
+    this.bucket = new TokenBucket({ capacity: rate * BURST_SECONDS, refillPerSecond: rate });
+  }
+
+  /** The deepest nesting a frame may have (`maxJsonDepth`). */
+  get maxJsonDepth(): number {
+    return this.server.limits.maxJsonDepth;
+  }
+
+  /** Charges a frame's bytes; a refusal says why. Before `hello`, frames are kept small. */
+  charge(data: RawData, authenticated: boolean): Refusal | undefined {
+    if (authenticated && this.exempt) return undefined;
+    const limits = this.server.limits;
+    const bytes = size(data);
+    if (!authenticated && bytes > limits.maxPreAuthFrameBytes) {
+      return {
+        code: "frame_too_large",
+        message: `a frame before hello may have at most ${limits.maxPreAuthFrameBytes} bytes (limit maxPreAuthFrameBytes)`,
+        close: true,
+      };
+    }
+    if (!this.bucket.take(bytes)) {
+      return {
+        code: "quota_exceeded",
+        message: `this socket sends more than ${limits.connectionBytesPerSecond} bytes per second (limit connectionBytesPerSecond)`,
+        close: false,
+      };
+    }
+    if (this.userBucket && !this.userBucket.take(bytes)) {
+      this.bucket.refund(bytes);
+      return {
+        code: "quota_exceeded",
+        message: `this user's sockets send more than ${limits.userBytesPerSecond} bytes per second (limit userBytesPerSecond)`,
+        close: false,
+      };
+    }
+    return undefined;
+  }
+
+  /**
+   * The socket said `hello`: it leaves the gate and, for a user, shares that user's bucket.
+   * Without `byteQuotas` (a worker, the operator's own process) its frames are no longer charged.
+   */
+  authenticated(userId: string | undefined, byteQuotas = true): void {
+    this.leaveGate();
+    if (!byteQuotas) this.exempt = true;
+    if (userId !== undefined && this.userId === undefined && !this.done) {
+      this.userId = userId;
+      this.userBucket = this.server.userBucket(userId);
+    }
+  }
+
+  /** Refuses tools whose schemas could not be checked in bounded time (`invalid_tool_spec`). */
+  checkTools(tools: readonly ToolSpec[] | undefined): void {
+    if (tools) checkDeclaredTools(tools, this.server.limits);
+  }
+
+  gone(): void {
+    if (this.done) return;
+    this.done = true;
+    this.leaveGate();
+    if (this.userId !== undefined) this.server.releaseUser(this.userId);
+  }
+}
+
+function size(data: RawData): number {
+  if (Array.isArray(data)) return data.reduce((sum, part) => sum + part.byteLength, 0);
+  return (data as ArrayBuffer | Buffer).byteLength;
+}

@@ -1,0 +1,113 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { describeStoreContract, message, session } from "../testing/store-contract";
+import { SqliteStore } from "./sqlite-store";
+
+const dirs: string[] = [];
+const stores: SqliteStore[] = [];
+afterEach(async () => {
+  for (const store of stores.splice(0)) await store.close();
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "patchbay-store-"));
+  dirs.push(dir);
+  return dir;
+}
+
+function open(dataDir: string): SqliteStore {
+  const store = new SqliteStore({ dataDir });
+  stores.push(store);
+  return store;
+}
+
+describeStoreContract("SqliteStore", async () => open(tempDir()));
+
+describe("SqliteStore", () => {
+  it("keeps sessions, items, events, approvals, pending calls and results across a reopen", async () => {
+    const dir = tempDir();
+    const store = open(dir);
+    await store.createSession(session("s_1"));
+    const committed = await store.commit("s_1", {
+      items: [message("m_1", "hi")],
+      events: [
+        { type: "message.created", item: message("m_1", "hi") },
+        { type: "tool.held", callId: "c_1" },
+      ],
+      turn: { responseId: "r_1", sessionId: "s_1", status: "running", startedAt: 10 },
+      pendingCalls: [
+        {
+          callId: "c_1",
+          sessionId: "s_1",
+          responseId: "r_1",
+          name: "get_location",
+          arguments: {},
+          location: "page",
+          attempt: 2,
+          deadline: 99,
+          createdAt: 9,
+        },
+      ],
+      approvals: [
+        {
+          sessionId: "s_1",
+          request: {
+            id: "ap_1",
+            callId: "c_1",
+            tool: "get_location",
+            title: "Share?",
+            allowTitle: "Share",
+            declineTitle: "No",
+            argumentsHash: "h",
+            expiresAt: 100,
+          },
+        },
+      ],
+    });
+    expect(committed.events.map((e) => [e.seq, e.sessionId])).toEqual([
+      [1, "s_1"],
+      [2, "s_1"],
+    ]);
+    expect(
+      await store.putToolResult("s_1", "c_1", { outcome: "completed", content: { text: "a", images: [] } }),
+    ).toBe(true);
+    await store.close();
+
+    const reopened = open(dir);
+    expect(await reopened.getSession("s_1")).toEqual({ ...session("s_1"), lastSeq: 2 });
+    expect(await reopened.conversation("s_1")).toEqual([message("m_1", "hi")]);
+    expect((await reopened.readEvents("s_1", 1)).map((e) => e.type)).toEqual(["tool.held"]);
+    expect((await reopened.turnsWithStatus("running")).map((t) => t.responseId)).toEqual(["r_1"]);
+    expect((await reopened.pendingCalls("s_1"))[0]?.attempt).toBe(2);
+    expect((await reopened.approvals("s_1", { open: true })).map((a) => a.request.id)).toEqual(["ap_1"]);
+    expect((await reopened.getToolResult("c_1"))?.content.text).toBe("a");
+  });
+
+  it("keeps a session's page tools across a reopen", async () => {
+    const dir = tempDir();
+    const store = open(dir);
+    await store.createSession(session("s_1"));
+    expect(await store.pageTools("s_1")).toEqual([]);
+    const tools = [{ name: "locate", description: "Where", parameters: { type: "object" as const } }];
+    await store.commit("s_1", { pageTools: tools });
+    await store.close();
+    expect(await open(dir).pageTools("s_1")).toEqual(tools);
+  });
+
+  it("uses WAL mode and pages the event log", async () => {
+    const dir = tempDir();
+    const store = open(dir);
+    await store.createSession(session("s_1"));
+    for (let i = 0; i < 5; i++)
+      await store.commit("s_1", { events: [{ type: "tool.held", callId: `c${i}` }] });
+    expect((await store.readEvents("s_1", 1, 2)).map((e) => e.seq)).toEqual([2, 3]);
+    expect(store.path.endsWith("patchbay.sqlite")).toBe(true);
+    const { default: Database } = await import("better-sqlite3");
+    const peek = new Database(store.path, { readonly: true });
+    expect(peek.pragma("journal_mode", { simple: true })).toBe("wal");
+    peek.close();
+  });
+});

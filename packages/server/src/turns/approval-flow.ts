@@ -1,0 +1,137 @@
+import type {
+  ApprovalOutcome,
+  ApprovalRequest,
+  ConversationItem,
+  JsonObject,
+  ToolApprovalSpec,
+} from "@patchbay/protocol";
+import { buildApprovalRequest, RecentMap } from "@patchbay/tools";
+import { NotFoundError, ServerError } from "../errors";
+import type { SessionLog } from "../sessions/session-log";
+
+/** One question to ask before a tool runs. */
+export interface ApprovalQuestion {
+  callId: string;
+  tool: string;
+  approval: ToolApprovalSpec;
+  arguments: JsonObject;
+  /** Committed together with `approval.requested` (the call's item, now `awaiting_approval`). */
+  items?: ConversationItem[];
+  /** Aborting it ends the question as `cancelled` (the turn was interrupted). */
+  signal?: AbortSignal;
+}
+
+interface OpenApproval {
+  request: ApprovalRequest;
+  settle: (outcome: ApprovalOutcome) => void;
+}
+
+const RECENT_LIMIT = 256;
+
+/**
+ * The approvals of one session: asks the page (`approval.requested` with `{argument}`
+ * placeholders filled), waits for `approval.decide` or expiry, and records the outcome. A
+ * declined, expired or cancelled call never runs.
+ */
+export class ApprovalFlow {
+  private readonly open = new Map<string, OpenApproval>();
+  private readonly recent = new RecentMap<ApprovalOutcome>(RECENT_LIMIT);
+
+  constructor(
+    private readonly runtime: SessionLog,
+    private readonly options: { defaultExpiresInMs: number; now?: () => number },
+  ) {}
+
+  /** Asks the user and resolves with how the question ended. */
+  async ask(question: ApprovalQuestion): Promise<ApprovalOutcome> {
+    const now = this.options.now?.() ?? Date.now();
+    const expiresInMs = question.approval.expiresInMs ?? this.options.defaultExpiresInMs;
+    const request = buildApprovalRequest({
+      callId: question.callId,
+      tool: question.tool,
+      approval: question.approval,
+      arguments: question.arguments,
+      now,
+      defaultExpiresInMs: this.options.defaultExpiresInMs,
+    });
+    if (question.signal?.aborted) return "cancelled";
+
+    let settle!: (outcome: ApprovalOutcome) => void;
+    const decided = new Promise<ApprovalOutcome>((resolve) => {
+      settle = resolve;
+    });
+    const entry: OpenApproval = { request, settle: (outcome) => settle(outcome) };
+    this.open.set(request.id, entry);
+    const timer = setTimeout(() => this.finish(request.id, "expired"), expiresInMs);
+    const onAbort = () => this.finish(request.id, "cancelled");
+    question.signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      await this.runtime.commit({
+        approvals: [{ sessionId: this.runtime.id, request }],
+        items: question.items,
+        // The call's item changes to `awaiting_approval` in the same commit; pages render the
+        // step from conversation updates, so they must hear of it with the request.
+        events: [
+          ...(question.items ?? []).map((item) => ({ type: "conversation.updated" as const, item })),
+          { type: "approval.requested", approval: request },
+        ],
+      });
+      return await decided;
+    } finally {
+      clearTimeout(timer);
+      question.signal?.removeEventListener("abort", onAbort);
+      this.open.delete(request.id);
+    }
+  }
+
+  /**
+   * Records the user's answer. Throws `not_found` for an id this session never asked and
+   * `conflict` for one already answered, expired or cancelled.
+   */
+  decide(approvalId: string, allowed: boolean): void {
+    const entry = this.open.get(approvalId);
+    if (!entry) {
+      const outcome = this.recent.get(approvalId);
+      if (outcome !== undefined) {
+        throw new ServerError("conflict", `approval ${approvalId} is already resolved (${outcome})`, {
+          path: "approvalId",
+        });
+      }
+      throw new NotFoundError("approval", approvalId);
+    }
+    this.finish(approvalId, allowed ? "allowed" : "declined");
+  }
+
+  /** The questions waiting for an answer. */
+  pending(): ApprovalRequest[] {
+    return [...this.open.values()].map((entry) => entry.request);
+  }
+
+  /** Ends every open question as `cancelled` (session closing). */
+  cancelAll(): void {
+    for (const id of [...this.open.keys()]) this.finish(id, "cancelled");
+  }
+
+  private finish(approvalId: string, outcome: ApprovalOutcome): void {
+    const entry = this.open.get(approvalId);
+    if (!entry) return;
+    this.open.delete(approvalId);
+    this.remember(approvalId, outcome);
+    const { request } = entry;
+    // The outcome is recorded before the caller goes on, so a replay never shows a call running
+    // whose approval still looks open.
+    this.runtime
+      .commit({
+        approvals: [{ sessionId: this.runtime.id, request, outcome, decidedAt: Date.now() }],
+        events: [{ type: "approval.resolved", approvalId, callId: request.callId, outcome }],
+      })
+      .then(
+        () => entry.settle(outcome),
+        () => entry.settle(outcome),
+      );
+  }
+
+  private remember(approvalId: string, outcome: ApprovalOutcome): void {
+    this.recent.set(approvalId, outcome);
+  }
+}

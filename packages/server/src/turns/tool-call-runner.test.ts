@@ -1,0 +1,215 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { ToolCallItem, ToolResult, ToolSpec } from "@patchbay/protocol";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { defineAgent } from "../config/agent-config";
+import type { ToolCallHandlers } from "../extensions/dispatch-seams";
+import { silentLogger } from "../observability/logger";
+import { ServerMetrics } from "../observability/metrics";
+import { SessionLog } from "../sessions/session-log";
+import { SqliteStore } from "../store/sqlite-store";
+import type { ToolBackend } from "../tools/tool-backend";
+import { ApprovalFlow } from "./approval-flow";
+import { ToolCallRunner } from "./tool-call-runner";
+
+let dir: string | undefined;
+let store: SqliteStore | undefined;
+afterEach(async () => {
+  await store?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+const spec: ToolSpec = {
+  name: "lookup_order",
+  description: "Finds an order",
+  parameters: { type: "object", properties: { order_id: { type: "string" } } },
+};
+
+/** Runs one call through a backend that reports the given deliveries before it answers. */
+async function runWithDeliveries(attempts: number[]): Promise<Pick<ToolCallItem, "status" | "attempt">[]> {
+  dir = mkdtempSync(join(tmpdir(), "patchbay-runner-"));
+  store = new SqliteStore({ dataDir: dir });
+  const record = { id: "s_1", agent: "support", userId: "u_1", metadata: {}, createdAt: 0, lastSeq: 0 };
+  await store.createSession(record);
+  const agent = defineAgent("support", { model: { provider: "scripted" } });
+  const runtime = new SessionLog(record, agent, [], store, silentLogger);
+  const backend: ToolBackend = {
+    location: "worker",
+    remote: true,
+    specs: () => [spec],
+    has: (name) => name === spec.name,
+    timeoutCeilingMs: () => 120_000,
+    run: async (_call, handlers: ToolCallHandlers) => {
+      for (const attempt of attempts) handlers.attempt(attempt);
+      return { outcome: "completed", content: { text: "shipped", images: [] } };
+    },
+    cancel: () => {},
+  };
+  const runner = new ToolCallRunner({
+    runtime,
+    approvals: new ApprovalFlow(runtime, { defaultExpiresInMs: 60_000 }),
+    backends: [backend],
+    user: { id: "u_1" },
+    responseId: "r_1",
+    signal: new AbortController().signal,
+    maxConcurrent: 4,
+    progressIntervalMs: 50,
+    logger: silentLogger,
+    metrics: new ServerMetrics(),
+  });
+  const [final] = await runner.run([
+    { id: "call_1", index: 0, name: "lookup_order", arguments: { order_id: "A1" }, rawArguments: "" },
+  ]);
+  expect(final).toMatchObject({ status: "completed", attempt: attempts.at(-1) ?? 1 });
+  await runtime.settled();
+  const events = await runtime.readEvents(0);
+  return events.flatMap((event) =>
+    event.type === "conversation.updated" && event.item.type === "tool_call"
+      ? [{ status: event.item.status, attempt: event.item.attempt }]
+      : [],
+  );
+}
+
+describe("ToolCallRunner", () => {
+  it("commits nothing for the first delivery: the call's item already says attempt 1", async () => {
+    expect(await runWithDeliveries([1])).toEqual([
+      { status: "pending", attempt: 1 },
+      { status: "running", attempt: 1 },
+      { status: "completed", attempt: 1 },
+    ]);
+  });
+
+  it("records a redelivery's attempt on the call's item", async () => {
+    expect(await runWithDeliveries([1, 2])).toEqual([
+      { status: "pending", attempt: 1 },
+      { status: "running", attempt: 1 },
+      { status: "running", attempt: 2 },
+      { status: "completed", attempt: 2 },
+    ]);
+  });
+});
+
+interface FakeCall {
+  callId: string;
+  timeoutMs: number;
+  handlers: ToolCallHandlers;
+  answer: (result: ToolResult) => void;
+}
+
+/** A runner over one remote backend whose calls the test answers by hand. */
+async function fakeRig(agentExtra: Record<string, unknown> = {}, specExtra: Partial<ToolSpec> = {}) {
+  dir = mkdtempSync(join(tmpdir(), "patchbay-runner-"));
+  store = new SqliteStore({ dataDir: dir });
+  const record = { id: "s_1", agent: "support", userId: "u_1", metadata: {}, createdAt: 0, lastSeq: 0 };
+  await store.createSession(record);
+  const agent = defineAgent("support", { model: { provider: "scripted" }, ...agentExtra });
+  const runtime = new SessionLog(record, agent, [], store, silentLogger);
+  const calls: FakeCall[] = [];
+  const cancels: Array<{ callId: string; reason: string }> = [];
+  const backend: ToolBackend = {
+    location: "worker",
+    remote: true,
+    specs: () => [{ ...spec, interruptible: true, ...specExtra }],
+    has: (name) => name === spec.name,
+    timeoutCeilingMs: () => 120_000,
+    run: (call, handlers) =>
+      new Promise<ToolResult>((answer) =>
+        calls.push({ callId: call.callId, timeoutMs: call.timeoutMs, handlers, answer }),
+      ),
+    cancel: (callId, reason) => cancels.push({ callId, reason }),
+  };
+  const turn = new AbortController();
+  const runner = new ToolCallRunner({
+    runtime,
+    approvals: new ApprovalFlow(runtime, { defaultExpiresInMs: 60_000 }),
+    backends: [backend],
+    user: { id: "u_1" },
+    responseId: "r_1",
+    signal: turn.signal,
+    maxConcurrent: 4,
+    progressIntervalMs: 50,
+    logger: silentLogger,
+    metrics: new ServerMetrics(),
+  });
+  const run = runner.run([
+    { id: "m_1", index: 0, name: "lookup_order", arguments: { order_id: "A1" }, rawArguments: "" },
+  ]);
+  await vi.waitFor(() => expect(calls).toHaveLength(1));
+  return { runtime, run, call: calls[0]!, cancels, interrupt: () => turn.abort() };
+}
+
+const completed: ToolResult = { outcome: "completed", content: { text: "shipped", images: [] } };
+
+describe("ToolCallRunner: one owner for hold, interrupt, timeout", () => {
+  it("gives every call 30 s unless its tool says otherwise", async () => {
+    const { call } = await fakeRig();
+    expect(call.timeoutMs).toBe(30_000);
+    call.answer(completed);
+  });
+
+  it("after an interrupt tells the model nothing until the far side answers, and a late finish is the result", async () => {
+    const { run, call, cancels, interrupt } = await fakeRig();
+    interrupt();
+    expect(cancels).toEqual([{ callId: call.callId, reason: "interrupted" }]);
+    expect(call.handlers.hold(1)).toEqual({ accepted: false, reason: "cancelling" });
+    call.answer(completed);
+    const [item] = await run;
+    expect(item).toMatchObject({ status: "completed", result: completed });
+  });
+
+  it("turns the far side's cancelled answer into the one sentence for an interrupt", async () => {
+    const { run, call, interrupt } = await fakeRig();
+    interrupt();
+    call.answer({
+      outcome: "cancelled",
+      content: { text: "whatever the SDK says", images: [] },
+      held: false,
+    });
+    const [item] = await run;
+    expect(item?.result?.content.text).toBe(
+      'The call of "lookup_order" was cancelled: the user interrupted.',
+    );
+  });
+
+  it("a held call is not cancelled by an interrupt; a hold for an older attempt is refused", async () => {
+    const { run, call, cancels, interrupt } = await fakeRig();
+    call.handlers.attempt(2);
+    expect(call.handlers.hold(1)).toEqual({ accepted: false, reason: "stale_attempt" });
+    expect(call.handlers.hold(2)).toEqual({ accepted: true });
+    interrupt();
+    expect(cancels).toEqual([]);
+    call.answer(completed);
+    const [item] = await run;
+    expect(item).toMatchObject({ status: "completed", held: true, attempt: 2 });
+  });
+
+  it("after the grace reports the cancel unconfirmed, and records a later answer as lateResult", async () => {
+    const { runtime, run, call, interrupt } = await fakeRig({ tool_cancel_grace_ms: 50 });
+    interrupt();
+    const [item] = await run;
+    expect(item).toMatchObject({
+      status: "cancelled",
+      held: true,
+      result: { outcome: "cancelled", error: { code: "cancel_unconfirmed" } },
+    });
+    expect(item?.result?.content.text).toBe(
+      'The call of "lookup_order" was cancelled because the user interrupted, but where it runs did not confirm within 50 ms, so it may still have made its change.',
+    );
+    call.answer(completed);
+    await vi.waitFor(() => {
+      const stored = runtime.conversation().find((i) => i.id === call.callId);
+      expect(stored).toMatchObject({ status: "cancelled", lateResult: completed });
+    });
+  });
+
+  it("times a call out at its timeout, held or not, and asks the far side to stop it", async () => {
+    const { run, call, cancels } = await fakeRig({}, { timeoutMs: 60 });
+    expect(call.handlers.hold()).toEqual({ accepted: true });
+    const [item] = await run;
+    expect(item).toMatchObject({ status: "timed_out", held: true });
+    expect(item?.result?.content.text).toBe('The call of "lookup_order" timed out after 60 ms.');
+    expect(cancels).toEqual([{ callId: call.callId, reason: "timed_out" }]);
+    expect(call.handlers.hold()).toEqual({ accepted: false, reason: "settled" });
+  });
+});

@@ -1,0 +1,368 @@
+import { type LanguageModel, ModelError, prepareMessages, type ReasoningPart } from "@patchbay/models";
+import type {
+  MessageItem,
+  NormalizedToolCall,
+  ToolCallItem,
+  ToolSpec,
+  Usage,
+  User,
+  WireError,
+} from "@patchbay/protocol";
+import { nanoid } from "nanoid";
+import type { MessageRouter } from "../extensions/dispatch-seams";
+import type { Logger } from "../observability/logger";
+import type { ServerMetrics } from "../observability/metrics";
+import { TurnTrace } from "../observability/tracing";
+import type { SessionLog } from "../sessions/session-log";
+import type { TurnRecord } from "../store/store";
+import type { ToolBackend } from "../tools/tool-backend";
+import type { ApprovalFlow } from "./approval-flow";
+import { endUserError, newErrorReference } from "./end-user-error";
+import { toModelMessages } from "./model-messages";
+import { ToolCallRunner } from "./tool-call-runner";
+import { type ReplyOutcome, WorkerFirst, type WorkerReply } from "./worker-first";
+
+export type { ReplyOutcome, WorkerReply } from "./worker-first";
+
+/** Everything one turn needs. */
+export interface TurnOptions {
+  runtime: SessionLog;
+  model: LanguageModel;
+  approvals: ApprovalFlow;
+  /** Where tools run, in order of precedence (page, server, worker). */
+  backends: ToolBackend[];
+  messageRouter?: MessageRouter;
+  responseId: string;
+  commandId?: string;
+  /** The user message this turn answers. */
+  userItem: MessageItem;
+  /**
+   * Whether the message goes to a dispatch worker first when the agent has
+   * `dispatch: { text: enabled }`: true for a user's message, false for one the backend or a
+   * worker sent with the API key. Default true.
+   */
+  routeToWorker?: boolean;
+  user: User;
+  progressIntervalMs: number;
+  logger: Logger;
+  metrics: ServerMetrics;
+}
+
+/** How a turn ended. */
+export type TurnOutcome = "completed" | "interrupted" | "failed";
+
+type CompletedReason = "stop" | "interrupted" | "max_rounds" | "answered_by_worker" | "refusal";
+
+interface RoundResult {
+  text: string;
+  calls: NormalizedToolCall[];
+  usage?: Usage;
+  /** The model declined: its text is the refusal the user sees. */
+  refused: boolean;
+  /** The provider's reasoning state of the reply, kept on its calls (see reasoning-state.ts). */
+  reasoning: ReasoningPart[];
+}
+
+/**
+ * One reply of the agent to one user message: the model runs with the session's tools, its text
+ * streams out as `text.delta`, its tool calls run (checked, approved and routed to where each tool
+ * runs, by the internal tool-call runner), and the model runs again with the results, up to the
+ * agent's round limit. An interrupt stops the model stream,
+ * keeps what is done (the partial text as an `interrupted` message), lets calls that survive
+ * interrupts finish, and ends the turn with `response.completed { reason: "interrupted" }`. A
+ * model error ends it with `response.failed`; the conversation stays whole.
+ */
+export class Turn {
+  readonly responseId: string;
+  private readonly controller = new AbortController();
+  private readonly startedAt = Date.now();
+  private usage: Usage = { inputTokens: 0, outputTokens: 0 };
+  private currentRunner: ToolCallRunner | undefined;
+  private readonly trace: TurnTrace;
+  private readonly tracedCalls = new Set<string>();
+  private readonly workerFirst: WorkerFirst;
+
+  constructor(private readonly options: TurnOptions) {
+    this.responseId = options.responseId;
+    this.trace = new TurnTrace({
+      sessionId: options.runtime.id,
+      agent: options.runtime.agent.id,
+      responseId: options.responseId,
+    });
+    this.workerFirst = new WorkerFirst({ ...options, signal: this.controller.signal });
+  }
+
+  /** Stops the turn: see the class description. Safe to call more than once. */
+  interrupt(): void {
+    if (!this.controller.signal.aborted) this.controller.abort(new Error("interrupted"));
+  }
+
+  /**
+   * The session is closing: the turn is interrupted and its running tool calls are cancelled
+   * (`session_closed`), held ones included, without waiting for their answers.
+   */
+  close(): void {
+    this.interrupt();
+    this.currentRunner?.close();
+  }
+
+  get interrupted(): boolean {
+    return this.controller.signal.aborted;
+  }
+
+  /** A reply in the backend's own words while the turn waits for a worker (see worker-first.ts). */
+  acceptReply(reply: WorkerReply): Promise<ReplyOutcome> {
+    return this.workerFirst.acceptReply(reply);
+  }
+
+  /** Runs the turn to its end; never rejects. */
+  async run(): Promise<TurnOutcome> {
+    const { runtime } = this.options;
+    try {
+      await runtime.commit({
+        turn: this.record("running"),
+        events: [{ type: "response.started", responseId: this.responseId, ...this.command() }],
+      });
+      if (this.interrupted) return await this.complete("interrupted", "");
+      if (runtime.agent.dispatch.text && this.options.routeToWorker !== false) {
+        const routed = await this.workerFirst.route();
+        if (routed.kind === "fail") return this.failWith(routed.error);
+        if (routed.kind === "complete") return this.complete(routed.reason, routed.text);
+      }
+      return await this.rounds();
+    } catch (error) {
+      return this.fail(error);
+    }
+  }
+
+  private async rounds(): Promise<TurnOutcome> {
+    const { runtime } = this.options;
+    const maxRounds = runtime.agent.maxToolRounds;
+    let text = "";
+    // Round `maxRounds` is the last model reply; tool calls it still makes are withdrawn.
+    for (let round = 0; round <= maxRounds; round++) {
+      if (this.interrupted) return this.complete("interrupted", text);
+      const runner = this.runner();
+      const result = await this.modelRound();
+      if (result.text || result.calls.length === 0) text = result.text;
+      if (this.interrupted) {
+        await runner.withdraw(result.calls, result.reasoning);
+        return this.complete("interrupted", text);
+      }
+      if (result.refused && result.calls.length === 0) return this.complete("refusal", text);
+      if (result.calls.length === 0) return this.complete("stop", text);
+      if (round >= maxRounds) {
+        await runner.withdraw(result.calls, result.reasoning);
+        return this.complete("max_rounds", text);
+      }
+      await runner.run(result.calls, result.reasoning);
+      this.traceToolCalls();
+    }
+    return this.complete("max_rounds", text);
+  }
+
+  /** Records the spans of the turn's tool calls that ended since the last round. */
+  private traceToolCalls(): void {
+    const ended = this.options.runtime
+      .conversation()
+      .filter(
+        (item): item is ToolCallItem =>
+          item.type === "tool_call" && item.responseId === this.responseId && !this.tracedCalls.has(item.id),
+      );
+    for (const item of ended) this.tracedCalls.add(item.id);
+    this.trace.toolCalls(ended);
+  }
+
+  private runner(): ToolCallRunner {
+    const o = this.options;
+    this.currentRunner = new ToolCallRunner({
+      runtime: o.runtime,
+      approvals: o.approvals,
+      backends: o.backends,
+      user: o.user,
+      responseId: this.responseId,
+      signal: this.controller.signal,
+      maxConcurrent: o.runtime.agent.maxConcurrentToolCalls,
+      progressIntervalMs: o.progressIntervalMs,
+      logger: o.logger,
+      metrics: o.metrics,
+    });
+    return this.currentRunner;
+  }
+
+  /** One model reply, streamed. An interrupt ends it early with what arrived so far. */
+  private async modelRound(): Promise<RoundResult> {
+    const { runtime, model } = this.options;
+    const tools = this.toolSpecs();
+    const messages = prepareMessages(
+      toModelMessages(runtime.agent.instructions, runtime.conversation()),
+      model.capabilities,
+    );
+    const calls: NormalizedToolCall[] = [];
+    let item: MessageItem | undefined;
+    let usage: Usage | undefined;
+    let refused = false;
+    const reasoning: ReasoningPart[] = [];
+    // Deltas are appended without waiting for each one's transaction, so the deltas of a burst
+    // share one (see SessionLog.append); `flushDeltas` waits for them and surfaces a failure.
+    let deltaWrites: Promise<unknown> = Promise.resolve();
+    let deltaError: { error: unknown } | undefined;
+    const flushDeltas = async () => {
+      await deltaWrites;
+      if (deltaError) throw deltaError.error;
+    };
+    const traced = this.trace.modelCall(model);
+    try {
+      let count = 0;
+      for await (const event of model.stream({ messages, tools, signal: this.controller.signal })) {
+        if (this.interrupted) break;
+        // A model that streams from memory never yields to I/O on its own; without this a fast
+        // reply would starve every socket (and other sessions) until it ends. Waiting for the
+        // deltas written so far also bounds how many are in flight.
+        if (++count % 32 === 0) {
+          await flushDeltas();
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        if (event.type === "text-delta" || event.type === "refusal-delta") {
+          if (!event.delta) continue;
+          // A refusal is the model's answer to the user: it streams and is kept like text.
+          if (event.type === "refusal-delta") refused = true;
+          if (!item) {
+            item = {
+              type: "message",
+              id: `m_${nanoid(12)}`,
+              role: "assistant",
+              text: "",
+              status: "in_progress",
+              responseId: this.responseId,
+              createdAt: Date.now(),
+            };
+            await runtime.commit({ items: [item], events: [{ type: "conversation.updated", item }] });
+          }
+          item = { ...item, text: item.text + event.delta };
+          deltaWrites = runtime
+            .append({ type: "text.delta", responseId: this.responseId, itemId: item.id, delta: event.delta })
+            .catch((error: unknown) => {
+              deltaError ??= { error };
+            });
+        } else if (event.type === "tool-call") {
+          calls.push(event.call);
+        } else if (event.type === "reasoning") {
+          reasoning.push(event.part);
+        } else if (event.type === "finish") {
+          usage = event.usage;
+          if (event.reason === "refusal") refused = true;
+          traced.finish(event.reason, event.usage);
+        }
+      }
+      await flushDeltas();
+      traced.interrupted();
+    } catch (error) {
+      if (this.interrupted) traced.interrupted();
+      else
+        traced.fail(
+          error instanceof ModelError ? error.code : "internal",
+          error instanceof Error ? error : undefined,
+        );
+      if (!this.interrupted) {
+        if (item) await this.closeMessage({ ...item, status: "failed" });
+        throw error;
+      }
+    }
+    if (usage) {
+      this.usage = {
+        inputTokens: this.usage.inputTokens + usage.inputTokens,
+        outputTokens: this.usage.outputTokens + usage.outputTokens,
+      };
+    }
+    if (item) await this.closeMessage({ ...item, status: this.interrupted ? "interrupted" : "completed" });
+    return { text: item?.text ?? "", calls, refused, reasoning, ...(usage ? { usage } : {}) };
+  }
+
+  private async closeMessage(item: MessageItem): Promise<void> {
+    await this.options.runtime.commit({ items: [item], events: [{ type: "message.completed", item }] });
+  }
+
+  /** The tools offered to the model: the first backend's spec wins for a name in several. */
+  private toolSpecs(): ToolSpec[] {
+    const byName = new Map<string, ToolSpec>();
+    for (const backend of this.options.backends) {
+      for (const spec of backend.specs()) if (!byName.has(spec.name)) byName.set(spec.name, spec);
+    }
+    return [...byName.values()];
+  }
+
+  private async complete(reason: CompletedReason, text: string): Promise<TurnOutcome> {
+    const outcome: TurnOutcome = reason === "interrupted" ? "interrupted" : "completed";
+    this.trace.end(outcome, reason, this.usage);
+    await this.options.runtime.commit({
+      turn: this.record(outcome === "interrupted" ? "interrupted" : "completed"),
+      events: [
+        {
+          type: "response.completed",
+          responseId: this.responseId,
+          ...this.command(),
+          reason,
+          text,
+          usage: this.usage,
+        },
+      ],
+    });
+    this.observe(outcome);
+    return outcome;
+  }
+
+  /**
+   * The boundary between the two audiences: the developer gets the whole error (stack, provider
+   * text, session and response ids) in this process's log under a reference; the end user gets
+   * a neutral sentence with that reference (end-user-error.ts).
+   */
+  private async fail(error: unknown): Promise<TurnOutcome> {
+    const ref = newErrorReference();
+    const fields = { sessionId: this.options.runtime.id, responseId: this.responseId, ref, error };
+    if (error instanceof ModelError) {
+      this.options.logger.warn("model call failed", { ...fields, code: error.code });
+      return this.failWith(endUserError(error.code, ref));
+    }
+    this.options.logger.error("turn failed", fields);
+    return this.failWith(endUserError("internal", ref));
+  }
+
+  private async failWith(error: WireError): Promise<TurnOutcome> {
+    this.trace.end("failed", error.code, this.usage);
+    try {
+      await this.options.runtime.commit({
+        turn: this.record("failed"),
+        events: [{ type: "response.failed", responseId: this.responseId, ...this.command(), error }],
+      });
+    } catch (commitError) {
+      this.options.logger.error("could not record a failed turn", {
+        sessionId: this.options.runtime.id,
+        error: commitError,
+      });
+    }
+    this.observe("failed");
+    return "failed";
+  }
+
+  private observe(outcome: TurnOutcome): void {
+    this.options.metrics.turns.inc({ outcome });
+    this.options.metrics.turnSeconds.observe((Date.now() - this.startedAt) / 1000);
+  }
+
+  private command(): { commandId?: string } {
+    return this.options.commandId === undefined ? {} : { commandId: this.options.commandId };
+  }
+
+  private record(status: TurnRecord["status"]): TurnRecord {
+    const record: TurnRecord = {
+      responseId: this.responseId,
+      sessionId: this.options.runtime.id,
+      status,
+      startedAt: this.startedAt,
+    };
+    if (this.options.commandId !== undefined) record.commandId = this.options.commandId;
+    if (status !== "running") record.endedAt = Date.now();
+    return record;
+  }
+}
