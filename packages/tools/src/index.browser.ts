@@ -31,20 +31,20 @@ export { ModelSentences } from "./model-sentences";
 export type { ToolInputMapping } from "./project-tool-input";
 export { projectToolInput } from "./project-tool-input";
 export { RecentMap } from "./recent-map";
+export type { ToolCallInput } from "./tool-call-input";
 export type { ToolApproval, ToolCallContext, ToolDefinition } from "./tool-definition";
 export { toolSpecOf } from "./tool-definition";
 export type { ToolExecutionResult } from "./tool-execution-result";
 export { toToolResult } from "./tool-execution-result";
+export { ToolExecutor } from "./tool-executor";
 export type {
   CancelReason,
   ExecuteOptions,
   HoldDecision,
   HoldRequest,
-  ToolCallInput,
   ToolExecutorEvents,
   ToolExecutorOptions,
-} from "./tool-executor";
-export { ToolExecutor } from "./tool-executor";
+} from "./tool-executor-options";
 export { ToolLimiter } from "./tool-limiter";
 export type { ToolImage } from "./tool-output";
 export { ToolOutput } from "./tool-output";
