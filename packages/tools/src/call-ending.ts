@@ -1,7 +1,7 @@
 import type { ToolOutcome } from "@patchbay/protocol";
 import type { CallState } from "./call-state";
 import { ToolError, ToolOutputError } from "./errors";
-import { ModelSentences } from "./model-sentences";
+import * as Sentences from "./model-sentences";
 import type { ToolExecutionResult } from "./tool-execution-result";
 
 /**
@@ -22,7 +22,7 @@ export function failureOf(name: string, error: unknown): Ending {
   if (error instanceof ToolError) return { text: error.message, code: error.code, message: error.message };
   if (error instanceof ToolOutputError) {
     return {
-      text: ModelSentences.unusableOutput(name, error.message),
+      text: Sentences.unusableOutput(name, error.message),
       code: error.code,
       message: error.message,
     };
@@ -30,7 +30,7 @@ export function failureOf(name: string, error: unknown): Ending {
   const message = error instanceof Error ? error.message : String(error);
   const own = error instanceof Error ? (error as unknown as { code?: unknown }).code : undefined;
   const code = typeof own === "string" && own !== "" ? own : "tool_error";
-  return { text: ModelSentences.failed(name, message), code, message };
+  return { text: Sentences.failed(name, message), code, message };
 }
 
 /** The message of anything thrown, for a developer-facing `error.message`. */

@@ -10,7 +10,7 @@ import { clearTimers, touch } from "./call-timers";
 import { assertPositiveInteger, ToolsError } from "./errors";
 import { type IdempotencyStore, InMemoryIdempotencyStore } from "./idempotency-store";
 import { interruptCancels } from "./interrupt-rule";
-import { ModelSentences } from "./model-sentences";
+import * as Sentences from "./model-sentences";
 import { RecentMap } from "./recent-map";
 import { Semaphore } from "./semaphore";
 import { type ToolCallInput, toCall } from "./tool-call-input";
@@ -116,7 +116,7 @@ export class CallRunner implements PipelineHost {
     const state = this.#active.get(callId);
     if (!state || state.settled) return false;
     if (reason === "timed_out") {
-      this.timeOut(state, ModelSentences.timedOut(state.call.name, state.timeoutMs), "timed_out");
+      this.timeOut(state, Sentences.timedOut(state.call.name, state.timeoutMs), "timed_out");
       return true;
     }
     if (state.held && reason !== "cancelled") return false;
@@ -142,7 +142,7 @@ export class CallRunner implements PipelineHost {
     } catch (error) {
       // Running without knowing whether the call already ran could repeat a side effect.
       this.finish(state, "failed", {
-        text: ModelSentences.lookupFailed(state.call.name),
+        text: Sentences.lookupFailed(state.call.name),
         code: "idempotency_store_failed",
         message: messageOf(error),
       });
@@ -167,7 +167,7 @@ export class CallRunner implements PipelineHost {
       await runPipeline(this, state);
     } catch (error) {
       this.finish(state, "failed", {
-        text: ModelSentences.failed(state.call.name, messageOf(error)),
+        text: Sentences.failed(state.call.name, messageOf(error)),
         code: "internal",
         message: messageOf(error),
       });
@@ -238,7 +238,7 @@ export class CallRunner implements PipelineHost {
   stop(state: CallState, why: "interrupted" | "session_closed" | "cancelled"): void {
     if (state.settled) return;
     state.stopReason = why === "session_closed" ? "cancelled" : why;
-    const text = ModelSentences.cancelled(state.call.name, why, state.held);
+    const text = Sentences.cancelled(state.call.name, why, state.held);
     const code = why === "session_closed" ? "cancelled" : why;
     this.finish(state, "cancelled", { text, code, message: `the call was ${why}` });
     abortCall(state, abortError(`tool call ${state.call.id} was ${why}`, "AbortError"));

@@ -2,7 +2,7 @@ import type { ApprovalDecision, ApprovalGate } from "./approval-gate";
 import { buildApprovalRequest } from "./approval-request";
 import { type CallFinisher, messageOf } from "./call-ending";
 import { abortError, type CallState, signalOf } from "./call-state";
-import { ModelSentences } from "./model-sentences";
+import * as Sentences from "./model-sentences";
 import type { CompiledTool } from "./tool-definition";
 
 /** What the approval step asks of the executor. */
@@ -25,7 +25,7 @@ export async function approveStep(host: ApproveHost, state: CallState, tool: Com
   const gate = host.approvalGate;
   if (!gate) {
     host.finish(state, "declined", {
-      text: ModelSentences.approvalUnavailable(call.name),
+      text: Sentences.approvalUnavailable(call.name),
       code: "approval_unavailable",
       message: "no approval gate is configured",
     });
@@ -63,7 +63,7 @@ export async function approveStep(host: ApproveHost, state: CallState, tool: Com
   } catch (error) {
     if (!state.settled) {
       host.finish(state, "failed", {
-        text: ModelSentences.approvalFailed(call.name, messageOf(error)),
+        text: Sentences.approvalFailed(call.name, messageOf(error)),
         code: "approval_failed",
         message: messageOf(error),
       });
@@ -78,7 +78,7 @@ export async function approveStep(host: ApproveHost, state: CallState, tool: Com
   if (decision.outcome === "expired" || host.now() > request.expiresAt) {
     questionController.abort(abortError("the approval request expired", "TimeoutError"));
     host.finish(state, "approval_expired", {
-      text: ModelSentences.approvalExpired(call.name),
+      text: Sentences.approvalExpired(call.name),
       code: "approval_expired",
       message: `the approval request expired after ${expiresInMs} ms`,
     });
@@ -89,7 +89,7 @@ export async function approveStep(host: ApproveHost, state: CallState, tool: Com
     (decision.argumentsHash !== undefined && decision.argumentsHash !== argumentsHash)
   ) {
     host.finish(state, "declined", {
-      text: ModelSentences.approvalMismatch(call.name),
+      text: Sentences.approvalMismatch(call.name),
       code: "approval_mismatch",
       message: "the approval is bound to another call id or arguments hash",
     });
@@ -97,7 +97,7 @@ export async function approveStep(host: ApproveHost, state: CallState, tool: Com
   }
   if (decision.outcome === "declined") {
     host.finish(state, "declined", {
-      text: ModelSentences.declined(call.name),
+      text: Sentences.declined(call.name),
       code: "declined",
       message: "the user declined",
     });
@@ -105,7 +105,7 @@ export async function approveStep(host: ApproveHost, state: CallState, tool: Com
   }
   if (decision.outcome !== "allowed") {
     host.finish(state, "failed", {
-      text: ModelSentences.approvalFailed(call.name, "its answer was not understood"),
+      text: Sentences.approvalFailed(call.name, "its answer was not understood"),
       code: "approval_failed",
       message: `the approval gate answered ${JSON.stringify(answer)}, expected "allowed", "declined" or "expired"`,
     });

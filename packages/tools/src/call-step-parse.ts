@@ -1,6 +1,6 @@
 import type { CallFinisher } from "./call-ending";
 import type { CallState } from "./call-state";
-import { ModelSentences } from "./model-sentences";
+import * as Sentences from "./model-sentences";
 import type { CompiledTool } from "./tool-definition";
 import type { Tools } from "./tools";
 import type { ValidationResult } from "./validate-arguments";
@@ -20,7 +20,7 @@ export function findTool(host: ParseHost, state: CallState): CompiledTool | unde
   const { call, tool } = state;
   if (call.argumentsError !== undefined) {
     host.finish(state, "invalid_arguments", {
-      text: ModelSentences.unreadableArguments(call.name, call.argumentsError),
+      text: Sentences.unreadableArguments(call.name, call.argumentsError),
       code: "invalid_arguments",
       message: call.argumentsError,
     });
@@ -28,7 +28,7 @@ export function findTool(host: ParseHost, state: CallState): CompiledTool | unde
   }
   if (!tool) {
     host.finish(state, "unknown_tool", {
-      text: ModelSentences.unknownTool(call.name, host.tools.names()),
+      text: Sentences.unknownTool(call.name, host.tools.names()),
       code: "unknown_tool",
       message: `no tool named ${JSON.stringify(call.name)} is registered`,
     });
@@ -48,7 +48,7 @@ export function acceptArguments(
 ): parsed is { ok: true; value: unknown } {
   if (parsed.ok) return true;
   host.finish(state, "invalid_arguments", {
-    text: ModelSentences.invalidArguments(state.call.name, parsed.issues),
+    text: Sentences.invalidArguments(state.call.name, parsed.issues),
     code: "invalid_arguments",
     message: parsed.issues.join("\n"),
   });

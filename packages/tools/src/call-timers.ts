@@ -1,5 +1,5 @@
 import type { CallState } from "./call-state";
-import { ModelSentences } from "./model-sentences";
+import * as Sentences from "./model-sentences";
 
 /** What a fired timer asks of the executor. */
 export interface TimerHost {
@@ -33,9 +33,9 @@ export function clearTimers(state: CallState): void {
 // Timer callbacks are module functions that get the host and the call as arguments, so arming a
 // timer makes no closure.
 function fireTimeout(host: TimerHost, state: CallState): void {
-  host.timeOut(state, ModelSentences.timedOut(state.call.name, state.timeoutMs), "timed_out");
+  host.timeOut(state, Sentences.timedOut(state.call.name, state.timeoutMs), "timed_out");
 }
 
 function fireIdle(host: TimerHost, state: CallState): void {
-  host.timeOut(state, ModelSentences.idleTimedOut(state.call.name, state.idleMs), "idle_timeout");
+  host.timeOut(state, Sentences.idleTimedOut(state.call.name, state.idleMs), "idle_timeout");
 }
