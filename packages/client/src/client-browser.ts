@@ -1,5 +1,5 @@
+import type { WebSocketLike } from "@patchbay/protocol/runtime";
 import { ClientCore, type ClientOptions } from "./client-core";
-import type { WebSocketLike } from "./websocket-like";
 
 /**
  * The Patchbay session client for browsers: one native WebSocket per client, shared by all its

@@ -5,16 +5,15 @@ import type {
   SessionInfo,
   User,
 } from "@patchbay/protocol";
+import type { BackoffOptions, WebSocketFactory } from "@patchbay/protocol/runtime";
 import { Tools } from "@patchbay/tools";
 import { EventEmitter } from "eventemitter3";
-import type { BackoffOptions } from "./backoff";
 import { Connection, type ConnectionState, type HelloAuth } from "./connection";
 import { AuthError, type ClientError, DisconnectedError, errorFromWire, TimeoutError } from "./errors";
 import { HttpApi, type ReplyResult, type SessionSnapshot } from "./http-api";
 import { PageToolRunner } from "./page-tool-runner";
 import { Session, type SessionHost } from "./session";
 import { createUserToken, tokenExpiresAt, type UserTokenOptions } from "./user-token";
-import type { WebSocketFactory } from "./websocket-like";
 
 /**
  * Options of `new Client(...)`. A backend passes `apiKey` and `secret` (it may then act for any

@@ -1,6 +1,6 @@
+import type { WebSocketLike } from "@patchbay/protocol/runtime";
 import WebSocket from "ws";
 import { ClientCore, type ClientOptions } from "./client-core";
-import type { WebSocketLike } from "./websocket-like";
 
 /**
  * The Patchbay session client for Node: one WebSocket (from `ws`) per client, shared by all its

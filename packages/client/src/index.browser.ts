@@ -9,10 +9,10 @@ export type {
   ToolCallStatus,
   User,
 } from "@patchbay/protocol";
+export type { BackoffOptions, WebSocketFactory, WebSocketLike } from "@patchbay/protocol/runtime";
+export { backoffDelay } from "@patchbay/protocol/runtime";
 export type { ToolCallContext, ToolDefinition } from "@patchbay/tools";
 export { CallNotHeld, ToolError, ToolOutput, Tools } from "@patchbay/tools";
-export type { BackoffOptions } from "./backoff";
-export { backoffDelay } from "./backoff";
 export { Client } from "./client-browser";
 export type {
   AgentHandle,
@@ -45,4 +45,3 @@ export type { CreateResponseOptions, SessionEvents } from "./session";
 export { Session } from "./session";
 export type { UserTokenOptions } from "./user-token";
 export { createUserToken, tokenExpiresAt, USER_TOKEN_AUDIENCE } from "./user-token";
-export type { WebSocketFactory, WebSocketLike } from "./websocket-like";

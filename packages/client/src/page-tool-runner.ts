@@ -6,12 +6,11 @@ import type {
   ToolResult,
   ToolSpec,
 } from "@patchbay/protocol";
+import { RecentMap } from "@patchbay/protocol/runtime";
 import {
-  allowAll,
   type CancelReason,
   type HoldDecision,
-  RecentMap,
-  ToolExecutor,
+  PreapprovedToolExecutor,
   type Tools,
   toToolResult,
 } from "@patchbay/tools";
@@ -41,8 +40,8 @@ const KEPT_RESULTS = 256;
 /**
  * Runs one session's page tools when the server sends `tool.call`, through the `@patchbay/tools`
  * executor (validation, timeouts, interruption, coalesced progress, say, hold, images), and
- * answers with `tool.result`. The server already asked for approval, so the executor allows
- * everything.
+ * answers with `tool.result`. The server already asked for approval, so the executor is a
+ * `PreapprovedToolExecutor`.
  *
  * It follows the protocol's hold and cancel rules: `ctx.disallowInterruptions()` sends
  * `tool.hold` and resolves only once `tool.hold.ack` accepts it (a refusal throws `CallNotHeld`);
@@ -61,7 +60,7 @@ const KEPT_RESULTS = 256;
  */
 export class PageToolRunner {
   readonly #options: PageToolRunnerOptions;
-  #executor: ToolExecutor | undefined;
+  #executor: PreapprovedToolExecutor | undefined;
   /** The newest attempt the server delivered per call: only that delivery is answered. */
   readonly #latestAttempt = new Map<string, number>();
   readonly #held = new Set<string>();
@@ -144,15 +143,14 @@ export class PageToolRunner {
   }
 
   /** Made on the first call so it knows the user the server names. */
-  #executorFor(event: ToolCallEvent): ToolExecutor {
+  #executorFor(event: ToolCallEvent): PreapprovedToolExecutor {
     if (this.#executor) return this.#executor;
     const sessionId = this.#options.sessionId;
-    const executor = new ToolExecutor({
+    const executor = new PreapprovedToolExecutor({
       tools: this.#options.tools,
       sessionId,
       user: event.user,
       conversation: this.#options.conversation,
-      approvalGate: allowAll,
       confirmHold: ({ callId, signal }) =>
         new Promise<HoldDecision>((resolve) => {
           const done = (decision: HoldDecision) => {

@@ -1,9 +1,10 @@
 import type { ConversationItem, NormalizedToolCall, ToolOutcome, User } from "@patchbay/protocol";
+import { RecentMap } from "@patchbay/protocol/runtime";
 import type { EventEmitter } from "eventemitter3";
 import type { ApprovalGate } from "./approval-gate";
 import { type Ending, messageOf, resultOf } from "./call-ending";
 import { holdCall } from "./call-hold";
-import { type PipelineHost, runPipeline } from "./call-pipeline";
+import { type ApproveStep, type PipelineHost, runPipeline } from "./call-pipeline";
 import { releaseAll, type SlotCaps, ToolSlots } from "./call-slots";
 import { abortCall, abortError, CallState } from "./call-state";
 import { clearTimers, touch } from "./call-timers";
@@ -11,7 +12,6 @@ import { assertPositiveInteger, ToolsError } from "./errors";
 import { type IdempotencyStore, InMemoryIdempotencyStore } from "./idempotency-store";
 import { interruptCancels } from "./interrupt-rule";
 import * as Sentences from "./model-sentences";
-import { RecentMap } from "./recent-map";
 import { Semaphore } from "./semaphore";
 import { type ToolCallInput, toCall } from "./tool-call-input";
 import type { ToolExecutionResult } from "./tool-execution-result";
@@ -41,6 +41,7 @@ export class CallRunner implements PipelineHost {
   readonly defaultTimeoutMs: number;
   readonly caps: SlotCaps;
   readonly confirmHold: ToolExecutorOptions["confirmHold"];
+  readonly approve: ApproveStep | undefined;
   readonly now: () => number;
   readonly #events: EventEmitter<ToolExecutorEvents>;
   readonly #store: IdempotencyStore;
@@ -48,7 +49,11 @@ export class CallRunner implements PipelineHost {
   readonly #active = new Map<string, CallState>();
   readonly #deliveries = new RecentMap<number>(MAX_TRACKED_DELIVERIES);
 
-  constructor(options: ToolExecutorOptions, events: EventEmitter<ToolExecutorEvents>) {
+  constructor(
+    options: ToolExecutorOptions,
+    events: EventEmitter<ToolExecutorEvents>,
+    approve: ApproveStep | undefined,
+  ) {
     if (!options || typeof options.tools?.register !== "function") {
       throw new ToolsError("invalid_option", "tools: a Tools registry is required");
     }
@@ -57,6 +62,7 @@ export class CallRunner implements PipelineHost {
     assertPositiveInteger("defaultTimeoutMs", options.defaultTimeoutMs);
     assertPositiveInteger("approvalExpiresInMs", options.approvalExpiresInMs);
     this.#events = events;
+    this.approve = approve;
     this.tools = options.tools;
     this.sessionId = options.sessionId ?? "";
     this.user = options.user ?? { id: "anonymous" };
