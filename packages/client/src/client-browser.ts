@@ -1,5 +1,6 @@
 import type { WebSocketLike } from "@patchbay/protocol/runtime";
-import { ClientCore, type ClientOptions } from "./client-core";
+import { ClientCore } from "./client-core";
+import type { ClientOptions } from "./client-options";
 
 /**
  * The Patchbay session client for browsers: one native WebSocket per client, shared by all its

@@ -1,6 +1,7 @@
 import type { WebSocketLike } from "@patchbay/protocol/runtime";
 import WebSocket from "ws";
-import { ClientCore, type ClientOptions } from "./client-core";
+import { ClientCore } from "./client-core";
+import type { ClientOptions } from "./client-options";
 
 /**
  * The Patchbay session client for Node: one WebSocket (from `ws`) per client, shared by all its

@@ -1,10 +1,9 @@
 import type { ClientToServerFrame, ServerToClientFrame } from "@patchbay/protocol";
 import { decodeServerFrame, encodeResultFrame, PROTOCOL_VERSION } from "@patchbay/protocol/lite";
 import {
-  type BackoffOptions,
   type HandshakeStep,
   ReconnectingSocket,
-  type WebSocketFactory,
+  type ReconnectingSocketOptions,
 } from "@patchbay/protocol/runtime";
 import { EventEmitter } from "eventemitter3";
 import { connectFailure } from "./connect-failure";
@@ -52,10 +51,7 @@ export type WelcomeFrame = Extract<ServerToClientFrame, { type: "welcome" }>;
  * const options: ConnectionOptions = { url, createSocket, auth: async () => ({ kind: "user", token }) };
  * ```
  */
-export interface ConnectionOptions {
-  /** The socket URL, `ws(s)://host/v1/client`. */
-  url: string;
-  createSocket: WebSocketFactory;
+export interface ConnectionOptions extends ReconnectingSocketOptions {
   /**
    * The credentials for the next `hello`. `refresh` is true after the server refused the last
    * ones, so a token provider can mint a fresh token.
@@ -63,15 +59,6 @@ export interface ConnectionOptions {
   auth: (context: { refresh: boolean }) => Promise<HelloAuth>;
   /** Whether refused credentials are worth one refresh (a token provider is set). */
   canRefreshAuth?: () => boolean;
-  backoff?: BackoffOptions;
-  /** Consecutive failed dials before the connection gives up and goes `idle`. Default unbounded. */
-  maxReconnectAttempts?: number;
-  /** Ping period. Default: what the server's `welcome` asks for. */
-  heartbeatIntervalMs?: number;
-  /** A socket that receives nothing for this long is dead. Default twice the ping period. */
-  heartbeatTimeoutMs?: number;
-  /** How long a dial may take to be welcomed. Default 10 s. */
-  helloTimeoutMs?: number;
   clientInfo?: { name: string; version: string };
 }
 
@@ -115,50 +102,33 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     super();
     this.#options = options;
     const { url } = options;
-    this.#socket = new ReconnectingSocket<ServerToClientFrame>(
-      {
-        url,
-        createSocket: options.createSocket,
-        ...(options.backoff === undefined ? {} : { backoff: options.backoff }),
-        ...(options.maxReconnectAttempts === undefined
-          ? {}
-          : { maxReconnectAttempts: options.maxReconnectAttempts }),
-        ...(options.helloTimeoutMs === undefined ? {} : { helloTimeoutMs: options.helloTimeoutMs }),
-        ...(options.heartbeatIntervalMs === undefined
-          ? {}
-          : { heartbeatIntervalMs: options.heartbeatIntervalMs }),
-        ...(options.heartbeatTimeoutMs === undefined
-          ? {}
-          : { heartbeatTimeoutMs: options.heartbeatTimeoutMs }),
+    this.#socket = new ReconnectingSocket<ServerToClientFrame>(options, {
+      hello: () => this.#hello(),
+      decode: (data) => this.#decode(data),
+      handshake: (frame) => this.#handshake(frame),
+      welcome: (frame, reconnect) => {
+        this.#welcome = frame as WelcomeFrame;
+        this.#welcomedBefore = true;
+        this.#authRefreshed = false;
+        this.emit("welcome", frame as WelcomeFrame, reconnect);
       },
-      {
-        hello: () => this.#hello(),
-        decode: (data) => this.#decode(data),
-        handshake: (frame) => this.#handshake(frame),
-        welcome: (frame, reconnect) => {
-          this.#welcome = frame as WelcomeFrame;
-          this.#welcomedBefore = true;
-          this.#authRefreshed = false;
-          this.emit("welcome", frame as WelcomeFrame, reconnect);
-        },
-        frame: (frame) => this.emit("frame", frame),
-        lost: (reason) => this.emit("lost", new DisconnectedError(`connection lost: ${reason}`)),
-        reconnecting: () => {},
-        failed: (error) => {
-          this.#authRefreshed = false;
-          this.emit("failed", error as ClientError);
-        },
-        state: (state, previous) => this.emit("state", state, previous),
-        describeError: connectFailure,
-        // Only before the first welcome: a server that was there and went away is waited for.
-        unreachable: (reason, cause) =>
-          this.#welcomedBefore
-            ? undefined
-            : new DisconnectedError(`cannot connect to ${url}: ${reason}`, { cause }),
-        error: (message, cause) => this.emit("error", new DisconnectedError(message, { cause })),
-        exhausted: (message) => new DisconnectedError(message),
+      frame: (frame) => this.emit("frame", frame),
+      lost: (reason) => this.emit("lost", new DisconnectedError(`connection lost: ${reason}`)),
+      reconnecting: () => {},
+      failed: (error) => {
+        this.#authRefreshed = false;
+        this.emit("failed", error as ClientError);
       },
-    );
+      state: (state, previous) => this.emit("state", state, previous),
+      describeError: connectFailure,
+      // Only before the first welcome: a server that was there and went away is waited for.
+      unreachable: (reason, cause) =>
+        this.#welcomedBefore
+          ? undefined
+          : new DisconnectedError(`cannot connect to ${url}: ${reason}`, { cause }),
+      error: (message, cause) => this.emit("error", new DisconnectedError(message, { cause })),
+      exhausted: (message) => new DisconnectedError(message),
+    });
   }
 
   /** The current state. */

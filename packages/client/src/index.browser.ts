@@ -14,16 +14,16 @@ export { backoffDelay } from "@patchbay/protocol/runtime";
 export type { ToolCallContext, ToolDefinition } from "@patchbay/tools";
 export { CallNotHeld, ToolError, ToolOutput, Tools } from "@patchbay/tools";
 export { Client } from "./client-browser";
+export type { ClientCore } from "./client-core";
 export type {
   AgentHandle,
   AgentSessions,
-  ClientCore,
   ClientEvents,
   ClientOptions,
   CreateSessionOptions,
   ReplyOptions,
   ResumeSessionOptions,
-} from "./client-core";
+} from "./client-options";
 export type { ConnectionState, HelloAuth } from "./connection";
 export type { ClientErrorCode, ClientErrorOptions } from "./errors";
 export {

@@ -13,17 +13,17 @@ export type { BackoffOptions, WebSocketFactory, WebSocketLike } from "@patchbay/
 export { backoffDelay } from "@patchbay/protocol/runtime";
 export type { ToolCallContext, ToolDefinition } from "@patchbay/tools";
 export { CallNotHeld, ToolError, ToolOutput, Tools } from "@patchbay/tools";
+export type { ClientCore } from "./client-core";
+export { Client } from "./client-node";
 export type {
   AgentHandle,
   AgentSessions,
-  ClientCore,
   ClientEvents,
   ClientOptions,
   CreateSessionOptions,
   ReplyOptions,
   ResumeSessionOptions,
-} from "./client-core";
-export { Client } from "./client-node";
+} from "./client-options";
 export type { ConnectionState, HelloAuth } from "./connection";
 export type { ClientErrorCode, ClientErrorOptions } from "./errors";
 export {
