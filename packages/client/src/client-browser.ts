@@ -17,11 +17,13 @@ import type { ClientOptions } from "./client-options";
  */
 export class Client extends ClientCore {
   constructor(options: ClientOptions) {
-    super(options, (url) => {
-      // Looked up at dial time, not import time, so the module can load where there is none (SSR).
-      const NativeWebSocket = globalThis.WebSocket;
-      if (!NativeWebSocket) throw new TypeError("this runtime has no WebSocket; pass createSocket");
-      return new NativeWebSocket(url) as unknown as WebSocketLike;
+    super(options, {
+      createSocket: (url) => {
+        // Looked up at dial time, not import time, so the module can load where there is none (SSR).
+        const NativeWebSocket = globalThis.WebSocket;
+        if (!NativeWebSocket) throw new TypeError("this runtime has no WebSocket; pass createSocket");
+        return new NativeWebSocket(url) as unknown as WebSocketLike;
+      },
     });
   }
 }

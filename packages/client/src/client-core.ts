@@ -19,6 +19,15 @@ import type { Session } from "./session";
 import { SessionChannel, type SessionHost } from "./session-channel";
 import type { UserTokenOptions } from "./user-token";
 
+/**
+ * What a package entry gives the client of its runtime: how to open a socket, and (Node only:
+ * a browser hides the reason) why a connection could not be made.
+ */
+export interface ClientRuntime {
+  createSocket: WebSocketFactory;
+  connectFailure?: (error: unknown) => string | undefined;
+}
+
 /** What a request waits for besides its answer: the page's tools, or the session it resumes. */
 interface RequestContext {
   tools: Tools | undefined;
@@ -37,7 +46,7 @@ interface RequestContext {
  */
 export class ClientCore extends EventEmitter<ClientEvents> {
   readonly #options: ClientOptions;
-  readonly #createSocket: WebSocketFactory;
+  readonly #runtime: ClientRuntime;
   readonly #auth: ClientAuth;
   readonly #http: HttpApi;
   readonly #agents = new Map<string, AgentHandle>();
@@ -46,11 +55,11 @@ export class ClientCore extends EventEmitter<ClientEvents> {
   readonly #sessionHost: SessionHost;
   #connection: Connection | undefined;
 
-  constructor(options: ClientOptions, createSocket: WebSocketFactory) {
+  constructor(options: ClientOptions, runtime: ClientRuntime) {
     super();
     if (!options.baseUrl) throw new TypeError("Client needs a baseUrl");
     this.#options = options;
-    this.#createSocket = options.createSocket ?? createSocket;
+    this.#runtime = options.createSocket ? { ...runtime, createSocket: options.createSocket } : runtime;
     const auth = new ClientAuth(options);
     this.#auth = auth;
     const timeoutMs = options.requestTimeoutMs ?? 15_000;
@@ -61,6 +70,7 @@ export class ClientCore extends EventEmitter<ClientEvents> {
       canRefreshAuth: () => auth.canRefresh(),
       timeoutMs,
       ...(options.fetch ? { fetch: options.fetch } : {}),
+      connectFailure: runtime.connectFailure,
     });
     this.#sessionHost = {
       send: (frame) => this.#connection?.send(frame) ?? false,
@@ -262,7 +272,8 @@ export class ClientCore extends EventEmitter<ClientEvents> {
     const auth = this.#auth;
     const connection = new Connection({
       url: `${options.baseUrl.replace(/\/+$/, "").replace(/^http/, "ws")}/v1/client`,
-      createSocket: this.#createSocket,
+      createSocket: this.#runtime.createSocket,
+      connectFailure: this.#runtime.connectFailure,
       auth: (context) => auth.hello(context.refresh),
       canRefreshAuth: () => auth.canRefresh(),
       backoff: options.reconnect ?? {},

@@ -2,6 +2,7 @@ import type { WebSocketLike } from "@patchbay/protocol/runtime";
 import WebSocket from "ws";
 import { ClientCore } from "./client-core";
 import type { ClientOptions } from "./client-options";
+import { connectFailure } from "./connect-failure";
 
 /**
  * The Patchbay session client for Node: one WebSocket (from `ws`) per client, shared by all its
@@ -18,6 +19,6 @@ import type { ClientOptions } from "./client-options";
  */
 export class Client extends ClientCore {
   constructor(options: ClientOptions) {
-    super(options, (url) => new WebSocket(url) as unknown as WebSocketLike);
+    super(options, { createSocket: (url) => new WebSocket(url) as unknown as WebSocketLike, connectFailure });
   }
 }

@@ -6,7 +6,6 @@ import {
   type ReconnectingSocketOptions,
 } from "@patchbay/protocol/runtime";
 import { EventEmitter } from "eventemitter3";
-import { connectFailure } from "./connect-failure";
 import {
   AuthError,
   type ClientError,
@@ -60,6 +59,8 @@ export interface ConnectionOptions extends ReconnectingSocketOptions {
   /** Whether refused credentials are worth one refresh (a token provider is set). */
   canRefreshAuth?: () => boolean;
   clientInfo?: { name: string; version: string };
+  /** Why a connection could not be made, where the runtime says (Node); see connect-failure.ts. */
+  connectFailure?: (error: unknown) => string | undefined;
 }
 
 /**
@@ -120,7 +121,7 @@ export class Connection extends EventEmitter<ConnectionEvents> {
         this.emit("failed", error as ClientError);
       },
       state: (state, previous) => this.emit("state", state, previous),
-      describeError: connectFailure,
+      describeError: options.connectFailure,
       // Only before the first welcome: a server that was there and went away is waited for.
       unreachable: (reason, cause) =>
         this.#welcomedBefore

@@ -5,7 +5,6 @@ import type {
   SessionEvent,
   SessionInfo,
 } from "@patchbay/protocol";
-import { connectFailure } from "./connect-failure";
 import {
   AuthError,
   ClientError,
@@ -74,6 +73,8 @@ export interface HttpApiOptions {
   canRefreshAuth?: () => boolean;
   timeoutMs?: number;
   fetch?: typeof fetch;
+  /** Why a connection could not be made, where the runtime says (Node); see connect-failure.ts. */
+  connectFailure?: (error: unknown) => string | undefined;
 }
 
 /**
@@ -166,7 +167,7 @@ export class HttpApi {
       if (controller.signal.aborted) {
         throw new TimeoutError(`${method} ${path} got no answer within ${timeoutMs} ms`, { cause: error });
       }
-      const reason = connectFailure(error);
+      const reason = this.#options.connectFailure?.(error);
       throw new ClientError(
         "disconnected",
         reason === undefined
