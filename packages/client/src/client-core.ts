@@ -1,7 +1,7 @@
 import type { ServerToClientFrame, User } from "@patchbay/protocol";
 import type { WebSocketFactory } from "@patchbay/protocol/runtime";
+import { EventEmitter } from "@patchbay/protocol/runtime";
 import { Tools } from "@patchbay/tools";
-import { EventEmitter } from "eventemitter3";
 import { ClientAuth } from "./client-auth";
 import type {
   AgentHandle,

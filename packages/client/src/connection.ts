@@ -1,11 +1,11 @@
 import type { ClientToServerFrame, ServerToClientFrame } from "@patchbay/protocol";
 import { decodeServerFrame, encodeResultFrame, PROTOCOL_VERSION } from "@patchbay/protocol/lite";
 import {
+  EventEmitter,
   type HandshakeStep,
   ReconnectingSocket,
   type ReconnectingSocketOptions,
 } from "@patchbay/protocol/runtime";
-import { EventEmitter } from "eventemitter3";
 import {
   AuthError,
   type ClientError,

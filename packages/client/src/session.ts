@@ -8,7 +8,7 @@ import type {
   SessionInfo,
   ToolCallItem,
 } from "@patchbay/protocol";
-import { EventEmitter } from "eventemitter3";
+import { EventEmitter } from "@patchbay/protocol/runtime";
 import type { ConnectionState } from "./connection";
 import type { ClientError } from "./errors";
 import type { Response } from "./response";

@@ -1,6 +1,6 @@
 import type { ConversationItem, NormalizedToolCall, ToolOutcome, User } from "@patchbay/protocol";
+import type { EventEmitter } from "@patchbay/protocol/runtime";
 import { RecentMap } from "@patchbay/protocol/runtime";
-import type { EventEmitter } from "eventemitter3";
 import type { ApprovalGate } from "./approval-gate";
 import { type Ending, messageOf, resultOf } from "./call-ending";
 import { holdCall } from "./call-hold";

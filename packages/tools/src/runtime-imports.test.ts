@@ -8,7 +8,6 @@ const ALLOWED = [
   "@patchbay/protocol/lite",
   "@patchbay/protocol/runtime",
   "@cfworker/json-schema",
-  "eventemitter3",
   "zod/v4/core",
   "zod-to-json-schema",
 ];

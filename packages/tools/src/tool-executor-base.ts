@@ -1,4 +1,4 @@
-import { EventEmitter } from "eventemitter3";
+import { EventEmitter } from "@patchbay/protocol/runtime";
 import type { ApproveStep } from "./call-pipeline";
 import { CallRunner } from "./call-runner";
 import type { ToolCallInput } from "./tool-call-input";
