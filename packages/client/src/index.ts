@@ -9,6 +9,8 @@ export type {
   ToolCallStatus,
   User,
 } from "@patchbay/protocol";
+// The audience of a user token is the protocol's; a page reads it here.
+export { USER_TOKEN_AUDIENCE } from "@patchbay/protocol/lite";
 export type { BackoffOptions, WebSocketFactory, WebSocketLike } from "@patchbay/protocol/runtime";
 export { backoffDelay } from "@patchbay/protocol/runtime";
 export type { ToolCallContext, ToolDefinition } from "@patchbay/tools";
@@ -44,4 +46,4 @@ export { Response } from "./response";
 export type { CreateResponseOptions, SessionEvents } from "./session";
 export { Session } from "./session";
 export type { UserTokenOptions } from "./user-token";
-export { createUserToken, tokenExpiresAt, USER_TOKEN_AUDIENCE } from "./user-token";
+export { createUserToken, tokenExpiresAt } from "./user-token";
