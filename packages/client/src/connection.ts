@@ -44,11 +44,6 @@ export type WelcomeFrame = Extract<ServerToClientFrame, { type: "welcome" }>;
 
 /**
  * How {@link Connection} dials, authenticates, keeps the socket alive and reconnects.
- *
- * @example
- * ```ts
- * const options: ConnectionOptions = { url, createSocket, auth: async () => ({ kind: "user", token }) };
- * ```
  */
 export interface ConnectionOptions extends ReconnectingSocketOptions {
   /**
@@ -65,11 +60,6 @@ export interface ConnectionOptions extends ReconnectingSocketOptions {
 
 /**
  * Events of a {@link Connection}.
- *
- * @example
- * ```ts
- * connection.on("welcome", (welcome) => resumeSessions(welcome.connectionId));
- * ```
  */
 export interface ConnectionEvents {
   state: [state: ConnectionState, previous: ConnectionState];

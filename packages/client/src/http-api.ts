@@ -59,11 +59,6 @@ export interface EventPage {
 /**
  * How {@link HttpApi} reaches the server: where it is, how to authenticate a request, and how
  * long to wait for an answer.
- *
- * @example
- * ```ts
- * new HttpApi({ baseUrl: "http://127.0.0.1:8787", headers: async () => ({ authorization: `Bearer ${token}` }) });
- * ```
  */
 export interface HttpApiOptions {
   baseUrl: string;
@@ -80,12 +75,6 @@ export interface HttpApiOptions {
 /**
  * The server's HTTP API, for what needs no socket: get, list and delete sessions, read the event
  * log. Every failure is a typed {@link ClientError}.
- *
- * @example
- * ```ts
- * const api = new HttpApi({ baseUrl, headers: async () => ({ "x-api-key": key, authorization: `Bearer ${secret}` }) });
- * const { sessions } = await api.listSessions("support", { userId: "u_1" });
- * ```
  */
 export class HttpApi {
   readonly #options: HttpApiOptions;

@@ -21,11 +21,6 @@ type HoldAck = Extract<ServerToClientFrame, { type: "tool.hold.ack" }>;
 /**
  * What a {@link PageToolRunner} needs: the page's tools, the session, a way to write frames, and
  * the conversation the tools may read.
- *
- * @example
- * ```ts
- * new PageToolRunner({ tools, sessionId, send: (f) => connection.send(f), conversation: () => session.conversation });
- * ```
  */
 export interface PageToolRunnerOptions {
   tools: Tools;
@@ -51,12 +46,6 @@ const KEPT_RESULTS = 256;
  * A call delivered again (same id, higher attempt, after a reconnect) never runs twice: the
  * executor joins the running call or returns its stored result, and the answer carries the
  * newest attempt.
- *
- * @example
- * ```ts
- * const runner = new PageToolRunner({ tools, sessionId, send, conversation });
- * runner.handleCall(toolCallEvent);
- * ```
  */
 export class PageToolRunner {
   readonly #options: PageToolRunnerOptions;

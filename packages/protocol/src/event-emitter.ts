@@ -6,9 +6,22 @@
 /**
  * The events an emitter emits: each name to its listener (`(a: A) => void`) or to its
  * arguments (`[a: A]`); or just event names, with untyped listeners.
+ *
+ * @example
+ * ```ts
+ * type DoorEvents = { opened: [by: string]; closed: () => void };
+ * ```
  */
 export type ValidEventTypes = string | symbol | object;
 
+/**
+ * The names of an emitter's events.
+ *
+ * @example
+ * ```ts
+ * const name: EventNames<{ opened: [by: string] }> = "opened";
+ * ```
+ */
 export type EventNames<T extends ValidEventTypes> = T extends string | symbol ? T : keyof T;
 
 type ArgumentMap<T extends object> = {
@@ -19,10 +32,26 @@ type ArgumentMap<T extends object> = {
       : any[];
 };
 
+/**
+ * The listener of one event.
+ *
+ * @example
+ * ```ts
+ * const onOpened: EventListener<{ opened: [by: string] }, "opened"> = (by) => console.log(by);
+ * ```
+ */
 export type EventListener<T extends ValidEventTypes, K extends EventNames<T>> = T extends string | symbol
   ? (...args: any[]) => void
   : (...args: ArgumentMap<Exclude<T, string | symbol>>[Extract<K, keyof T>]) => void;
 
+/**
+ * The arguments of one event.
+ *
+ * @example
+ * ```ts
+ * const args: EventArgs<{ opened: [by: string] }, "opened"> = ["Ada"];
+ * ```
+ */
 export type EventArgs<T extends ValidEventTypes, K extends EventNames<T>> = Parameters<EventListener<T, K>>;
 
 interface Listener {

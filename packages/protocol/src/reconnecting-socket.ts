@@ -5,10 +5,22 @@ import { SOCKET_OPEN, type WebSocketFactory, type WebSocketLike } from "./websoc
  * Where a {@link ReconnectingSocket} stands. `connecting` is the first dial; `reconnecting`
  * covers the wait and the redial after a socket was lost; `idle` after it gave up (it may be
  * opened again); `closed` is final.
+ *
+ * @example
+ * ```ts
+ * socket.state === "open" ? send(frame) : queue(frame);
+ * ```
  */
 export type ReconnectingSocketState = "idle" | "connecting" | "open" | "reconnecting" | "closed";
 
-/** What a frame that arrived before the welcome means for the handshake. */
+/**
+ * What a frame that arrived before the welcome means for the handshake.
+ *
+ * @example
+ * ```ts
+ * handshake: (f) => (f.type === "worker.ready" ? { welcome: true, heartbeatIntervalMs: f.heartbeatIntervalMs } : undefined)
+ * ```
+ */
 export type HandshakeStep =
   /** The welcome: the socket is open; the server pings every `heartbeatIntervalMs`. */
   | { welcome: true; heartbeatIntervalMs: number }
@@ -19,7 +31,14 @@ export type HandshakeStep =
   /** Not an answer to the hello: nothing happens. */
   | undefined;
 
-/** The frames a {@link ReconnectingSocket} reads: any with a `type`; it answers `ping` itself. */
+/**
+ * The frames a {@link ReconnectingSocket} reads: any with a `type`; it answers `ping` itself.
+ *
+ * @example
+ * ```ts
+ * const ping: HeartbeatFrame = { type: "ping", nonce: "17" };
+ * ```
+ */
 export interface HeartbeatFrame {
   type: string;
   nonce?: string;
@@ -29,6 +48,11 @@ export interface HeartbeatFrame {
  * What the channel decides on top of the socket: the hello, the reading of frames, the
  * handshake, and where frames and losses go. The client channel and the worker channel each
  * give their own.
+ *
+ * @example
+ * ```ts
+ * const hooks: ReconnectingSocketHooks<Frame> = { hello: () => JSON.stringify(hello), decode, handshake, welcome, frame, lost, reconnecting, failed, state };
+ * ```
  */
 export interface ReconnectingSocketHooks<F extends HeartbeatFrame> {
   /**
@@ -66,6 +90,11 @@ export interface ReconnectingSocketHooks<F extends HeartbeatFrame> {
 
 /**
  * How a {@link ReconnectingSocket} dials.
+ *
+ * @example
+ * ```ts
+ * const options: ReconnectingSocketOptions = { url: "ws://127.0.0.1:8787/v1/worker", createSocket: (url) => new WebSocket(url) };
+ * ```
  */
 export interface ReconnectingSocketOptions {
   url: string;
@@ -92,6 +121,13 @@ const CLOSE_GRACE_MS = 2_000;
  * nothing arrived for one interval it asks with a `ping` of its own, and a socket on which
  * nothing arrived for two intervals is dead (dropped, then redialled and resumed by the
  * channel's `welcome` hook).
+ *
+ * @example
+ * ```ts
+ * const socket = new ReconnectingSocket<Frame>({ url, createSocket }, hooks);
+ * socket.open();
+ * socket.send(JSON.stringify({ type: "load", running: 1 }));
+ * ```
  */
 export class ReconnectingSocket<F extends HeartbeatFrame> {
   readonly #options: ReconnectingSocketOptions;

@@ -30,5 +30,12 @@ export interface WebSocketLike {
  */
 export type WebSocketFactory = (url: string) => WebSocketLike;
 
-/** `WebSocket.OPEN`, spelled out so the shared code needs no WebSocket global. */
+/**
+ * `WebSocket.OPEN`, spelled out so the shared code needs no WebSocket global.
+ *
+ * @example
+ * ```ts
+ * if (socket.readyState === SOCKET_OPEN) socket.send(text);
+ * ```
+ */
 export const SOCKET_OPEN = 1;
