@@ -8,6 +8,7 @@ const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 const alias = {
   // Subpath entries first: a bare package name also matches its subpaths.
   "@patchbay/protocol/lite": here("./packages/protocol/src/lite.ts"),
+  "@patchbay/protocol/runtime": here("./packages/protocol/src/runtime.ts"),
   ...Object.fromEntries(
     packages.map((name) => [`@patchbay/${name}`, here(`./packages/${name}/src/index.ts`)]),
   ),

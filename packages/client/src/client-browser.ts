@@ -1,5 +1,6 @@
-import { ClientCore, type ClientOptions } from "./client-core";
-import type { WebSocketLike } from "./websocket-like";
+import type { WebSocketLike } from "@patchbay/protocol/runtime";
+import { ClientCore } from "./client-core";
+import type { ClientOptions } from "./client-options";
 
 /**
  * The Patchbay session client for browsers: one native WebSocket per client, shared by all its
@@ -16,11 +17,13 @@ import type { WebSocketLike } from "./websocket-like";
  */
 export class Client extends ClientCore {
   constructor(options: ClientOptions) {
-    super(options, (url) => {
-      // Looked up at dial time, not import time, so the module can load where there is none (SSR).
-      const NativeWebSocket = globalThis.WebSocket;
-      if (!NativeWebSocket) throw new TypeError("this runtime has no WebSocket; pass createSocket");
-      return new NativeWebSocket(url) as unknown as WebSocketLike;
+    super(options, {
+      createSocket: (url) => {
+        // Looked up at dial time, not import time, so the module can load where there is none (SSR).
+        const NativeWebSocket = globalThis.WebSocket;
+        if (!NativeWebSocket) throw new TypeError("this runtime has no WebSocket; pass createSocket");
+        return new NativeWebSocket(url) as unknown as WebSocketLike;
+      },
     });
   }
 }

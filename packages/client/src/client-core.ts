@@ -1,175 +1,39 @@
-import type {
-  ClientToServerFrame,
-  JsonObject,
-  ServerToClientFrame,
-  SessionInfo,
-  User,
-} from "@patchbay/protocol";
+import type { ServerToClientFrame, User } from "@patchbay/protocol";
+import type { WebSocketFactory } from "@patchbay/protocol/runtime";
+import { EventEmitter } from "@patchbay/protocol/runtime";
 import { Tools } from "@patchbay/tools";
-import { EventEmitter } from "eventemitter3";
-import type { BackoffOptions } from "./backoff";
-import { Connection, type ConnectionState, type HelloAuth } from "./connection";
-import { AuthError, type ClientError, DisconnectedError, errorFromWire, TimeoutError } from "./errors";
-import { HttpApi, type ReplyResult, type SessionSnapshot } from "./http-api";
+import { ClientAuth } from "./client-auth";
+import type {
+  AgentHandle,
+  ClientEvents,
+  ClientOptions,
+  CreateSessionOptions,
+  ResumeSessionOptions,
+} from "./client-options";
+import { Connection, type ConnectionState } from "./connection";
+import { type ClientError, DisconnectedError, errorFromWire, TimeoutError } from "./errors";
+import { HttpApi } from "./http-api";
 import { PageToolRunner } from "./page-tool-runner";
-import { Session, type SessionHost } from "./session";
-import { createUserToken, tokenExpiresAt, type UserTokenOptions } from "./user-token";
-import type { WebSocketFactory } from "./websocket-like";
+import { PendingRequests, type RequestFrame } from "./pending-requests";
+import type { Session } from "./session";
+import { SessionChannel, type SessionHost } from "./session-channel";
+import type { UserTokenOptions } from "./user-token";
 
 /**
- * Options of `new Client(...)`. A backend passes `apiKey` and `secret` (it may then act for any
- * user and mint user tokens); a page passes only `baseUrl` and calls `setUser`.
- *
- * @example
- * ```ts
- * const backend = new Client({ baseUrl: "http://127.0.0.1:8787", apiKey, secret });
- * const page = new Client({ baseUrl: location.origin, tokenProvider: () => fetchToken() });
- * ```
+ * What a package entry gives the client of its runtime: how to open a socket, and (Node only:
+ * a browser hides the reason) why a connection could not be made.
  */
-export interface ClientOptions {
-  /** The server, `http(s)://host[:port]`; the socket goes to `ws(s)://host[:port]/v1/client`. */
-  baseUrl: string;
-  apiKey?: string;
-  secret?: string;
-  /**
-   * Mints a fresh user token when the current one is expired or was refused, before a
-   * (re)connect or an HTTP call. A page usually asks its backend.
-   */
-  tokenProvider?: (user: User | undefined) => Promise<string> | string;
-  /** Reconnect backoff and how many consecutive failed dials to allow. */
-  reconnect?: BackoffOptions & { maxAttempts?: number };
-  /** Ping period; default what the server asks for in `welcome`. */
-  heartbeatIntervalMs?: number;
-  /** A socket silent for this long is dead and is replaced. Default twice the ping period. */
-  heartbeatTimeoutMs?: number;
-  /** How long `create`, `resume` and HTTP calls wait for an answer. Default 15 s. */
-  requestTimeoutMs?: number;
-  /** Replaces the runtime's WebSocket (the Node entry uses `ws`, the browser entry the native one). */
-  createSocket?: WebSocketFactory;
-  /** Replaces the global `fetch` for the HTTP API. */
-  fetch?: typeof fetch;
+export interface ClientRuntime {
+  createSocket: WebSocketFactory;
+  connectFailure?: (error: unknown) => string | undefined;
 }
 
-/**
- * Typed events of a {@link Client}.
- *
- * @example
- * ```ts
- * client.on("state", (state) => console.log("connection", state));
- * ```
- */
-export interface ClientEvents {
-  /** The connection state changed. */
-  state: [state: ConnectionState, previous: ConnectionState];
-  /** An error that no pending call could be told about (a refused token, a broken frame). */
-  error: [error: ClientError];
-}
-
-/**
- * Options of `sessions.create`.
- *
- * @example
- * ```ts
- * await agent.sessions.create({ tools, metadata: { page: "checkout" } });
- * ```
- */
-export interface CreateSessionOptions {
-  /** Tools that run in this page for the session. */
-  tools?: Tools;
-  metadata?: JsonObject;
-  /** The user the session is for; only a backend (API key) may name one. */
-  userId?: string;
-}
-
-/**
- * Options of `sessions.resume`.
- *
- * @example
- * ```ts
- * await agent.sessions.resume(savedId, { tools });
- * ```
- */
-export interface ResumeSessionOptions {
-  /** Tools that run in this page for the session. */
-  tools?: Tools;
-}
-
-/**
- * The sessions of one agent.
- *
- * @example
- * ```ts
- * const { sessions } = client.agent("support");
- * const session = await sessions.create({ tools });
- * ```
- */
-export interface AgentSessions {
-  /** Opens a new session over the socket. */
-  create(options?: CreateSessionOptions): Promise<Session>;
-  /** Attaches to an existing session (after a page reload) and replays its events. */
-  resume(sessionId: string, options?: ResumeSessionOptions): Promise<Session>;
-  /** Reads a session and its conversation over HTTP. */
-  get(sessionId: string): Promise<SessionSnapshot>;
-  /** Lists the agent's sessions over HTTP (a backend may filter by user). */
-  list(options?: { userId?: string }): Promise<SessionInfo[]>;
-  /** Deletes a session over HTTP. */
-  delete(sessionId: string): Promise<void>;
-  /**
-   * Replies in the backend's own words, over HTTP (API key only), to the message a dispatch
-   * worker is handling (`dispatch.text: enabled`) instead of calling `answer`: the reply is added
-   * as an assistant message and the user's turn ends with it (`answered_by_worker`). Give
-   * `messageId` to make sure it answers that message; `commandId` makes a retry safe (one is
-   * made up when left out). A `conflict` error when no turn of the session waits for a worker.
-   */
-  reply(sessionId: string, text: string, options?: ReplyOptions): Promise<ReplyResult>;
-}
-
-/**
- * Options of `sessions.reply`.
- *
- * @example
- * ```ts
- * await client.agent("support").sessions.reply(message.sessionId!, "A colleague will call you.", { messageId: message.id });
- * ```
- */
-export interface ReplyOptions {
-  /** The user message it answers; the reply is refused (`conflict`) when the turn answers another. */
-  messageId?: string;
-  /** Makes a retried reply change nothing. Default: a new id per call. */
-  commandId?: string;
-}
-
-/**
- * One agent as the client sees it: its sessions, and a `Tools` registry for a dispatch worker
- * to host for every session of the agent.
- *
- * @example
- * ```ts
- * const agent = client.agent("support");
- * agent.tools.register({ name: "lookup_order", description: "Look up an order", run });
- * ```
- */
-export interface AgentHandle {
-  readonly name: string;
-  readonly tools: Tools;
-  readonly sessions: AgentSessions;
-}
-
-interface PendingRequest {
-  frame: Extract<ClientToServerFrame, { type: "session.create" | "session.resume" }>;
-  /** Written on the current socket. */
-  sent: boolean;
-  /** Safe to write again after a reconnect (a resume is; a create is not). */
-  repeatable: boolean;
+/** What a request waits for besides its answer: the page's tools, or the session it resumes. */
+interface RequestContext {
   tools: Tools | undefined;
-  session: Session | undefined;
-  resolve: (session: Session) => void;
-  reject: (error: ClientError) => void;
-  timer: ReturnType<typeof setTimeout> | undefined;
+  /** Set for the resume of a session this client holds (after a reconnect). */
+  channel: SessionChannel | undefined;
 }
-
-/** Renew a user token this long before it expires, so a dial never presents a stale one. */
-const TOKEN_RENEW_MARGIN_MS = 10_000;
 
 /**
  * The shared implementation of `Client`. The package entries bind it to a WebSocket: `ws` in
@@ -182,39 +46,41 @@ const TOKEN_RENEW_MARGIN_MS = 10_000;
  */
 export class ClientCore extends EventEmitter<ClientEvents> {
   readonly #options: ClientOptions;
-  readonly #createSocket: WebSocketFactory;
+  readonly #runtime: ClientRuntime;
+  readonly #auth: ClientAuth;
   readonly #http: HttpApi;
   readonly #agents = new Map<string, AgentHandle>();
-  readonly #sessions = new Map<string, Session>();
-  readonly #requests = new Map<string, PendingRequest>();
-  #connection: Connection | undefined;
-  #user: User | undefined;
-  #token: string | undefined;
-  #tokenRefresh: Promise<string> | undefined;
+  readonly #channels = new Map<string, SessionChannel>();
+  readonly #requests: PendingRequests<Session, RequestContext>;
   readonly #sessionHost: SessionHost;
+  #connection: Connection | undefined;
 
-  constructor(options: ClientOptions, createSocket: WebSocketFactory) {
+  constructor(options: ClientOptions, runtime: ClientRuntime) {
     super();
     if (!options.baseUrl) throw new TypeError("Client needs a baseUrl");
     this.#options = options;
-    this.#createSocket = options.createSocket ?? createSocket;
-    const http: ConstructorParameters<typeof HttpApi>[0] = {
+    this.#runtime = options.createSocket ? { ...runtime, createSocket: options.createSocket } : runtime;
+    const auth = new ClientAuth(options);
+    this.#auth = auth;
+    const timeoutMs = options.requestTimeoutMs ?? 15_000;
+    this.#requests = new PendingRequests(timeoutMs);
+    this.#http = new HttpApi({
       baseUrl: options.baseUrl,
-      headers: (context) => this.#httpHeaders(context.refresh),
-      canRefreshAuth: () => this.#canRefreshToken(),
-      timeoutMs: this.#requestTimeoutMs,
-    };
-    if (options.fetch) http.fetch = options.fetch;
-    this.#http = new HttpApi(http);
+      headers: (context) => auth.headers(context.refresh),
+      canRefreshAuth: () => auth.canRefresh(),
+      timeoutMs,
+      ...(options.fetch ? { fetch: options.fetch } : {}),
+      connectFailure: runtime.connectFailure,
+    });
     this.#sessionHost = {
       send: (frame) => this.#connection?.send(frame) ?? false,
       connectionState: () => this.state,
       fetchEvents: (sessionId, after) => this.#http.events(sessionId, { after }),
-      forget: (session) => {
-        if (this.#sessions.get(session.id) === session) this.#sessions.delete(session.id);
+      forget: (channel) => {
+        if (this.#channels.get(channel.id) === channel) this.#channels.delete(channel.id);
       },
-      requestTimeoutMs: this.#requestTimeoutMs,
-      newId: () => this.#newId(),
+      requestTimeoutMs: timeoutMs,
+      newId: newId,
     };
   }
 
@@ -225,12 +91,12 @@ export class ClientCore extends EventEmitter<ClientEvents> {
 
   /** The user set with `setUser`, if any. */
   get user(): User | undefined {
-    return this.#user;
+    return this.#auth.user;
   }
 
   /** The sessions this client holds open. */
   get sessions(): Session[] {
-    return [...this.#sessions.values()];
+    return [...this.#channels.values()].map((channel) => channel.session);
   }
 
   /**
@@ -243,11 +109,11 @@ export class ClientCore extends EventEmitter<ClientEvents> {
    * ```
    */
   setUser(user: User, token?: string): void {
-    const changed = token !== this.#token || user.id !== this.#user?.id;
-    this.#user = user;
-    this.#token = token;
     const state = this.#connection?.state;
-    if (changed && (state === "open" || state === "connecting" || state === "reconnecting")) {
+    if (
+      this.#auth.setUser(user, token) &&
+      (state === "open" || state === "connecting" || state === "reconnecting")
+    ) {
       this.#connection?.reconnect();
     }
   }
@@ -261,9 +127,7 @@ export class ClientCore extends EventEmitter<ClientEvents> {
    * ```
    */
   createUserToken(userId: string, options: UserTokenOptions = {}): Promise<string> {
-    if (!this.#options.secret)
-      return Promise.reject(new AuthError("createUserToken needs the client's secret"));
-    return createUserToken(this.#options.secret, userId, options);
+    return this.#auth.createUserToken(userId, options);
   }
 
   /**
@@ -277,21 +141,22 @@ export class ClientCore extends EventEmitter<ClientEvents> {
   agent(name: string): AgentHandle {
     let handle = this.#agents.get(name);
     if (!handle) {
+      const http = this.#http;
       handle = {
         name,
         tools: new Tools(),
         sessions: {
           create: (options) => this.#createSession(name, options),
           resume: (sessionId, options) => this.#resumeSession(sessionId, options),
-          get: (sessionId) => this.#http.getSession(sessionId),
-          list: (options) => this.#http.listSessions(name, options),
+          get: (sessionId) => http.getSession(sessionId),
+          list: (options) => http.listSessions(name, options),
           delete: async (sessionId) => {
-            await this.#http.deleteSession(sessionId);
-            this.#sessions.get(sessionId)?.markClosed(undefined);
+            await http.deleteSession(sessionId);
+            this.#channels.get(sessionId)?.markClosed(undefined);
           },
           reply: (sessionId, text, options = {}) =>
-            this.#http.reply(sessionId, {
-              commandId: options.commandId ?? this.#newId(),
+            http.reply(sessionId, {
+              commandId: options.commandId ?? newId(),
               text,
               ...(options.messageId === undefined ? {} : { messageId: options.messageId }),
             }),
@@ -330,8 +195,8 @@ export class ClientCore extends EventEmitter<ClientEvents> {
       };
       const timer = setTimeout(() => {
         cleanup();
-        reject(new TimeoutError(`no connection within ${this.#requestTimeoutMs} ms`));
-      }, this.#requestTimeoutMs);
+        reject(new TimeoutError(`no connection within ${this.#sessionHost.requestTimeoutMs} ms`));
+      }, this.#sessionHost.requestTimeoutMs);
       connection.on("welcome", onWelcome);
       connection.on("failed", onFailed);
       connection.open();
@@ -347,75 +212,54 @@ export class ClientCore extends EventEmitter<ClientEvents> {
    * ```
    */
   close(): void {
-    for (const session of [...this.#sessions.values()]) session.close();
-    const error = new DisconnectedError("the client was closed");
-    for (const [id, request] of this.#requests) this.#settle(id, request, error);
+    for (const channel of [...this.#channels.values()]) channel.close();
+    this.#requests.failAll(new DisconnectedError("the client was closed"));
     if (this.#connection) this.#connection.close();
     else this.#connection = this.#newConnection("closed");
   }
 
   // -------------------------------------------------------------------------------------------
 
-  get #requestTimeoutMs(): number {
-    return this.#options.requestTimeoutMs ?? 15_000;
-  }
-
   #createSession(agent: string, options: CreateSessionOptions = {}): Promise<Session> {
-    const frame: PendingRequest["frame"] = {
+    const frame: RequestFrame = {
       type: "session.create",
-      requestId: this.#newId(),
+      requestId: newId(),
       agent,
       tools: options.tools?.list() ?? [],
     };
     if (options.metadata) frame.metadata = options.metadata;
     if (options.userId !== undefined) frame.userId = options.userId;
-    return this.#request(frame, { repeatable: false, tools: options.tools, session: undefined });
+    return this.#request(frame, false, options.tools);
   }
 
   #resumeSession(sessionId: string, options: ResumeSessionOptions = {}): Promise<Session> {
-    const open = this.#sessions.get(sessionId);
-    if (open) return Promise.resolve(open);
-    const frame: PendingRequest["frame"] = {
+    const open = this.#channels.get(sessionId);
+    if (open) return Promise.resolve(open.session);
+    const frame: RequestFrame = {
       type: "session.resume",
-      requestId: this.#newId(),
+      requestId: newId(),
       sessionId,
       afterSeq: 0,
       tools: options.tools?.list() ?? [],
     };
-    return this.#request(frame, { repeatable: true, tools: options.tools, session: undefined });
+    return this.#request(frame, true, options.tools);
   }
 
-  #request(
-    frame: PendingRequest["frame"],
-    extra: Pick<PendingRequest, "repeatable" | "tools" | "session">,
-  ): Promise<Session> {
+  #request(frame: RequestFrame, repeatable: boolean, tools: Tools | undefined): Promise<Session> {
     if (this.#connection?.state === "closed") {
       return Promise.reject(new DisconnectedError("the client was closed"));
     }
     return new Promise<Session>((resolve, reject) => {
-      const request: PendingRequest = { frame, sent: false, ...extra, resolve, reject, timer: undefined };
-      request.timer = setTimeout(
-        () =>
-          this.#settle(
-            frame.requestId,
-            request,
-            new TimeoutError(`${frame.type} got no answer within ${this.#requestTimeoutMs} ms`),
-          ),
-        this.#requestTimeoutMs,
+      const request = this.#requests.add(
+        frame,
+        { repeatable, context: { tools, channel: undefined }, what: frame.type },
+        resolve,
+        reject,
       );
-      this.#requests.set(frame.requestId, request);
       const connection = this.#ensureConnection();
       if (connection.state === "open") request.sent = connection.send(frame);
       else connection.open();
     });
-  }
-
-  #settle(requestId: string, request: PendingRequest, outcome: Session | ClientError): void {
-    if (this.#requests.get(requestId) !== request) return;
-    this.#requests.delete(requestId);
-    clearTimeout(request.timer);
-    if (outcome instanceof Session) request.resolve(outcome);
-    else request.reject(outcome);
   }
 
   #ensureConnection(): Connection {
@@ -424,98 +268,54 @@ export class ClientCore extends EventEmitter<ClientEvents> {
   }
 
   #newConnection(initial?: "closed"): Connection {
-    const base = this.#options.baseUrl.replace(/\/+$/, "");
-    const url = `${base.replace(/^http/, "ws")}/v1/client`;
+    const options = this.#options;
+    const auth = this.#auth;
     const connection = new Connection({
-      url,
-      createSocket: this.#createSocket,
-      auth: (context) => this.#helloAuth(context.refresh),
-      canRefreshAuth: () =>
-        this.#options.tokenProvider !== undefined &&
-        (this.#user !== undefined || this.#options.apiKey === undefined),
-      backoff: this.#options.reconnect ?? {},
-      ...(this.#options.reconnect?.maxAttempts === undefined
-        ? {}
-        : { maxReconnectAttempts: this.#options.reconnect.maxAttempts }),
-      ...(this.#options.heartbeatIntervalMs === undefined
-        ? {}
-        : { heartbeatIntervalMs: this.#options.heartbeatIntervalMs }),
-      ...(this.#options.heartbeatTimeoutMs === undefined
-        ? {}
-        : { heartbeatTimeoutMs: this.#options.heartbeatTimeoutMs }),
+      url: `${options.baseUrl.replace(/\/+$/, "").replace(/^http/, "ws")}/v1/client`,
+      createSocket: this.#runtime.createSocket,
+      connectFailure: this.#runtime.connectFailure,
+      auth: (context) => auth.hello(context.refresh),
+      canRefreshAuth: () => auth.canRefresh(),
+      backoff: options.reconnect ?? {},
+      maxReconnectAttempts: options.reconnect?.maxAttempts,
+      heartbeatIntervalMs: options.heartbeatIntervalMs,
+      heartbeatTimeoutMs: options.heartbeatTimeoutMs,
       clientInfo: { name: "@patchbay/client", version: "0.1.0" },
     });
     if (initial === "closed") connection.close();
     connection.on("state", (state, previous) => {
-      for (const session of this.#sessions.values()) session.connectionStateChanged(state);
+      for (const channel of this.#channels.values()) channel.connectionStateChanged(state);
       this.emit("state", state, previous);
     });
-    connection.on("welcome", () => this.#onWelcome());
-    connection.on("lost", (error) => this.#onLost(error));
-    connection.on("failed", (error) => this.#onFailed(error));
+    connection.on("welcome", () => this.#onWelcome(connection));
+    connection.on("lost", (error) => {
+      for (const channel of this.#channels.values()) channel.detached();
+      // A reconnect resume of a known session: the next welcome sends a fresh one.
+      this.#requests.lost(error, (request) => request.context.channel !== undefined);
+    });
+    connection.on("failed", (error) => {
+      this.#requests.failAll(error);
+      for (const channel of this.#channels.values()) channel.handleError(error, undefined);
+      this.emit("error", error);
+    });
     connection.on("frame", (frame) => this.#onFrame(frame));
     connection.on("error", (error) => this.emit("error", error));
     return connection;
   }
 
-  #onWelcome(): void {
-    const connection = this.#connection!;
+  #onWelcome(connection: Connection): void {
     // Sessions first: their resumes must not queue behind a slow create.
-    for (const session of this.#sessions.values()) {
-      const frame = session.resumeFrame(this.#newId()) as PendingRequest["frame"];
-      const request: PendingRequest = {
+    for (const channel of this.#channels.values()) {
+      const frame = channel.resumeFrame(newId());
+      const request = this.#requests.add(
         frame,
-        sent: false,
-        repeatable: true,
-        tools: undefined,
-        session,
-        resolve: () => {},
-        reject: (error) => session.handleError(error, undefined),
-        timer: undefined,
-      };
-      request.timer = setTimeout(
-        () =>
-          this.#settle(
-            frame.requestId,
-            request,
-            new TimeoutError(
-              `resuming session ${session.id} got no answer within ${this.#requestTimeoutMs} ms`,
-            ),
-          ),
-        this.#requestTimeoutMs,
+        { repeatable: true, context: { tools: undefined, channel }, what: `resuming session ${channel.id}` },
+        () => {},
+        (error) => channel.handleError(error, undefined),
       );
-      this.#requests.set(frame.requestId, request);
       request.sent = connection.send(frame);
     }
-    for (const request of this.#requests.values()) {
-      if (!request.sent) request.sent = connection.send(request.frame);
-    }
-  }
-
-  #onLost(error: DisconnectedError): void {
-    for (const session of this.#sessions.values()) session.detached();
-    for (const [id, request] of [...this.#requests]) {
-      if (request.session) {
-        // A reconnect resume of a known session: the next welcome sends a fresh one.
-        clearTimeout(request.timer);
-        this.#requests.delete(id);
-      } else if (request.sent && !request.repeatable) {
-        // The server may or may not have created it; only the caller can decide to try again.
-        this.#settle(
-          id,
-          request,
-          new DisconnectedError(`${request.frame.type} was cut off: ${error.message}`),
-        );
-      } else {
-        request.sent = false;
-      }
-    }
-  }
-
-  #onFailed(error: ClientError): void {
-    for (const [id, request] of [...this.#requests]) this.#settle(id, request, error);
-    for (const session of this.#sessions.values()) session.handleError(error, undefined);
-    this.emit("error", error);
+    this.#requests.sendUnsent((frame) => connection.send(frame));
   }
 
   #onFrame(frame: ServerToClientFrame): void {
@@ -531,19 +331,19 @@ export class ClientCore extends EventEmitter<ClientEvents> {
       case "pong":
         return;
       case "tool.hold.ack":
-        this.#sessions.get(frame.sessionId)?.handleHoldAck(frame);
+        this.#channels.get(frame.sessionId)?.handleHoldAck(frame);
         return;
       default:
-        this.#sessions.get(frame.sessionId)?.handleEvent(frame);
+        this.#channels.get(frame.sessionId)?.handleEvent(frame);
     }
   }
 
   #onOpened(frame: Extract<ServerToClientFrame, { type: "session.opened" }>): void {
     const request = this.#requests.get(frame.requestId);
     if (!request) return;
-    let session = request.session ?? this.#sessions.get(frame.session.id);
-    if (!session) {
-      const tools = request.tools;
+    let channel = request.context.channel ?? this.#channels.get(frame.session.id);
+    if (!channel) {
+      const tools = request.context.tools;
       const runner =
         tools === undefined
           ? undefined
@@ -551,91 +351,43 @@ export class ClientCore extends EventEmitter<ClientEvents> {
               tools,
               sessionId: frame.session.id,
               send: (f) => this.#connection?.send(f) ?? false,
-              conversation: () => session?.conversation ?? [],
+              conversation: () => channel?.conversation ?? [],
             });
-      session = new Session(this.#sessionHost, frame.session, runner);
-      this.#sessions.set(session.id, session);
+      channel = new SessionChannel(this.#sessionHost, frame.session, runner);
+      this.#channels.set(channel.id, channel);
     }
     // Registered before the promise settles: the replayed events right behind this frame need it.
-    session.attached(frame.session);
-    this.#settle(frame.requestId, request, session);
+    channel.attached(frame.session);
+    this.#requests.settle(request, { value: channel.session });
   }
 
   #onErrorFrame(frame: Extract<ServerToClientFrame, { type: "error" }>): void {
     const error = errorFromWire(frame);
-    if (frame.requestId !== undefined) {
-      const request = this.#requests.get(frame.requestId);
-      if (request) {
-        if (request.session && error.code === "not_found") {
-          this.#requests.delete(frame.requestId);
-          request.session.markClosed(error);
-          return;
-        }
-        this.#settle(frame.requestId, request, error);
-        if (request.session) request.session.handleError(error, undefined);
+    const request = frame.requestId === undefined ? undefined : this.#requests.get(frame.requestId);
+    if (request) {
+      const channel = request.context.channel;
+      if (channel && error.code === "not_found") {
+        this.#requests.drop(request);
+        channel.markClosed(error);
         return;
       }
+      this.#requests.settle(request, error);
+      channel?.handleError(error, undefined);
+      return;
     }
-    if (frame.sessionId !== undefined) {
-      const session = this.#sessions.get(frame.sessionId);
-      if (session) {
-        session.handleError(error, frame.commandId);
-        return;
-      }
+    const channel = frame.sessionId === undefined ? undefined : this.#channels.get(frame.sessionId);
+    if (channel) {
+      channel.handleError(error, frame.commandId);
+      return;
     }
     if (frame.commandId !== undefined) {
-      for (const session of this.#sessions.values()) session.handleError(error, frame.commandId);
+      for (const each of this.#channels.values()) each.handleError(error, frame.commandId);
       return;
     }
     this.emit("error", error);
   }
+}
 
-  #newId(): string {
-    return globalThis.crypto.randomUUID();
-  }
-
-  async #userToken(refresh: boolean): Promise<string> {
-    const provider = this.#options.tokenProvider;
-    const expiresAt = this.#token === undefined ? undefined : tokenExpiresAt(this.#token);
-    const stale =
-      this.#token === undefined ||
-      refresh ||
-      (expiresAt !== undefined && expiresAt - TOKEN_RENEW_MARGIN_MS < Date.now());
-    if (stale && provider) {
-      // Concurrent callers (a dial and an HTTP call) share one refresh.
-      this.#tokenRefresh ??= Promise.resolve(provider(this.#user)).finally(() => {
-        this.#tokenRefresh = undefined;
-      });
-      this.#token = await this.#tokenRefresh;
-    }
-    if (this.#token === undefined) {
-      throw new AuthError("no credentials: pass apiKey and secret, or call setUser(user, token)");
-    }
-    return this.#token;
-  }
-
-  async #helloAuth(refresh: boolean): Promise<HelloAuth> {
-    if (this.#user !== undefined || this.#options.apiKey === undefined) {
-      return { kind: "user", token: await this.#userToken(refresh) };
-    }
-    const auth: HelloAuth = { kind: "api_key", apiKey: this.#options.apiKey };
-    if (this.#options.secret !== undefined) auth.secret = this.#options.secret;
-    return auth;
-  }
-
-  #canRefreshToken(): boolean {
-    return (
-      this.#options.tokenProvider !== undefined &&
-      (this.#user !== undefined || this.#options.apiKey === undefined)
-    );
-  }
-
-  async #httpHeaders(refresh: boolean): Promise<Record<string, string>> {
-    if (this.#user !== undefined || this.#options.apiKey === undefined) {
-      return { authorization: `Bearer ${await this.#userToken(refresh)}` };
-    }
-    const headers: Record<string, string> = { "x-api-key": this.#options.apiKey };
-    if (this.#options.secret !== undefined) headers.authorization = `Bearer ${this.#options.secret}`;
-    return headers;
-  }
+function newId(): string {
+  return globalThis.crypto.randomUUID();
 }

@@ -1,6 +1,8 @@
+import type { WebSocketLike } from "@patchbay/protocol/runtime";
 import WebSocket from "ws";
-import { ClientCore, type ClientOptions } from "./client-core";
-import type { WebSocketLike } from "./websocket-like";
+import { ClientCore } from "./client-core";
+import type { ClientOptions } from "./client-options";
+import { connectFailure } from "./connect-failure";
 
 /**
  * The Patchbay session client for Node: one WebSocket (from `ws`) per client, shared by all its
@@ -17,6 +19,6 @@ import type { WebSocketLike } from "./websocket-like";
  */
 export class Client extends ClientCore {
   constructor(options: ClientOptions) {
-    super(options, (url) => new WebSocket(url) as unknown as WebSocketLike);
+    super(options, { createSocket: (url) => new WebSocket(url) as unknown as WebSocketLike, connectFailure });
   }
 }

@@ -1,9 +1,9 @@
+import type { WebSocketLike } from "@patchbay/protocol/runtime";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import WebSocket from "ws";
 import { Connection, type ConnectionOptions, type ConnectionState } from "./connection";
 import { AuthError, ProtocolViolationError } from "./errors";
 import { ScriptedServer } from "./testing/scripted-server";
-import type { WebSocketLike } from "./websocket-like";
 
 let server: ScriptedServer;
 const connections: Connection[] = [];

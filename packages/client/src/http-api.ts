@@ -5,7 +5,6 @@ import type {
   SessionEvent,
   SessionInfo,
 } from "@patchbay/protocol";
-import { connectFailure } from "./connect-failure";
 import {
   AuthError,
   ClientError,
@@ -60,11 +59,6 @@ export interface EventPage {
 /**
  * How {@link HttpApi} reaches the server: where it is, how to authenticate a request, and how
  * long to wait for an answer.
- *
- * @example
- * ```ts
- * new HttpApi({ baseUrl: "http://127.0.0.1:8787", headers: async () => ({ authorization: `Bearer ${token}` }) });
- * ```
  */
 export interface HttpApiOptions {
   baseUrl: string;
@@ -74,17 +68,13 @@ export interface HttpApiOptions {
   canRefreshAuth?: () => boolean;
   timeoutMs?: number;
   fetch?: typeof fetch;
+  /** Why a connection could not be made, where the runtime says (Node); see connect-failure.ts. */
+  connectFailure?: (error: unknown) => string | undefined;
 }
 
 /**
  * The server's HTTP API, for what needs no socket: get, list and delete sessions, read the event
  * log. Every failure is a typed {@link ClientError}.
- *
- * @example
- * ```ts
- * const api = new HttpApi({ baseUrl, headers: async () => ({ "x-api-key": key, authorization: `Bearer ${secret}` }) });
- * const { sessions } = await api.listSessions("support", { userId: "u_1" });
- * ```
  */
 export class HttpApi {
   readonly #options: HttpApiOptions;
@@ -166,7 +156,7 @@ export class HttpApi {
       if (controller.signal.aborted) {
         throw new TimeoutError(`${method} ${path} got no answer within ${timeoutMs} ms`, { cause: error });
       }
-      const reason = connectFailure(error);
+      const reason = this.#options.connectFailure?.(error);
       throw new ClientError(
         "disconnected",
         reason === undefined

@@ -19,6 +19,7 @@ async function bundledInputs(entry: string): Promise<string[]> {
     // Bundling the sources, like the tests do, so this holds before any build ran.
     alias: {
       "@patchbay/protocol/lite": fileURLToPath(new URL("../../protocol/src/lite.ts", import.meta.url)),
+      "@patchbay/protocol/runtime": fileURLToPath(new URL("../../protocol/src/runtime.ts", import.meta.url)),
       "@patchbay/protocol": source("protocol"),
       "@patchbay/tools": source("tools"),
     },

@@ -9,21 +9,23 @@ export type {
   ToolCallStatus,
   User,
 } from "@patchbay/protocol";
+// The audience of a user token is the protocol's; a page reads it here.
+export { USER_TOKEN_AUDIENCE } from "@patchbay/protocol/lite";
+export type { BackoffOptions, WebSocketFactory, WebSocketLike } from "@patchbay/protocol/runtime";
+export { backoffDelay } from "@patchbay/protocol/runtime";
 export type { ToolCallContext, ToolDefinition } from "@patchbay/tools";
 export { CallNotHeld, ToolError, ToolOutput, Tools } from "@patchbay/tools";
-export type { BackoffOptions } from "./backoff";
-export { backoffDelay } from "./backoff";
+export type { ClientCore } from "./client-core";
+export { Client } from "./client-node";
 export type {
   AgentHandle,
   AgentSessions,
-  ClientCore,
   ClientEvents,
   ClientOptions,
   CreateSessionOptions,
   ReplyOptions,
   ResumeSessionOptions,
-} from "./client-core";
-export { Client } from "./client-node";
+} from "./client-options";
 export type { ConnectionState, HelloAuth } from "./connection";
 export type { ClientErrorCode, ClientErrorOptions } from "./errors";
 export {
@@ -44,5 +46,4 @@ export { Response } from "./response";
 export type { CreateResponseOptions, SessionEvents } from "./session";
 export { Session } from "./session";
 export type { UserTokenOptions } from "./user-token";
-export { createUserToken, tokenExpiresAt, USER_TOKEN_AUDIENCE } from "./user-token";
-export type { WebSocketFactory, WebSocketLike } from "./websocket-like";
+export { createUserToken, tokenExpiresAt } from "./user-token";

@@ -6,12 +6,11 @@ import type {
   ToolResult,
   ToolSpec,
 } from "@patchbay/protocol";
+import { RecentMap } from "@patchbay/protocol/runtime";
 import {
-  allowAll,
   type CancelReason,
   type HoldDecision,
-  RecentMap,
-  ToolExecutor,
+  PreapprovedToolExecutor,
   type Tools,
   toToolResult,
 } from "@patchbay/tools";
@@ -22,11 +21,6 @@ type HoldAck = Extract<ServerToClientFrame, { type: "tool.hold.ack" }>;
 /**
  * What a {@link PageToolRunner} needs: the page's tools, the session, a way to write frames, and
  * the conversation the tools may read.
- *
- * @example
- * ```ts
- * new PageToolRunner({ tools, sessionId, send: (f) => connection.send(f), conversation: () => session.conversation });
- * ```
  */
 export interface PageToolRunnerOptions {
   tools: Tools;
@@ -41,8 +35,8 @@ const KEPT_RESULTS = 256;
 /**
  * Runs one session's page tools when the server sends `tool.call`, through the `@patchbay/tools`
  * executor (validation, timeouts, interruption, coalesced progress, say, hold, images), and
- * answers with `tool.result`. The server already asked for approval, so the executor allows
- * everything.
+ * answers with `tool.result`. The server already asked for approval, so the executor is a
+ * `PreapprovedToolExecutor`.
  *
  * It follows the protocol's hold and cancel rules: `ctx.disallowInterruptions()` sends
  * `tool.hold` and resolves only once `tool.hold.ack` accepts it (a refusal throws `CallNotHeld`);
@@ -52,16 +46,10 @@ const KEPT_RESULTS = 256;
  * A call delivered again (same id, higher attempt, after a reconnect) never runs twice: the
  * executor joins the running call or returns its stored result, and the answer carries the
  * newest attempt.
- *
- * @example
- * ```ts
- * const runner = new PageToolRunner({ tools, sessionId, send, conversation });
- * runner.handleCall(toolCallEvent);
- * ```
  */
 export class PageToolRunner {
   readonly #options: PageToolRunnerOptions;
-  #executor: ToolExecutor | undefined;
+  #executor: PreapprovedToolExecutor | undefined;
   /** The newest attempt the server delivered per call: only that delivery is answered. */
   readonly #latestAttempt = new Map<string, number>();
   readonly #held = new Set<string>();
@@ -144,15 +132,14 @@ export class PageToolRunner {
   }
 
   /** Made on the first call so it knows the user the server names. */
-  #executorFor(event: ToolCallEvent): ToolExecutor {
+  #executorFor(event: ToolCallEvent): PreapprovedToolExecutor {
     if (this.#executor) return this.#executor;
     const sessionId = this.#options.sessionId;
-    const executor = new ToolExecutor({
+    const executor = new PreapprovedToolExecutor({
       tools: this.#options.tools,
       sessionId,
       user: event.user,
       conversation: this.#options.conversation,
-      approvalGate: allowAll,
       confirmHold: ({ callId, signal }) =>
         new Promise<HoldDecision>((resolve) => {
           const done = (decision: HoldDecision) => {

@@ -31,11 +31,6 @@ export interface ResponseResult {
 
 /**
  * What the session feeds a {@link Response} as events arrive.
- *
- * @example
- * ```ts
- * const response = new Response("c_1", (sink) => (sinks.set("c_1", sink)));
- * ```
  */
 export interface ResponseSink {
   started(responseId: string): void;

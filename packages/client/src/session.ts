@@ -1,31 +1,19 @@
 import type {
   ApprovalOutcome,
   ApprovalRequest,
-  ClientToServerFrame,
   ConversationItem,
   ImageContent,
   MessageItem,
-  ServerToClientFrame,
   SessionEvent,
   SessionInfo,
   ToolCallItem,
 } from "@patchbay/protocol";
-import { EventEmitter } from "eventemitter3";
+import { EventEmitter } from "@patchbay/protocol/runtime";
 import type { ConnectionState } from "./connection";
-import {
-  type ClientError,
-  DisconnectedError,
-  NotFoundError,
-  ProtocolViolationError,
-  ResponseFailedError,
-  TimeoutError,
-} from "./errors";
-import type { EventPage } from "./http-api";
-import type { PageToolRunner } from "./page-tool-runner";
-import { Response, type ResponseSink } from "./response";
+import type { ClientError } from "./errors";
+import type { Response } from "./response";
 
 type EventOf<T extends SessionEvent["type"]> = Extract<SessionEvent, { type: T }>;
-type MessageSendFrame = Extract<ClientToServerFrame, { type: "message.send" }>;
 
 /**
  * Typed events of a {@link Session}. Every change to the conversation, the approvals or the
@@ -75,24 +63,6 @@ export interface SessionEvents {
 }
 
 /**
- * What a {@link Session} needs from the client that owns it.
- *
- * @example
- * ```ts
- * const host: SessionHost = { send: (f) => connection.send(f), connectionState: () => connection.state, ... };
- * ```
- */
-export interface SessionHost {
-  send(frame: ClientToServerFrame): boolean;
-  connectionState(): ConnectionState;
-  fetchEvents(sessionId: string, after: number): Promise<EventPage>;
-  /** Removes the session from the client (it sends nothing). */
-  forget(session: Session): void;
-  requestTimeoutMs: number;
-  newId(): string;
-}
-
-/**
  * Options of {@link Session.responses}`.create`.
  *
  * @example
@@ -104,8 +74,22 @@ export interface CreateResponseOptions {
   images?: ImageContent[];
 }
 
-/** Events waiting for a gap in the sequence to be filled; a server bug must not grow it forever. */
-const MAX_BUFFERED_EVENTS = 10_000;
+/**
+ * What a {@link Session} asks of the client's side of it (the session channel): the state it
+ * shows and the commands it sends. The narrow interface between the two; nothing else crosses.
+ */
+export interface SessionControl {
+  readonly info: SessionInfo;
+  readonly conversation: readonly ConversationItem[];
+  readonly approvals: ApprovalRequest[];
+  readonly lastSeq: number;
+  readonly closed: boolean;
+  readonly state: ConnectionState;
+  send(text: string, options?: CreateResponseOptions): Response;
+  interrupt(): Promise<void>;
+  decide(approvalId: string, decision: { allowed: boolean }): Promise<ApprovalOutcome>;
+  close(): void;
+}
 
 /**
  * One agent session as this client sees it: the conversation kept current, the pending
@@ -132,72 +116,44 @@ export class Session extends EventEmitter<SessionEvents> {
     create(text: string, options?: CreateResponseOptions): Response;
   };
 
-  readonly #host: SessionHost;
-  readonly #tools: PageToolRunner | undefined;
-  #info: SessionInfo;
-  #items: readonly ConversationItem[] = [];
-  readonly #itemIndex = new Map<string, number>();
-  readonly #approvals = new Map<string, ApprovalRequest>();
-  #lastSeq = 0;
-  /** The server's last sequence number when it (re)attached us; events up to it are a replay. */
-  #replayUntil = 0;
-  #attached = false;
-  #ready = false;
-  #closed = false;
-  #filling = false;
-  readonly #buffered = new Map<number, SessionEvent>();
-  readonly #pendingSends = new Map<string, MessageSendFrame>();
-  readonly #responsesByCommand = new Map<string, ResponseSink>();
-  readonly #responsesById = new Map<string, ResponseSink>();
-  readonly #queuedInterrupts: Array<{ frame: ClientToServerFrame; resolve: () => void }> = [];
-  readonly #decisions = new Map<
-    string,
-    {
-      allowed: boolean;
-      resolve: (o: ApprovalOutcome) => void;
-      reject: (e: ClientError) => void;
-      timer: unknown;
-    }
-  >();
+  readonly #control: SessionControl;
 
-  /** @internal Sessions are made by `client.agent(name).sessions.create/resume`. */
-  constructor(host: SessionHost, info: SessionInfo, tools: PageToolRunner | undefined) {
+  /** Sessions are made by `client.agent(name).sessions.create/resume`. */
+  constructor(control: SessionControl) {
     super();
-    this.id = info.id;
-    this.#host = host;
-    this.#info = info;
-    this.#tools = tools;
-    this.responses = { create: (text, options) => this.#send(text, options) };
+    this.id = control.info.id;
+    this.#control = control;
+    this.responses = { create: (text, options) => control.send(text, options) };
   }
 
   /** The session as the server described it when this client last attached. */
   get info(): SessionInfo {
-    return this.#info;
+    return this.#control.info;
   }
 
   /** The conversation: messages and tool calls in order, kept current. */
   get conversation(): readonly ConversationItem[] {
-    return this.#items;
+    return this.#control.conversation;
   }
 
   /** The approval requests waiting for the user, oldest first. */
   get approvals(): ApprovalRequest[] {
-    return [...this.#approvals.values()];
+    return this.#control.approvals;
   }
 
   /** The sequence number of the last event applied. */
   get lastSeq(): number {
-    return this.#lastSeq;
+    return this.#control.lastSeq;
   }
 
   /** Whether `close()` was called (or the session went away). */
   get closed(): boolean {
-    return this.#closed;
+    return this.#control.closed;
   }
 
   /** The client's connection state. */
   get state(): ConnectionState {
-    return this.#host.connectionState();
+    return this.#control.state;
   }
 
   /**
@@ -210,16 +166,7 @@ export class Session extends EventEmitter<SessionEvents> {
    * ```
    */
   interrupt(): Promise<void> {
-    if (this.#closed) return Promise.reject(new DisconnectedError(`session ${this.id} is closed`));
-    const frame: ClientToServerFrame = {
-      type: "interrupt",
-      sessionId: this.id,
-      commandId: this.#host.newId(),
-    };
-    return new Promise((resolve) => {
-      if (this.#ready && this.#host.send(frame)) resolve();
-      else this.#queuedInterrupts.push({ frame, resolve });
-    });
+    return this.#control.interrupt();
   }
 
   /**
@@ -232,23 +179,7 @@ export class Session extends EventEmitter<SessionEvents> {
    * ```
    */
   decide(approvalId: string, decision: { allowed: boolean }): Promise<ApprovalOutcome> {
-    if (this.#closed) return Promise.reject(new DisconnectedError(`session ${this.id} is closed`));
-    const request = this.#approvals.get(approvalId);
-    if (!request) {
-      return Promise.reject(new NotFoundError(`no pending approval ${approvalId} in session ${this.id}`));
-    }
-    const existing = this.#decisions.get(approvalId);
-    if (existing) clearTimeout(existing.timer as ReturnType<typeof setTimeout>);
-    return new Promise<ApprovalOutcome>((resolve, reject) => {
-      // The server resolves an expired approval itself; this only bounds a server that never answers.
-      const waitMs = Math.max(0, request.expiresAt - Date.now()) + this.#host.requestTimeoutMs;
-      const timer = setTimeout(() => {
-        this.#decisions.delete(approvalId);
-        reject(new TimeoutError(`approval ${approvalId} was not resolved in time`));
-      }, waitMs);
-      this.#decisions.set(approvalId, { allowed: decision.allowed, resolve, reject, timer });
-      if (this.#ready) this.#writeDecision(approvalId, decision.allowed);
-    });
+    return this.#control.decide(approvalId, decision);
   }
 
   /**
@@ -261,340 +192,6 @@ export class Session extends EventEmitter<SessionEvents> {
    * ```
    */
   close(): void {
-    if (this.#closed) return;
-    this.#host.send({ type: "session.close", sessionId: this.id });
-    this.markClosed(undefined);
-  }
-
-  // -------------------------------------------------------------------------------------------
-  // Called by the client.
-  // -------------------------------------------------------------------------------------------
-
-  /** @internal The frame that (re)attaches this session on a new socket. */
-  resumeFrame(requestId: string): ClientToServerFrame {
-    return {
-      type: "session.resume",
-      requestId,
-      sessionId: this.id,
-      afterSeq: this.#lastSeq,
-      tools: this.#tools?.specs() ?? [],
-    };
-  }
-
-  /** @internal `session.opened` arrived on the current socket. */
-  attached(info: SessionInfo): void {
-    if (this.#closed) return;
-    this.#info = info;
-    this.#attached = true;
-    this.#replayUntil = info.lastSeq;
-    if (this.#lastSeq >= this.#replayUntil) this.#becomeReady();
-  }
-
-  /** @internal The socket went away: hold everything until the next attach. */
-  detached(): void {
-    this.#attached = false;
-    this.#ready = false;
-  }
-
-  /** @internal The connection state changed. */
-  connectionStateChanged(state: ConnectionState): void {
-    if (!this.#closed) this.emit("state", state);
-  }
-
-  /** @internal An error frame that names this session (and maybe one of its commands). */
-  handleError(error: ClientError, commandId: string | undefined): void {
-    if (commandId !== undefined && this.#pendingSends.has(commandId)) {
-      this.#pendingSends.delete(commandId);
-      const sink = this.#responsesByCommand.get(commandId);
-      this.#responsesByCommand.delete(commandId);
-      if (sink) {
-        sink.failed(error);
-        return;
-      }
-    }
-    this.emit("error", error);
-  }
-
-  /** @internal The session is gone for this client: reject what waits and stop page tools. */
-  markClosed(reason: ClientError | undefined): void {
-    if (this.#closed) return;
-    this.#closed = true;
-    this.#ready = false;
-    this.#tools?.stop();
-    const error = reason ?? new DisconnectedError(`session ${this.id} was closed`);
-    for (const sink of this.#responsesByCommand.values()) sink.failed(error);
-    for (const sink of this.#responsesById.values()) sink.failed(error);
-    this.#responsesByCommand.clear();
-    this.#responsesById.clear();
-    this.#pendingSends.clear();
-    for (const decision of this.#decisions.values()) {
-      clearTimeout(decision.timer as ReturnType<typeof setTimeout>);
-      decision.reject(error);
-    }
-    this.#decisions.clear();
-    this.#queuedInterrupts.length = 0;
-    this.#host.forget(this);
-    this.emit("closed", reason);
-  }
-
-  /** @internal A session event from the socket. */
-  /** The server's answer to a page tool's hold (`tool.hold.ack`). */
-  handleHoldAck(frame: Extract<ServerToClientFrame, { type: "tool.hold.ack" }>): void {
-    this.#tools?.holdAnswered(frame);
-  }
-
-  handleEvent(event: SessionEvent): void {
-    if (this.#closed || event.seq <= this.#lastSeq) return;
-    if (event.seq > this.#lastSeq + 1 || this.#filling) {
-      if (this.#buffered.size < MAX_BUFFERED_EVENTS) this.#buffered.set(event.seq, event);
-      if (!this.#filling) void this.#fillGap();
-      return;
-    }
-    this.#apply(event);
-  }
-
-  // -------------------------------------------------------------------------------------------
-
-  #send(text: string, options: CreateResponseOptions = {}): Response {
-    const commandId = this.#host.newId();
-    const frame: MessageSendFrame = { type: "message.send", sessionId: this.id, commandId, text };
-    if (options.images && options.images.length > 0) frame.images = options.images;
-    return new Response(commandId, (sink) => {
-      if (this.#closed) {
-        sink.failed(new DisconnectedError(`session ${this.id} is closed`));
-        return;
-      }
-      this.#responsesByCommand.set(commandId, sink);
-      this.#pendingSends.set(commandId, frame);
-      if (this.#ready) this.#host.send(frame);
-    });
-  }
-
-  /** Fetches the missing events over HTTP, then applies what was buffered, in order. */
-  async #fillGap(): Promise<void> {
-    this.#filling = true;
-    try {
-      const page = await this.#host.fetchEvents(this.id, this.#lastSeq);
-      for (const event of page.events)
-        if (event.seq === this.#lastSeq + 1 && !this.#closed) this.#apply(event);
-    } catch (error) {
-      this.emit(
-        "error",
-        new ProtocolViolationError(`events after ${this.#lastSeq} are missing and could not be fetched`, {
-          cause: error,
-        }),
-      );
-    } finally {
-      this.#filling = false;
-    }
-    const pending = [...this.#buffered.values()].sort((a, b) => a.seq - b.seq);
-    this.#buffered.clear();
-    for (const event of pending) {
-      if (this.#closed || event.seq <= this.#lastSeq) continue;
-      if (event.seq !== this.#lastSeq + 1) {
-        // Still a hole after asking the log: report it rather than stall the session.
-        this.emit(
-          "error",
-          new ProtocolViolationError(
-            `events ${this.#lastSeq + 1}..${event.seq - 1} of session ${this.id} are lost`,
-          ),
-        );
-      }
-      this.#apply(event);
-    }
-  }
-
-  #apply(event: SessionEvent): void {
-    this.#lastSeq = event.seq;
-    const replaying = !this.#ready;
-    switch (event.type) {
-      case "message.created":
-        if (event.commandId !== undefined) this.#pendingSends.delete(event.commandId);
-        this.#upsert(event.item);
-        this.emit("message", event.item);
-        break;
-      case "response.started": {
-        if (event.commandId !== undefined) {
-          this.#pendingSends.delete(event.commandId);
-          const sink = this.#responsesByCommand.get(event.commandId);
-          if (sink) {
-            sink.started(event.responseId);
-            this.#responsesById.set(event.responseId, sink);
-          }
-        }
-        const started: { responseId: string; commandId?: string } = { responseId: event.responseId };
-        if (event.commandId !== undefined) started.commandId = event.commandId;
-        this.emit("responseStarted", started);
-        break;
-      }
-      case "response.thinking":
-        this.emit("thinking", { responseId: event.responseId, reason: event.reason });
-        break;
-      case "text.delta":
-        this.#appendText(event);
-        this.#responsesById.get(event.responseId)?.delta(event.delta);
-        this.emit("text", { responseId: event.responseId, itemId: event.itemId, delta: event.delta });
-        break;
-      case "message.completed":
-        this.#upsert(event.item);
-        this.emit("message", event.item);
-        break;
-      case "conversation.updated":
-        this.#upsert(event.item);
-        if (event.item.type === "tool_call") {
-          this.emit("toolCall", event.item);
-        } else {
-          this.emit("message", event.item);
-        }
-        break;
-      case "tool.call":
-        // A replayed call is not run: see #becomeReady.
-        if (!replaying) this.#tools?.handleCall(event);
-        break;
-      case "tool.cancel":
-        this.#tools?.cancel(event.callId, event.reason, event.attempt);
-        break;
-      case "tool.progress":
-        this.#patchToolCall(event.callId, { progress: event.text });
-        this.emit("progress", { callId: event.callId, text: event.text });
-        break;
-      case "tool.say":
-        this.emit("say", { callId: event.callId, text: event.text });
-        break;
-      case "tool.held":
-        this.#patchToolCall(event.callId, { held: true });
-        this.emit("held", { callId: event.callId });
-        break;
-      case "approval.requested":
-        this.#approvals.set(event.approval.id, event.approval);
-        this.emit("approval", event.approval);
-        break;
-      case "approval.resolved":
-        this.#resolveApproval(event);
-        break;
-      case "response.completed": {
-        const sink = this.#sinkFor(event.responseId, event.commandId);
-        const result: { id: string; text: string; reason: typeof event.reason; usage?: typeof event.usage } =
-          {
-            id: event.responseId,
-            text: event.text,
-            reason: event.reason,
-          };
-        if (event.usage) result.usage = event.usage;
-        sink?.completed(result);
-        this.emit("responseCompleted", event);
-        break;
-      }
-      case "response.failed": {
-        const sink = this.#sinkFor(event.responseId, event.commandId);
-        sink?.failed(
-          new ResponseFailedError(event.error.message, event.responseId, {
-            wireCode: event.error.code,
-            ...(event.error.path === undefined ? {} : { path: event.error.path }),
-          }),
-        );
-        this.emit("responseFailed", event);
-        break;
-      }
-    }
-    this.emit("event", event);
-    if (this.#attached && !this.#ready && this.#lastSeq >= this.#replayUntil) this.#becomeReady();
-  }
-
-  /**
-   * Attached and caught up: send what the page queued. Calls the replay showed are not run from
-   * the replay: the server delivers every call still waiting again, with a new attempt, to a
-   * page that brought its tool, right after the replay, so each runs as the delivery it is
-   * (`ctx.attempt` counts a reload too).
-   */
-  #becomeReady(): void {
-    this.#ready = true;
-    this.#tools?.reattached();
-    // Same command ids as before: the server runs each message once however often it arrives.
-    for (const frame of this.#pendingSends.values()) this.#host.send(frame);
-    for (const [approvalId, decision] of this.#decisions) {
-      if (this.#approvals.has(approvalId)) this.#writeDecision(approvalId, decision.allowed);
-    }
-    const interrupts = this.#queuedInterrupts.splice(0);
-    for (const { frame, resolve } of interrupts) {
-      if (this.#host.send(frame)) resolve();
-      else this.#queuedInterrupts.push({ frame, resolve });
-    }
-  }
-
-  #writeDecision(approvalId: string, allowed: boolean): void {
-    this.#host.send({ type: "approval.decide", sessionId: this.id, approvalId, allowed });
-  }
-
-  #resolveApproval(event: EventOf<"approval.resolved">): void {
-    this.#approvals.delete(event.approvalId);
-    const decision = this.#decisions.get(event.approvalId);
-    if (decision) {
-      clearTimeout(decision.timer as ReturnType<typeof setTimeout>);
-      this.#decisions.delete(event.approvalId);
-      decision.resolve(event.outcome);
-    }
-    this.emit("approvalResolved", {
-      approvalId: event.approvalId,
-      callId: event.callId,
-      outcome: event.outcome,
-    });
-  }
-
-  #sinkFor(responseId: string, commandId: string | undefined): ResponseSink | undefined {
-    const sink =
-      this.#responsesById.get(responseId) ??
-      (commandId === undefined ? undefined : this.#responsesByCommand.get(commandId));
-    this.#responsesById.delete(responseId);
-    if (commandId !== undefined) {
-      this.#responsesByCommand.delete(commandId);
-      this.#pendingSends.delete(commandId);
-    }
-    for (const [key, value] of this.#responsesByCommand)
-      if (value === sink) this.#responsesByCommand.delete(key);
-    return sink;
-  }
-
-  #appendText(event: EventOf<"text.delta">): void {
-    const existing = this.#item(event.itemId);
-    if (existing?.type === "message") {
-      this.#upsert({ ...existing, text: existing.text + event.delta });
-      return;
-    }
-    this.#upsert({
-      type: "message",
-      id: event.itemId,
-      role: "assistant",
-      text: event.delta,
-      status: "in_progress",
-      responseId: event.responseId,
-      createdAt: Date.now(),
-    });
-  }
-
-  #patchToolCall(callId: string, patch: Partial<ToolCallItem>): void {
-    const item = this.#item(callId);
-    if (item?.type !== "tool_call") return;
-    const next = { ...item, ...patch };
-    this.#upsert(next);
-    this.emit("toolCall", next);
-  }
-
-  #item(id: string): ConversationItem | undefined {
-    const index = this.#itemIndex.get(id);
-    return index === undefined ? undefined : this.#items[index];
-  }
-
-  #upsert(item: ConversationItem): void {
-    const index = this.#itemIndex.get(item.id);
-    const items = [...this.#items];
-    if (index === undefined) {
-      this.#itemIndex.set(item.id, items.length);
-      items.push(item);
-    } else {
-      items[index] = item;
-    }
-    this.#items = items;
-    this.emit("conversation", this.#items);
+    this.#control.close();
   }
 }

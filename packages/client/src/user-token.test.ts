@@ -1,6 +1,7 @@
+import { USER_TOKEN_AUDIENCE } from "@patchbay/protocol/lite";
 import { jwtVerify } from "jose";
 import { describe, expect, it } from "vitest";
-import { createUserToken, tokenExpiresAt, USER_TOKEN_AUDIENCE } from "./user-token";
+import { createUserToken, tokenExpiresAt } from "./user-token";
 
 const secret = "s3cret-ünïcode";
 const key = new TextEncoder().encode(secret);

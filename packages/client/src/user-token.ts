@@ -1,12 +1,4 @@
-/**
- * The audience every Patchbay user token is minted for; the server refuses any other.
- *
- * @example
- * ```ts
- * await jwtVerify(token, key, { audience: USER_TOKEN_AUDIENCE });
- * ```
- */
-export const USER_TOKEN_AUDIENCE = "patchbay";
+import { USER_TOKEN_AUDIENCE } from "@patchbay/protocol/lite";
 
 /**
  * Options of {@link createUserToken}.

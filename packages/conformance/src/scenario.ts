@@ -1,6 +1,6 @@
 // What a scenario is, and the helpers scenarios share to read a session.
 import type { Session } from "@patchbay/client";
-import type { ToolCallItem } from "@patchbay/protocol";
+import { isTerminalToolCallStatus, type ToolCallItem } from "@patchbay/protocol";
 import type { KitWorld } from "./kit-server";
 import { waitFor } from "./worker-proxy";
 
@@ -13,15 +13,13 @@ export interface Scenario {
   run(world: KitWorld): Promise<void>;
 }
 
-const TERMINAL = new Set(["completed", "failed", "cancelled", "declined", "timed_out", "withdrawn"]);
-
 /** The session's call of `tool` once it has ended (its result is in). */
 export function endedCall(session: Session, tool: string, timeoutMs = 10_000): Promise<ToolCallItem> {
   return waitFor(
     () =>
       session.conversation.find(
         (item): item is ToolCallItem =>
-          item.type === "tool_call" && item.name === tool && TERMINAL.has(item.status),
+          item.type === "tool_call" && item.name === tool && isTerminalToolCallStatus(item.status),
       ),
     (wake) => session.once("toolCall", wake),
     timeoutMs,

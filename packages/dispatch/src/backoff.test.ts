@@ -1,9 +1,13 @@
+import { backoffDelay } from "@patchbay/protocol/runtime";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_BACKOFF, workerBackoffDelay } from "./backoff";
+import { type BackoffPolicy, DEFAULT_BACKOFF, workerBackoff } from "./backoff";
+
+const workerBackoffDelay = (attempt: number, policy: BackoffPolicy, random: () => number) =>
+  backoffDelay(attempt, workerBackoff(policy, random));
 
 const top = () => 0.999_999;
 
-describe("workerBackoffDelay", () => {
+describe("workerBackoff", () => {
   it("grows from the worker's initial delay up to its own cap of 30 s, not the page client's 15 s", () => {
     expect([0, 1, 2].map((n) => workerBackoffDelay(n, {}, top))).toEqual([249, 499, 999]);
     const capped = workerBackoffDelay(20, {}, top);

@@ -1,4 +1,4 @@
-import { backoffDelay } from "@patchbay/client";
+import type { BackoffOptions } from "@patchbay/protocol/runtime";
 
 /**
  * How a worker waits between reconnect attempts.
@@ -27,23 +27,17 @@ export interface BackoffPolicy {
 export const DEFAULT_BACKOFF: Required<BackoffPolicy> = { initialDelayMs: 250, maxDelayMs: 30_000 };
 
 /**
- * The delay before a worker's reconnect attempt `attempt` (0 for the first retry): the client's
- * capped exponential backoff with full jitter (`backoffDelay` in `@patchbay/client`, one
- * implementation for every peer that reconnects), with the worker's defaults filled in.
- *
- * @example
- * ```ts
- * workerBackoffDelay(3, { initialDelayMs: 100 }); // somewhere in [0, 800)
- * ```
+ * The worker's policy as the reconnecting socket takes it (`backoffDelay` in
+ * `@patchbay/protocol/runtime`: one capped exponential backoff with full jitter for every peer
+ * that reconnects), with the worker's defaults filled in.
  */
-export function workerBackoffDelay(
-  attempt: number,
+export function workerBackoff(
   policy: BackoffPolicy = {},
   random: () => number = Math.random,
-): number {
-  return backoffDelay(attempt, {
+): BackoffOptions {
+  return {
     initialDelayMs: policy.initialDelayMs ?? DEFAULT_BACKOFF.initialDelayMs,
     maxDelayMs: policy.maxDelayMs ?? DEFAULT_BACKOFF.maxDelayMs,
     random,
-  });
+  };
 }

@@ -44,12 +44,6 @@ export type SessionFactory<S> = (message: InboundMessage) => SessionSource<S> | 
  * is forgotten so the next message tries again. Past `limit` channels, the least recently used
  * tenth is forgotten (in one go, see `RecentMap`), so a worker that sees many one-off channels
  * keeps bounded memory.
- *
- * @example
- * ```ts
- * const sessions = new ChannelSessions(10_000);
- * const session = await sessions.get(message, () => client.agent("support"));
- * ```
  */
 export class ChannelSessions {
   readonly #sessions: RecentMap<Promise<unknown>>;

@@ -5,13 +5,12 @@ import type {
   ToolResult,
   WorkerToServerFrame,
 } from "@patchbay/protocol";
+import { RecentMap } from "@patchbay/protocol/runtime";
 import {
-  allowAll,
   type HoldDecision,
   InMemoryIdempotencyStore,
   ModelSentences,
-  RecentMap,
-  ToolExecutor,
+  PreapprovedToolExecutor,
   type Tools,
   toToolResult,
 } from "@patchbay/tools";
@@ -62,7 +61,7 @@ interface SessionExecutor {
   readonly key: string;
   /** The `host()` registration it was made for; hosting the agent again replaces it. */
   readonly hosted: Hosted;
-  executor: ToolExecutor;
+  executor: PreapprovedToolExecutor;
   calls: number;
   /** What the executor was made with; a call that differs gets a new one once this is idle. */
   readonly user: string;
@@ -112,8 +111,8 @@ export interface HostedToolsOptions {
 
 /**
  * The tools a worker hosts, and the calls of them it runs. Each session of an agent gets its own
- * `ToolExecutor` (the tool call context is per session), kept while it has calls here and for a
- * while after (`HostedToolsOptions`); all of them
+ * `PreapprovedToolExecutor` (the tool call context is per session), kept while it has calls
+ * here and for a while after (`HostedToolsOptions`); all of them
  * share one idempotency store, so a call delivered again (same id, higher attempt) joins the
  * running call or gets the stored result instead of running twice. Internal to `Dispatch`.
  */
@@ -369,19 +368,18 @@ export class HostedTools {
     const session: SessionExecutor = {
       key,
       hosted,
-      executor: undefined as unknown as ToolExecutor,
+      executor: undefined as unknown as PreapprovedToolExecutor,
       calls: 0,
       user,
       idleSince: 0,
       conversation: frame.conversation,
     };
-    const executor = new ToolExecutor({
+    // The server asks the user before it routes a call here; asking again would hang.
+    const executor = new PreapprovedToolExecutor({
       tools: hosted.agent.tools,
       sessionId: frame.sessionId,
       user: frame.user,
       conversation: () => session.conversation,
-      // The server asks the user before it routes a call here; asking again would hang.
-      approvalGate: allowAll,
       idempotencyStore: this.#store,
       maxConcurrentCalls: hosted.options.maxConcurrentCalls ?? 16,
       // A hold holds only once the server acknowledged it (`hosted.hold.ack`).

@@ -5,9 +5,10 @@ import {
   type ServerToWorkerFrame,
   type WorkerToServerFrame,
 } from "@patchbay/protocol";
+import { ReconnectingSocket, type WebSocketLike } from "@patchbay/protocol/runtime";
 import { EventEmitter } from "eventemitter3";
 import WebSocket from "ws";
-import { type BackoffPolicy, workerBackoffDelay } from "./backoff";
+import { type BackoffPolicy, workerBackoff } from "./backoff";
 import { DispatchError } from "./dispatch-error";
 
 /**
@@ -25,9 +26,6 @@ import { DispatchError } from "./dispatch-error";
  * ```
  */
 export type ConnectionState = "idle" | "connecting" | "ready" | "reconnecting" | "closed";
-
-/** The heartbeat interval used until the server names its own in `worker.ready`. */
-const DEFAULT_HEARTBEAT_MS = 15_000;
 
 /**
  * The largest frame this worker reads (its socket's receive limit), said in `worker.hello` so
@@ -67,40 +65,77 @@ interface SentFrame {
 }
 
 /**
- * The worker's socket to `/v1/worker`: opens it, says hello, keeps it alive with heartbeats,
- * reconnects with backoff, and makes sure frames that finish work are not lost to a reconnect.
+ * The worker's end of `/v1/worker`: a {@link ReconnectingSocket} (hello, heartbeat, backoff)
+ * with the worker channel's rules on top: `worker.hello` on every connect, a refused key or
+ * protocol ends it for good, and frames that finish work are not lost to a reconnect.
  * Internal to `Dispatch`.
  */
 export class WorkerConnection extends EventEmitter<WorkerConnectionEvents> {
-  #options: WorkerConnectionOptions;
-  #socket: WebSocket | undefined;
+  readonly #options: WorkerConnectionOptions;
+  readonly #socket: ReconnectingSocket<ServerToWorkerFrame>;
   #state: ConnectionState = "idle";
-  #attempt = 0;
-  #everReady = false;
-  #closing = false;
-  #retryTimer: ReturnType<typeof setTimeout> | undefined;
-  #heartbeatTimer: ReturnType<typeof setInterval> | undefined;
-  #connectTimer: ReturnType<typeof setTimeout> | undefined;
-  #heartbeatMs = DEFAULT_HEARTBEAT_MS;
+  #heartbeatMs = 0;
   /** The size limit of a `hosted.result`, as the server said in `worker.ready`. */
   #maxResultFrameBytes = DEFAULT_MAX_FRAME_BYTES;
-  #lastHeard = 0;
-  #pingNonce = 0;
-  /** Why the last attempt or socket ended, for the `reconnecting` event. */
-  #lastFailure = "";
   /** Durable frames that could not be sent while the socket was down. */
   #outbox: WorkerToServerFrame[] = [];
   /** Durable frames sent on the current socket, replayed after a reconnect (see `#onReady`). */
   #sent: SentFrame[] = [];
-  #closed: Promise<void>;
-  #resolveClosed!: () => void;
+  #closed: Promise<void> | undefined;
 
   constructor(options: WorkerConnectionOptions) {
     super();
     this.#options = options;
-    this.#closed = new Promise((resolve) => {
-      this.#resolveClosed = resolve;
-    });
+    const { url, connectTimeoutMs } = options;
+    this.#socket = new ReconnectingSocket<ServerToWorkerFrame>(
+      {
+        url,
+        createSocket: (target) =>
+          new WebSocket(target, {
+            handshakeTimeout: connectTimeoutMs,
+            maxPayload: WORKER_RECEIVE_BYTES,
+          }) as unknown as WebSocketLike,
+        backoff: workerBackoff(options.backoff, options.random),
+        // The hello handshake has its own bound: a server that accepts the socket but never
+        // answers must not hold the worker in `connecting` forever.
+        helloTimeoutMs: connectTimeoutMs,
+      },
+      {
+        hello: () => JSON.stringify({ ...options.hello(), maxFrameBytes: WORKER_RECEIVE_BYTES }),
+        decode: (data) => this.#decode(data),
+        handshake: (frame) => {
+          if (frame.type === "worker.ready")
+            return { welcome: true, heartbeatIntervalMs: frame.heartbeatIntervalMs };
+          if (frame.type !== "error") return undefined;
+          const code =
+            frame.code === "unauthorized" || frame.code === "protocol_version" ? frame.code : "protocol";
+          const error = new DispatchError(code, `server refused the worker: ${frame.message}`);
+          // A wrong key or protocol stays wrong however often the worker retries; anything else
+          // (a server still starting, a rate limit) is worth another attempt.
+          if (code !== "protocol") return { fail: error };
+          this.emit("error", error);
+          return undefined;
+        },
+        welcome: (frame, reconnected) =>
+          this.#onReady(frame as ServerToWorkerFrame & { type: "worker.ready" }, reconnected),
+        frame: (frame) => this.emit("frame", frame),
+        lost: (reason, code) => this.emit("disconnected", { code: code ?? 1006, reason }),
+        reconnecting: ({ attempt, delayMs, reason }) =>
+          this.emit("reconnecting", { attempt, delayMs, url, reason: reason || "the connection ended" }),
+        failed: (error) => {
+          this.emit("refused", error as DispatchError);
+          void this.close("refused");
+        },
+        state: (state) => {
+          if (state === "closed") this.#finish();
+          else if (state !== "idle") this.#setState(state === "open" ? "ready" : state);
+        },
+        describeError: (event) => {
+          const error = (event as { error?: NodeJS.ErrnoException })?.error;
+          return error ? describeSocketError(error) : undefined;
+        },
+      },
+    );
   }
 
   /** Where the link stands. */
@@ -108,15 +143,9 @@ export class WorkerConnection extends EventEmitter<WorkerConnectionEvents> {
     return this.#state;
   }
 
-  /** Resolves once the connection is closed for good. */
-  get closed(): Promise<void> {
-    return this.#closed;
-  }
-
   /** Opens the first socket. */
   start(): void {
-    if (this.#state !== "idle") return;
-    this.#connect();
+    if (this.#state === "idle") this.#socket.open();
   }
 
   /**
@@ -125,43 +154,27 @@ export class WorkerConnection extends EventEmitter<WorkerConnectionEvents> {
    * load) describe a moment and are dropped, since a fresh `worker.hello` says the same.
    */
   send(frame: WorkerToServerFrame, options: { durable?: boolean } = {}): void {
-    const socket = this.#socket;
-    if (this.#state === "ready" && socket && socket.readyState === WebSocket.OPEN) {
-      // A result too large for the server becomes a failed result: the call fails once instead
-      // of being refused (and waiting out its timeout).
-      socket.send(
+    // A result too large for the server becomes a failed result: the call fails once instead
+    // of being refused (and waiting out its timeout).
+    const sent =
+      this.#state === "ready" &&
+      this.#socket.send(
         frame.type === "hosted.result"
           ? encodeResultFrame(frame, this.#maxResultFrameBytes)
           : JSON.stringify(frame),
       );
-      if (options.durable) {
-        this.#sent.push({ frame, at: Date.now() });
-        if (this.#sent.length > MAX_REPLAY) this.#sent.shift();
-      }
-      return;
-    }
-    if (options.durable && this.#state !== "closed") {
+    if (!options.durable) return;
+    if (sent) {
+      this.#sent.push({ frame, at: Date.now() });
+      if (this.#sent.length > MAX_REPLAY) this.#sent.shift();
+    } else if (this.#state !== "closed") {
       this.#outbox.push(frame);
     }
   }
 
   /** Closes the socket for good and stops reconnecting. */
   close(reason = "worker stopping"): Promise<void> {
-    if (this.#state === "closed") return this.#closed;
-    this.#closing = true;
-    clearTimeout(this.#retryTimer);
-    clearTimeout(this.#connectTimer);
-    this.#stopHeartbeat();
-    const socket = this.#socket;
-    if (socket && (socket.readyState === WebSocket.OPEN || socket.readyState === WebSocket.CONNECTING)) {
-      // A socket that does not finish its closing handshake in time is cut.
-      const cut = setTimeout(() => socket.terminate(), 2_000);
-      socket.once("close", () => clearTimeout(cut));
-      if (socket.readyState === WebSocket.OPEN) socket.close(1000, reason);
-      else socket.terminate();
-    } else {
-      this.#finish();
-    }
+    this.#closed ??= this.#socket.close(1000, reason).then(() => this.#finish());
     return this.#closed;
   }
 
@@ -171,113 +184,22 @@ export class WorkerConnection extends EventEmitter<WorkerConnectionEvents> {
     this.emit("state", { state });
   }
 
-  #connect(): void {
-    this.#setState("connecting");
-    const socket = new WebSocket(this.#options.url, {
-      handshakeTimeout: this.#options.connectTimeoutMs,
-      maxPayload: WORKER_RECEIVE_BYTES,
-    });
-    this.#socket = socket;
-    // The hello handshake has its own bound: a server that accepts the socket but never answers
-    // must not hold the worker in `connecting` forever.
-    this.#connectTimer = setTimeout(() => {
-      if (this.#socket === socket && this.#state === "connecting") {
-        this.#lastFailure = `no worker.ready within ${this.#options.connectTimeoutMs} ms`;
-        socket.terminate();
-      }
-    }, this.#options.connectTimeoutMs);
-
-    socket.on("open", () => {
-      socket.send(JSON.stringify({ ...this.#options.hello(), maxFrameBytes: WORKER_RECEIVE_BYTES }));
-    });
-    socket.on("message", (data, isBinary) => {
-      if (this.#socket !== socket) return;
-      this.#lastHeard = Date.now();
-      const text = isBinary ? new Uint8Array(data as Buffer) : String(data);
-      const decoded = decodeFrame(text, { channel: "server-to-worker", maxBytes: WORKER_RECEIVE_BYTES });
-      if (!decoded.ok) {
-        this.emit(
-          "error",
-          new DispatchError(
-            "protocol",
-            `server sent a frame this worker cannot read: ${decoded.error.message}`,
-            {
-              cause: decoded.error,
-            },
-          ),
-        );
-        return;
-      }
-      this.#onFrame(socket, decoded.frame);
-    });
-    socket.on("error", (error: NodeJS.ErrnoException) => {
-      // Every socket error is followed by `close`, which decides what happens next; the error
-      // is what the developer needs to hear about it (refused, DNS, TLS, an HTTP answer).
-      if (this.#socket === socket) this.#lastFailure = describeSocketError(error);
-    });
-    socket.on("close", (code, reasonBuffer) => {
-      if (this.#socket !== socket) return;
-      this.#socket = undefined;
-      clearTimeout(this.#connectTimer);
-      this.#stopHeartbeat();
-      const reason = String(reasonBuffer);
-      if (!this.#lastFailure) this.#lastFailure = `the socket closed (${code}${reason ? ` ${reason}` : ""})`;
-      const wasUp = this.#state === "ready";
-      if (wasUp) this.emit("disconnected", { code, reason });
-      if (this.#closing || this.#state === "closed") {
-        this.#finish();
-        return;
-      }
-      this.#scheduleReconnect();
-    });
+  #decode(data: unknown): ServerToWorkerFrame | undefined {
+    const text = typeof data === "string" ? data : new Uint8Array(data as Buffer);
+    const decoded = decodeFrame(text, { channel: "server-to-worker", maxBytes: WORKER_RECEIVE_BYTES });
+    if (decoded.ok) return decoded.frame;
+    this.emit(
+      "error",
+      new DispatchError("protocol", `server sent a frame this worker cannot read: ${decoded.error.message}`, {
+        cause: decoded.error,
+      }),
+    );
+    return undefined;
   }
 
-  #onFrame(socket: WebSocket, frame: ServerToWorkerFrame): void {
-    if (frame.type === "ping") {
-      socket.send(
-        JSON.stringify({ type: "pong", ...(frame.nonce === undefined ? {} : { nonce: frame.nonce }) }),
-      );
-      return;
-    }
-    if (frame.type === "pong") return;
-    if (this.#state === "connecting") {
-      if (frame.type === "worker.ready") {
-        this.#onReady(socket, frame);
-        return;
-      }
-      if (frame.type === "error") {
-        const fatal = frame.code === "unauthorized" || frame.code === "protocol_version";
-        const error = new DispatchError(
-          frame.code === "unauthorized"
-            ? "unauthorized"
-            : frame.code === "protocol_version"
-              ? "protocol_version"
-              : "protocol",
-          `server refused the worker: ${frame.message}`,
-        );
-        // A wrong key or protocol stays wrong however often the worker retries; anything else
-        // (a server still starting, a rate limit) is worth another attempt.
-        if (fatal) {
-          this.#closing = true;
-          this.emit("refused", error);
-          socket.close(1000, "refused");
-        } else {
-          this.emit("error", error);
-        }
-        return;
-      }
-      return;
-    }
-    this.emit("frame", frame);
-  }
-
-  #onReady(socket: WebSocket, frame: ServerToWorkerFrame & { type: "worker.ready" }): void {
-    clearTimeout(this.#connectTimer);
+  #onReady(frame: ServerToWorkerFrame & { type: "worker.ready" }, reconnected: boolean): void {
     this.#heartbeatMs = frame.heartbeatIntervalMs;
     this.#maxResultFrameBytes = frame.maxResultFrameBytes ?? frame.maxFrameBytes;
-    const reconnected = this.#everReady;
-    this.#everReady = true;
-    this.#attempt = 0;
     // A frame sent just before a socket died may never have arrived, and nothing on the wire
     // acknowledges it. Frames that finish work are therefore sent again when the link is back:
     // those from the window in which a dead socket goes unnoticed, then those queued while down.
@@ -289,7 +211,6 @@ export class WorkerConnection extends EventEmitter<WorkerConnectionEvents> {
     this.#outbox = [];
     this.#sent = [];
     this.#setState("ready");
-    this.#startHeartbeat(socket);
     for (const f of [...replay, ...queued]) this.send(f, { durable: true });
     this.emit("ready", {
       workerId: frame.workerId,
@@ -298,47 +219,11 @@ export class WorkerConnection extends EventEmitter<WorkerConnectionEvents> {
     });
   }
 
-  #startHeartbeat(socket: WebSocket): void {
-    this.#stopHeartbeat();
-    this.#lastHeard = Date.now();
-    this.#heartbeatTimer = setInterval(() => {
-      // A server that has said nothing for two intervals (not even a pong) is gone, even if the
-      // TCP connection looks open: cut it and reconnect.
-      if (Date.now() - this.#lastHeard > 2 * this.#heartbeatMs) {
-        socket.terminate();
-        return;
-      }
-      if (socket.readyState === WebSocket.OPEN) {
-        this.#pingNonce = (this.#pingNonce + 1) % 1_000_000;
-        socket.send(JSON.stringify({ type: "ping", nonce: String(this.#pingNonce) }));
-      }
-    }, this.#heartbeatMs);
-  }
-
-  #stopHeartbeat(): void {
-    clearInterval(this.#heartbeatTimer);
-    this.#heartbeatTimer = undefined;
-  }
-
-  #scheduleReconnect(): void {
-    const attempt = this.#attempt++;
-    const delayMs = workerBackoffDelay(attempt, this.#options.backoff, this.#options.random);
-    this.#setState("reconnecting");
-    const reason = this.#lastFailure || "the connection ended";
-    this.#lastFailure = "";
-    this.emit("reconnecting", { attempt: attempt + 1, delayMs, url: this.#options.url, reason });
-    this.#retryTimer = setTimeout(() => {
-      if (this.#closing) return;
-      this.#connect();
-    }, delayMs);
-  }
-
   #finish(): void {
     if (this.#state === "closed") return;
     this.#outbox = [];
     this.#sent = [];
     this.#setState("closed");
-    this.#resolveClosed();
   }
 }
 

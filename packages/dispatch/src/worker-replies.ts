@@ -6,11 +6,6 @@ import { WORKER_PATH } from "./worker-url";
 /**
  * The server's HTTP base URL from the URL a worker was given (`http(s)://host[/base]` or its
  * worker socket URL `ws(s)://host[/base]/v1/worker`).
- *
- * @example
- * ```ts
- * httpBaseUrl("wss://agents.example.com/v1/worker"); // "https://agents.example.com"
- * ```
  */
 export function httpBaseUrl(url: string): string {
   const parsed = new URL(url);

@@ -15,6 +15,7 @@ export default defineConfig({
       "@patchbay/tools": source("tools/src/index.browser.ts"),
       // The subpath before the package: an alias also matches what starts with it.
       "@patchbay/protocol/lite": source("protocol/src/lite.ts"),
+      "@patchbay/protocol/runtime": source("protocol/src/runtime.ts"),
       "@patchbay/protocol": source("protocol/src/index.ts"),
     },
   },

@@ -1,4 +1,5 @@
 import type { ToolResult } from "./tool-call";
+import { failedResult } from "./tool-results";
 
 const encoder = /* @__PURE__ */ new TextEncoder();
 
@@ -20,11 +21,7 @@ export function resultTooLarge(bytes: number, limit: number): ToolResult {
   const text =
     `The tool's result was ${bytes} bytes, over the limit of ${limit} bytes for one result, so it ` +
     "could not be delivered. Return fewer or smaller images, or images as https URLs.";
-  return {
-    outcome: "failed",
-    content: { text, images: [] },
-    error: { code: "result_too_large", message: text },
-  };
+  return failedResult("failed", "result_too_large", text);
 }
 
 /**

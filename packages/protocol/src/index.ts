@@ -95,6 +95,7 @@ export type { DecodeServerFrameOptions } from "./server-frame-guards";
 export { checkToolApprovalSpec, decodeServerFrame, SERVER_FRAME_TYPES } from "./server-frame-guards";
 export type { NormalizedToolCall, ToolOutcome, ToolResult } from "./tool-call";
 export { NormalizedToolCallSchema, ToolOutcomeSchema, ToolResultSchema } from "./tool-call";
+export { failedResult, isTerminalToolCallStatus, TERMINAL_TOOL_CALL_STATUSES } from "./tool-results";
 export type { JsonSchemaObject, ToolApprovalSpec, ToolSpec } from "./tool-spec";
 export {
   JsonSchemaObjectSchema,
@@ -102,6 +103,7 @@ export {
   ToolNameSchema,
   ToolSpecSchema,
 } from "./tool-spec";
+export { USER_TOKEN_AUDIENCE } from "./user-token-audience";
 export {
   DEFAULT_MAX_FRAME_BYTES,
   DEFAULT_MAX_RESULT_FRAME_BYTES,

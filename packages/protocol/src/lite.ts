@@ -6,4 +6,6 @@ export { ErrorCodes, FrameDecodeError, ProtocolError, ToolCallFormatError } from
 export { parseToolArguments } from "./normalize-tool-calls";
 export type { DecodeServerFrameOptions } from "./server-frame-guards";
 export { checkToolApprovalSpec, decodeServerFrame, SERVER_FRAME_TYPES } from "./server-frame-guards";
+export { failedResult, isTerminalToolCallStatus, TERMINAL_TOOL_CALL_STATUSES } from "./tool-results";
+export { USER_TOKEN_AUDIENCE } from "./user-token-audience";
 export { DEFAULT_MAX_FRAME_BYTES, MAX_IMAGE_BYTES, PROTOCOL_VERSION } from "./version";

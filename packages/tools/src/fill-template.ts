@@ -40,11 +40,6 @@ export function fillTemplate(title: string, args: Record<string, unknown>): stri
 /**
  * The argument names used as `{placeholders}` in a title (top-level names, for checking them
  * against a schema at registration).
- *
- * @example
- * ```ts
- * templatePlaceholders("Book {flight_id} for {passenger.name}?"); // ["flight_id", "passenger"]
- * ```
  */
 export function templatePlaceholders(title: string): string[] {
   const names: string[] = [];

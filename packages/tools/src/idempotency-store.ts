@@ -1,5 +1,5 @@
+import { RecentMap } from "@patchbay/protocol/runtime";
 import { assertPositiveInteger } from "./errors";
-import { RecentMap } from "./recent-map";
 import type { ToolExecutionResult } from "./tool-execution-result";
 
 /**

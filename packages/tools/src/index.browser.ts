@@ -4,6 +4,8 @@
 // when the first JSON Schema tool is registered. So `validateArguments` itself, synchronous, is
 // the one name only the Node entry exports, with `setPatternEngine` (a server puts RE2 behind
 // schema patterns; a page has no use for it, and it would load the JSON Schema validator early).
+
+export { RecentMap } from "@patchbay/protocol/runtime";
 export type { ApprovalDecision, ApprovalGate } from "./approval-gate";
 export { allowAll } from "./approval-gate";
 export type { ApprovalRequestInput } from "./approval-request";
@@ -28,23 +30,24 @@ export { InMemoryIdempotencyStore } from "./idempotency-store";
 export { sniffImageType, toImageContent } from "./image-content";
 export { interruptCancels } from "./interrupt-rule";
 export { ModelSentences } from "./model-sentences";
+export type { PreapprovedToolExecutorOptions } from "./preapproved-tool-executor";
+export { PreapprovedToolExecutor } from "./preapproved-tool-executor";
 export type { ToolInputMapping } from "./project-tool-input";
 export { projectToolInput } from "./project-tool-input";
-export { RecentMap } from "./recent-map";
+export type { ToolCallInput } from "./tool-call-input";
 export type { ToolApproval, ToolCallContext, ToolDefinition } from "./tool-definition";
 export { toolSpecOf } from "./tool-definition";
 export type { ToolExecutionResult } from "./tool-execution-result";
 export { toToolResult } from "./tool-execution-result";
+export { ToolExecutor } from "./tool-executor";
 export type {
   CancelReason,
   ExecuteOptions,
   HoldDecision,
   HoldRequest,
-  ToolCallInput,
   ToolExecutorEvents,
   ToolExecutorOptions,
-} from "./tool-executor";
-export { ToolExecutor } from "./tool-executor";
+} from "./tool-executor-options";
 export { ToolLimiter } from "./tool-limiter";
 export type { ToolImage } from "./tool-output";
 export { ToolOutput } from "./tool-output";

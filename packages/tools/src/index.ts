@@ -7,6 +7,7 @@ import { compileZodFallback } from "./zod-fallback";
 useZodFallback(compileZodFallback);
 useJsonSchemaValidator(validateArguments);
 
+export { RecentMap } from "@patchbay/protocol/runtime";
 export type { ApprovalDecision, ApprovalGate } from "./approval-gate";
 export { allowAll } from "./approval-gate";
 export type { ApprovalRequestInput } from "./approval-request";
@@ -33,23 +34,24 @@ export { interruptCancels } from "./interrupt-rule";
 export { ModelSentences } from "./model-sentences";
 export type { PatternEngine } from "./pattern-engine";
 export { setPatternEngine } from "./pattern-engine";
+export type { PreapprovedToolExecutorOptions } from "./preapproved-tool-executor";
+export { PreapprovedToolExecutor } from "./preapproved-tool-executor";
 export type { ToolInputMapping } from "./project-tool-input";
 export { projectToolInput } from "./project-tool-input";
-export { RecentMap } from "./recent-map";
+export type { ToolCallInput } from "./tool-call-input";
 export type { ToolApproval, ToolCallContext, ToolDefinition } from "./tool-definition";
 export { toolSpecOf } from "./tool-definition";
 export type { ToolExecutionResult } from "./tool-execution-result";
 export { toToolResult } from "./tool-execution-result";
+export { ToolExecutor } from "./tool-executor";
 export type {
   CancelReason,
   ExecuteOptions,
   HoldDecision,
   HoldRequest,
-  ToolCallInput,
   ToolExecutorEvents,
   ToolExecutorOptions,
-} from "./tool-executor";
-export { ToolExecutor } from "./tool-executor";
+} from "./tool-executor-options";
 export { ToolLimiter } from "./tool-limiter";
 export type { ToolImage } from "./tool-output";
 export { ToolOutput } from "./tool-output";

@@ -6,8 +6,8 @@ import { describe, expect, it } from "vitest";
 const ALLOWED = [
   "@patchbay/protocol",
   "@patchbay/protocol/lite",
+  "@patchbay/protocol/runtime",
   "@cfworker/json-schema",
-  "eventemitter3",
   "zod/v4/core",
   "zod-to-json-schema",
 ];

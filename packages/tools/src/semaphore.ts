@@ -8,13 +8,6 @@ interface Waiter {
 /**
  * A counting semaphore whose waiters are served in the order they came (FIFO). A waiter whose
  * signal aborts leaves the queue and its promise rejects with the signal's reason.
- *
- * @example
- * ```ts
- * const slots = new Semaphore(2);
- * const release = await slots.acquire(signal);
- * try { await work(); } finally { release(); }
- * ```
  */
 export class Semaphore {
   readonly limit: number;
@@ -39,11 +32,6 @@ export class Semaphore {
   /**
    * Takes a slot if one is free and nobody waits, without a promise; undefined otherwise (then
    * `acquire` waits in line).
-   *
-   * @example
-   * ```ts
-   * const release = slots.tryAcquire() ?? (await slots.acquire(signal));
-   * ```
    */
   tryAcquire(): Release | undefined {
     if (this.#available > 0 && this.#queue.length === 0) {

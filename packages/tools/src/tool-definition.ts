@@ -129,12 +129,6 @@ function checkText(name: string, field: string, value: unknown, required: boolea
 /**
  * Checks a definition and prepares it: the JSON Schema, the argument checker, the spec. Throws a
  * {@link ToolDefinitionError} naming the field that is wrong.
- *
- * @example
- * ```ts
- * const compiled = compileTool({ name: "ping", description: "Answers pong", run: () => "pong" });
- * compiled.spec.parameters; // { type: "object", properties: {} }
- * ```
  */
 export function compileTool(definition: ToolDefinition<any>): CompiledTool {
   if (typeof definition !== "object" || definition === null) {

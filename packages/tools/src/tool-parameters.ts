@@ -128,13 +128,6 @@ export function useJsonSchemaValidator(validator: JsonSchemaValidator | undefine
  * registration). zod 3 and zod/mini
  * schemas go to the installed {@link ZodFallback}. Throws an `Error` saying why when the
  * parameters are not an object schema, or cannot be read here.
- *
- * @example
- * ```ts
- * const compiled = compileParameters(z.object({ city: z.string() }));
- * compiled.jsonSchema; // { type: "object", properties: { city: { type: "string" } }, required: ["city"], ... }
- * await compiled.parse({ city: 1 }); // { ok: false, issues: ["city: Input should be a valid string"] }
- * ```
  */
 export function compileParameters(parameters: unknown): CompiledParameters {
   const converter = isZod4Schema(parameters) ? parameters["~standard"]?.jsonSchema : undefined;

@@ -77,11 +77,6 @@ function stringCheckMessage(format: string, issue: ZodIssueLike): string {
  * `input` is there). Returns `undefined` to keep zod's own message for codes it has no wording
  * for. A message the schema's author wrote (`.max(9, "at most 9 seats")`) never reaches the map:
  * zod prefers it, and so do we.
- *
- * @example
- * ```ts
- * schema.safeParse(args, { error: zod4IssueMessage });
- * ```
  */
 export function zod4IssueMessage(issue: ZodIssueLike): string | undefined {
   switch (issue.code) {
@@ -186,11 +181,6 @@ function zod3Pattern(root: unknown, path: readonly PropertyKey[], data: unknown)
  * The Pydantic-style message for a zod 3 issue, as handed to a per-parse `errorMap` (with the
  * value in `data`); `root` is the schema being parsed, searched for the pattern a string failed.
  * Returns `undefined` to keep zod's own message.
- *
- * @example
- * ```ts
- * schema.safeParse(args, { errorMap: (issue, ctx) => ({ message: zod3IssueMessage(issue, ctx.data, schema) ?? ctx.defaultError }) });
- * ```
  */
 export function zod3IssueMessage(issue: ZodIssueLike, data: unknown, root: unknown): string | undefined {
   switch (issue.code) {
@@ -250,11 +240,6 @@ export function zod3IssueMessage(issue: ZodIssueLike, data: unknown, root: unkno
 /**
  * One line per problem, `path: message`, from the issues of a zod error of either version. An
  * unknown-keys issue becomes one line per key, each under the key's own path.
- *
- * @example
- * ```ts
- * zodIssueLines(result.error.issues); // ["seats: Input should be less than or equal to 9"]
- * ```
  */
 export function zodIssueLines(issues: readonly ZodIssueLike[]): string[] {
   const lines: string[] = [];

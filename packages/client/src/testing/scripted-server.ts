@@ -6,13 +6,6 @@ import { type WebSocket, WebSocketServer } from "ws";
 /**
  * One client socket as a test sees it: every frame the client sent, in order, and the means to
  * answer, stall or drop it.
- *
- * @example
- * ```ts
- * const socket = await server.nextConnection();
- * const hello = await socket.next("hello");
- * socket.welcome();
- * ```
  */
 export class ScriptedSocket {
   readonly received: ClientToServerFrame[] = [];
@@ -107,12 +100,6 @@ export class ScriptedSocket {
 /**
  * A real `ws` server on 127.0.0.1 (port 0) whose every answer the test scripts. HTTP requests
  * go to `onHttp` when set.
- *
- * @example
- * ```ts
- * const server = await ScriptedServer.start();
- * const client = new Client({ baseUrl: server.baseUrl, apiKey: "k", secret: "s" });
- * ```
  */
 export class ScriptedServer {
   readonly sockets: ScriptedSocket[] = [];

@@ -1,5 +1,5 @@
 /**
- * How the client waits between reconnect attempts: capped exponential backoff with full jitter.
+ * How a peer (a page's client, a dispatch worker) waits between reconnect attempts: capped exponential backoff with full jitter.
  *
  * @example
  * ```ts

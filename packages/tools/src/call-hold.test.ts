@@ -4,7 +4,8 @@ import { buildApprovalRequest } from "./approval-request";
 import { CallNotHeld } from "./errors";
 import { interruptCancels } from "./interrupt-rule";
 import type { ToolDefinition } from "./tool-definition";
-import { type HoldDecision, type HoldRequest, ToolExecutor, type ToolExecutorOptions } from "./tool-executor";
+import { ToolExecutor } from "./tool-executor";
+import type { HoldDecision, HoldRequest, ToolExecutorOptions } from "./tool-executor-options";
 import { Tools } from "./tools";
 
 function deferred<T = void>() {

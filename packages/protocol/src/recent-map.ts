@@ -1,4 +1,4 @@
-import { assertPositiveInteger, ToolsOptionError } from "./errors";
+import { ProtocolError } from "./errors";
 
 /**
  * A map that remembers only its most recent `limit` keys: settled call ids, finished work,
@@ -25,8 +25,13 @@ export class RecentMap<V> {
   readonly #entries = new Map<string, V>();
 
   constructor(limit: number) {
-    if (limit === undefined) throw new ToolsOptionError("limit", "is required");
-    assertPositiveInteger("limit", limit);
+    if (limit === undefined) throw new ProtocolError("invalid_option", "limit: is required");
+    if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1) {
+      throw new ProtocolError(
+        "invalid_option",
+        `limit: must be a positive integer, got ${typeof limit === "string" ? JSON.stringify(limit) : String(limit)}`,
+      );
+    }
     this.limit = limit;
     this.#batch = Math.ceil(limit / 10);
   }

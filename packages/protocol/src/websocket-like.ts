@@ -1,6 +1,6 @@
 /**
- * The part of the WebSocket API the client uses. The browser's native `WebSocket` and the `ws`
- * package's `WebSocket` both fit it, so everything but the runtime entry is shared.
+ * The part of the WebSocket API a `ReconnectingSocket` uses. The browser's native
+ * `WebSocket` and the `ws` package's `WebSocket` both fit it, so a page and a worker share it.
  *
  * @example
  * ```ts
@@ -20,8 +20,8 @@ export interface WebSocketLike {
 }
 
 /**
- * Opens a socket to a URL. The Node entry passes one built on `ws`, the browser entry one built
- * on the native `WebSocket`; tests and unusual runtimes can pass their own.
+ * Opens a socket to a URL: one built on `ws` in Node, on the native `WebSocket` in a browser;
+ * tests and unusual runtimes can pass their own.
  *
  * @example
  * ```ts
@@ -30,5 +30,12 @@ export interface WebSocketLike {
  */
 export type WebSocketFactory = (url: string) => WebSocketLike;
 
-/** `WebSocket.OPEN`, spelled out so the shared code needs no WebSocket global. */
+/**
+ * `WebSocket.OPEN`, spelled out so the shared code needs no WebSocket global.
+ *
+ * @example
+ * ```ts
+ * if (socket.readyState === SOCKET_OPEN) socket.send(text);
+ * ```
+ */
 export const SOCKET_OPEN = 1;

@@ -1,0 +1,52 @@
+import { CallContext, type ContextHost } from "./call-context";
+import { type CallFinisher, failureOf } from "./call-ending";
+import { type CallState, signalOf } from "./call-state";
+import { armIdle, type TimerHost } from "./call-timers";
+import type { CompiledTool } from "./tool-definition";
+import type { ToolExecutionResult } from "./tool-execution-result";
+import { toToolOutputContent } from "./tool-output-content";
+
+/** What the run step asks of the executor. */
+export interface RunHost extends CallFinisher, ContextHost, TimerHost {
+  /** The call starts running (the executor emits `started`). */
+  started(state: CallState): void;
+  /** The tool threw (the executor emits `threw`, for the developer's log). */
+  threw(state: CallState, error: unknown): void;
+}
+
+/**
+ * The last step, once the call holds its slots: runs the tool with the parsed arguments and ends
+ * the call as `completed` with its output, or `failed` when it threw or its output cannot be used.
+ * A call that ended meanwhile (cancelled, timed out) keeps that ending.
+ */
+export async function runStep(
+  host: RunHost,
+  state: CallState,
+  tool: CompiledTool,
+  args: unknown,
+): Promise<void> {
+  const definition = tool.definition;
+  if (definition.idleTimeoutMs !== undefined) armIdle(host, state, definition.idleTimeoutMs);
+  host.started(state);
+  const run = definition.run;
+  const signal = signalOf(state);
+  let value: unknown;
+  try {
+    value = await run(args, signal, new CallContext(host, state));
+  } catch (error) {
+    if (!state.settled) {
+      host.threw(state, error);
+      host.finish(state, "failed", failureOf(state.call.name, error));
+    }
+    return;
+  }
+  if (state.settled) return;
+  let content: ToolExecutionResult["content"];
+  try {
+    content = toToolOutputContent(value);
+  } catch (error) {
+    host.finish(state, "failed", failureOf(state.call.name, error));
+    return;
+  }
+  host.finish(state, "completed", { text: content.text, content, value });
+}
