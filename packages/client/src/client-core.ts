@@ -558,7 +558,9 @@ export class ClientCore extends EventEmitter<ClientEvents> {
     }
     // Registered before the promise settles: the replayed events right behind this frame need it.
     session.attached(frame.session);
-    this.#settle(frame.requestId, request, session);
+    // `resume` resolves once the replay is applied, so approvals and the conversation are there.
+    const opened = session;
+    opened.whenCaughtUp((error) => this.#settle(frame.requestId, request, error ?? opened));
   }
 
   #onErrorFrame(frame: Extract<ServerToClientFrame, { type: "error" }>): void {
@@ -578,6 +580,10 @@ export class ClientCore extends EventEmitter<ClientEvents> {
     }
     if (frame.sessionId !== undefined) {
       const session = this.#sessions.get(frame.sessionId);
+      if (session && sessionIsGone(frame)) {
+        session.markClosed(error);
+        return;
+      }
       if (session) {
         session.handleError(error, frame.commandId);
         return;
@@ -638,4 +644,13 @@ export class ClientCore extends EventEmitter<ClientEvents> {
     if (this.#options.secret !== undefined) headers.authorization = `Bearer ${this.#options.secret}`;
     return headers;
   }
+}
+
+/**
+ * An error frame that says the session itself is gone (deleted over HTTP while attached): the
+ * server names it by `path: "sessionId"`, older servers by a bare `not_found` naming no command.
+ */
+function sessionIsGone(frame: Extract<ServerToClientFrame, { type: "error" }>): boolean {
+  if (frame.code !== "not_found") return false;
+  return frame.path === "sessionId" || (frame.path === undefined && frame.commandId === undefined);
 }

@@ -106,6 +106,8 @@ export interface CreateResponseOptions {
 
 /** Events waiting for a gap in the sequence to be filled; a server bug must not grow it forever. */
 const MAX_BUFFERED_EVENTS = 10_000;
+/** Ended approvals remembered to answer a late `decide` with their outcome. */
+const KEPT_APPROVAL_OUTCOMES = 256;
 
 /**
  * One agent session as this client sees it: the conversation kept current, the pending
@@ -138,6 +140,8 @@ export class Session extends EventEmitter<SessionEvents> {
   #items: readonly ConversationItem[] = [];
   readonly #itemIndex = new Map<string, number>();
   readonly #approvals = new Map<string, ApprovalRequest>();
+  /** How recent approvals ended, so a late `decide` resolves with it (oldest dropped first). */
+  readonly #resolvedApprovals = new Map<string, ApprovalOutcome>();
   #lastSeq = 0;
   /** The server's last sequence number when it (re)attached us; events up to it are a replay. */
   #replayUntil = 0;
@@ -145,6 +149,8 @@ export class Session extends EventEmitter<SessionEvents> {
   #ready = false;
   #closed = false;
   #filling = false;
+  /** Called once attached and caught up (see `whenCaughtUp`). */
+  #caughtUp: Array<(error?: ClientError) => void> = [];
   readonly #buffered = new Map<number, SessionEvent>();
   readonly #pendingSends = new Map<string, MessageSendFrame>();
   readonly #responsesByCommand = new Map<string, ResponseSink>();
@@ -235,6 +241,9 @@ export class Session extends EventEmitter<SessionEvents> {
     if (this.#closed) return Promise.reject(new DisconnectedError(`session ${this.id} is closed`));
     const request = this.#approvals.get(approvalId);
     if (!request) {
+      // Too late: the approval already ended (expired, or answered elsewhere); say how.
+      const ended = this.#resolvedApprovals.get(approvalId);
+      if (ended !== undefined) return Promise.resolve(ended);
       return Promise.reject(new NotFoundError(`no pending approval ${approvalId} in session ${this.id}`));
     }
     const existing = this.#decisions.get(approvalId);
@@ -290,6 +299,16 @@ export class Session extends EventEmitter<SessionEvents> {
     if (this.#lastSeq >= this.#replayUntil) this.#becomeReady();
   }
 
+  /**
+   * @internal Calls `done` once this attach's replay has been applied (at once if it has), or
+   * with the error that closed the session first: `resume` resolves only then.
+   */
+  whenCaughtUp(done: (error?: ClientError) => void): void {
+    if (this.#ready) done();
+    else if (this.#closed) done(new DisconnectedError(`session ${this.id} was closed`));
+    else this.#caughtUp.push(done);
+  }
+
   /** @internal The socket went away: hold everything until the next attach. */
   detached(): void {
     this.#attached = false;
@@ -334,6 +353,7 @@ export class Session extends EventEmitter<SessionEvents> {
     this.#decisions.clear();
     this.#queuedInterrupts.length = 0;
     this.#host.forget(this);
+    for (const done of this.#caughtUp.splice(0)) done(error);
     this.emit("closed", reason);
   }
 
@@ -520,6 +540,7 @@ export class Session extends EventEmitter<SessionEvents> {
       if (this.#host.send(frame)) resolve();
       else this.#queuedInterrupts.push({ frame, resolve });
     }
+    for (const done of this.#caughtUp.splice(0)) done();
   }
 
   #writeDecision(approvalId: string, allowed: boolean): void {
@@ -528,6 +549,10 @@ export class Session extends EventEmitter<SessionEvents> {
 
   #resolveApproval(event: EventOf<"approval.resolved">): void {
     this.#approvals.delete(event.approvalId);
+    this.#resolvedApprovals.set(event.approvalId, event.outcome);
+    if (this.#resolvedApprovals.size > KEPT_APPROVAL_OUTCOMES) {
+      this.#resolvedApprovals.delete(this.#resolvedApprovals.keys().next().value as string);
+    }
     const decision = this.#decisions.get(event.approvalId);
     if (decision) {
       clearTimeout(decision.timer as ReturnType<typeof setTimeout>);

@@ -493,7 +493,13 @@ class ClientConnection {
       if (reason !== "deleted") return;
       this.attached.delete(sessionId);
       release();
-      this.send({ type: "error", code: "not_found", message: `session ${sessionId} was deleted`, sessionId });
+      this.send({
+        type: "error",
+        code: "not_found",
+        message: `session ${sessionId} was deleted`,
+        sessionId,
+        path: "sessionId",
+      });
     };
     live.runtime.on("closed", onClosed);
     const detach = () => {

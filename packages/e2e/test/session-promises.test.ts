@@ -1,0 +1,97 @@
+// Issue #22's broken promises on the client side: what `resume`, `decide` and a deletion over
+// HTTP tell the page, against a real server on loopback.
+import { Client, Tools } from "@patchbay/client";
+import { afterEach, describe, expect, it } from "vitest";
+import { backendClient, closeAllClients, nextEvent, userClient } from "./helpers/clients";
+import { scriptedAgent, startTestServer, type TestServer } from "./helpers/start-server";
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  closeAllClients();
+  await server?.close();
+  server = undefined;
+});
+
+function bookingTools(runs: string[], expiresInMs?: number): Tools {
+  return new Tools().register({
+    name: "book_flight",
+    description: "Book the flight the user picked",
+    parameters: { type: "object", properties: { flight_id: { type: "string" } }, required: ["flight_id"] },
+    approval: { title: "Book flight {flight_id}?", ...(expiresInMs === undefined ? {} : { expiresInMs }) },
+    run: ({ flight_id }: { flight_id: string }) => {
+      runs.push(flight_id);
+      return `Booked ${flight_id}.`;
+    },
+  });
+}
+
+function start(): Promise<TestServer> {
+  return startTestServer({
+    agents: {
+      travel: scriptedAgent([
+        {
+          match: "book (?<flight>[A-Z]{2}\\d+)",
+          toolCalls: [{ tool: "book_flight", arguments: { flight_id: "{flight}" } }],
+          reply: "Done: {result}",
+          errorReply: "Not booked: {result}",
+        },
+        { match: "hello", reply: "Hello there, how can I help you today?" },
+      ]),
+    },
+  });
+}
+
+describe("sessions.resume (docs/guides/approval.md)", () => {
+  it("resolves once the replay caught up: 20 earlier turns and the pending approval are there", async () => {
+    server = await start();
+    const first = await userClient(server, "u_1");
+    const runs: string[] = [];
+    const opened = await first.agent("travel").sessions.create({ tools: bookingTools(runs) });
+    for (let i = 0; i < 20; i++) await opened.responses.create(`hello ${i}`);
+    const asked = nextEvent(opened, "approval");
+    void opened.responses.create("book LH400").catch(() => {});
+    const [request] = await asked;
+    first.close();
+
+    // A reload: a new client resumes the saved id and reads the approvals right away.
+    const second = await userClient(server, "u_1");
+    const session = await second.agent("travel").sessions.resume(opened.id, { tools: bookingTools(runs) });
+    expect(session.approvals.map((a) => a.id)).toEqual([request.id]);
+    expect(session.conversation.filter((item) => item.type === "message")).toHaveLength(41);
+    expect(await session.decide(request.id, { allowed: true })).toBe("allowed");
+    await nextEvent(session, "responseCompleted");
+    expect(runs).toEqual(["LH400"]);
+  });
+});
+
+describe("session.decide (docs/guides/approval.md)", () => {
+  it("resolves 'expired' for an answer that came after the approval expired", async () => {
+    server = await start();
+    const client = await userClient(server, "u_1");
+    const runs: string[] = [];
+    const session = await client.agent("travel").sessions.create({ tools: bookingTools(runs, 150) });
+    const asked = nextEvent(session, "approval");
+    const resolved = nextEvent(session, "approvalResolved");
+    await session.responses.create("book LH402");
+    const [request] = await asked;
+    expect((await resolved)[0].outcome).toBe("expired");
+    expect(await session.decide(request.id, { allowed: true })).toBe("expired");
+    expect(runs).toEqual([]);
+  });
+});
+
+describe("deleting a session over HTTP", () => {
+  it("marks the session closed for a client attached elsewhere", async () => {
+    server = await start();
+    const page = await userClient(server, "u_1");
+    const session = await page.agent("travel").sessions.create();
+    await session.responses.create("hello");
+    const closed = nextEvent(session, "closed");
+    const backend: Client = backendClient(server);
+    await backend.agent("travel").sessions.delete(session.id);
+    const [reason] = await closed;
+    expect(reason?.code).toBe("not_found");
+    expect(session.closed).toBe(true);
+    await expect(session.responses.create("hello again")).rejects.toThrow(/closed/);
+  });
+});
