@@ -28,6 +28,7 @@ export { InMemoryIdempotencyStore } from "./idempotency-store";
 export { sniffImageType, toImageContent } from "./image-content";
 export { interruptCancels } from "./interrupt-rule";
 export { ModelSentences } from "./model-sentences";
+export type { WithdrawReason } from "./model-sentences";
 export type { ToolInputMapping } from "./project-tool-input";
 export { projectToolInput } from "./project-tool-input";
 export { RecentMap } from "./recent-map";

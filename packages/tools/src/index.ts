@@ -31,6 +31,7 @@ export { InMemoryIdempotencyStore } from "./idempotency-store";
 export { sniffImageType, toImageContent } from "./image-content";
 export { interruptCancels } from "./interrupt-rule";
 export { ModelSentences } from "./model-sentences";
+export type { WithdrawReason } from "./model-sentences";
 export type { PatternEngine } from "./pattern-engine";
 export { setPatternEngine } from "./pattern-engine";
 export type { ToolInputMapping } from "./project-tool-input";

@@ -10,6 +10,16 @@
  * ModelSentences.timedOut("book_flight", 30_000); // 'The call of "book_flight" timed out after 30000 ms.'
  * ```
  */
+/**
+ * Why a call the model made was withdrawn before it ran.
+ *
+ * @example
+ * ```ts
+ * ModelSentences.withdrawn("round_limit", 8);
+ * ```
+ */
+export type WithdrawReason = "interrupted" | "round_limit" | "session_closed";
+
 export const ModelSentences = {
   /** The model named a tool nobody offers. */
   unknownTool(name: string, available: readonly string[]): string {
@@ -38,8 +48,17 @@ export const ModelSentences = {
   approvalFailed(name: string, why: string): string {
     return `"${name}" did not run: the approval could not be asked (${why}).`;
   },
-  /** A call the model made that never started: the user interrupted first. */
-  withdrawn(): string {
+  /**
+   * A call the model made that never started: the user interrupted first, the reply reached the
+   * agent's round limit (`maxRounds`), or the session closed (shutdown, deletion) first.
+   */
+  withdrawn(why: WithdrawReason = "interrupted", maxRounds?: number): string {
+    if (why === "round_limit") {
+      const limit = maxRounds === undefined ? "the agent's limit of tool rounds" : `its limit of ${maxRounds} tool rounds`;
+      return `The call was withdrawn: this reply reached ${limit} before it could run.`;
+    }
+    if (why === "session_closed")
+      return "The call was withdrawn: the session closed (the server shut down or the session was deleted) before it ran.";
     return "The call was withdrawn: the user interrupted before it ran.";
   },
   /**
