@@ -1,4 +1,5 @@
 import { ClientCore, type ClientOptions } from "./client-core";
+import { sessionStorageStore } from "./web-storage-idempotency-store";
 import type { WebSocketLike } from "./websocket-like";
 
 /**
@@ -13,10 +14,14 @@ import type { WebSocketLike } from "./websocket-like";
  * client.setUser({ id: "user_42" }, initialToken);
  * const session = await client.agent("support").sessions.create({ tools });
  * ```
+ *
+ * Page tool results are kept in `sessionStorage` unless `idempotencyStore` says otherwise, so a
+ * call pending across a reload of the page never runs twice.
  */
 export class Client extends ClientCore {
   constructor(options: ClientOptions) {
-    super(options, (url) => {
+    const store = options.idempotencyStore ?? sessionStorageStore();
+    super(store === undefined ? options : { ...options, idempotencyStore: store }, (url) => {
       // Looked up at dial time, not import time, so the module can load where there is none (SSR).
       const NativeWebSocket = globalThis.WebSocket;
       if (!NativeWebSocket) throw new TypeError("this runtime has no WebSocket; pass createSocket");

@@ -5,7 +5,7 @@ import type {
   SessionInfo,
   User,
 } from "@patchbay/protocol";
-import { Tools } from "@patchbay/tools";
+import { type IdempotencyStore, Tools } from "@patchbay/tools";
 import { EventEmitter } from "eventemitter3";
 import type { BackoffOptions } from "./backoff";
 import { Connection, type ConnectionState, type HelloAuth } from "./connection";
@@ -48,6 +48,12 @@ export interface ClientOptions {
   createSocket?: WebSocketFactory;
   /** Replaces the global `fetch` for the HTTP API. */
   fetch?: typeof fetch;
+  /**
+   * Where page tools keep finished results by call, so a call delivered again (a reconnect, a
+   * reload) is answered without running twice. The browser entry defaults to `sessionStorage`
+   * (a `WebStorageIdempotencyStore`, kept across reloads of the tab); Node to memory.
+   */
+  idempotencyStore?: IdempotencyStore;
 }
 
 /**
@@ -552,6 +558,9 @@ export class ClientCore extends EventEmitter<ClientEvents> {
               sessionId: frame.session.id,
               send: (f) => this.#connection?.send(f) ?? false,
               conversation: () => session?.conversation ?? [],
+              ...(this.#options.idempotencyStore === undefined
+                ? {}
+                : { idempotencyStore: this.#options.idempotencyStore }),
             });
       session = new Session(this.#sessionHost, frame.session, runner);
       this.#sessions.set(session.id, session);

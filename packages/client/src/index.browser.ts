@@ -9,8 +9,13 @@ export type {
   ToolCallStatus,
   User,
 } from "@patchbay/protocol";
-export type { ToolCallContext, ToolDefinition } from "@patchbay/tools";
-export { CallNotHeld, ToolError, ToolOutput, Tools } from "@patchbay/tools";
+export type {
+  IdempotencyStore,
+  ToolCallContext,
+  ToolDefinition,
+  ToolExecutionResult,
+} from "@patchbay/tools";
+export { CallNotHeld, InMemoryIdempotencyStore, ToolError, ToolOutput, Tools } from "@patchbay/tools";
 export type { BackoffOptions } from "./backoff";
 export { backoffDelay } from "./backoff";
 export { Client } from "./client-browser";
@@ -45,4 +50,6 @@ export type { CreateResponseOptions, SessionEvents } from "./session";
 export { Session } from "./session";
 export type { UserTokenOptions } from "./user-token";
 export { createUserToken, tokenExpiresAt, USER_TOKEN_AUDIENCE } from "./user-token";
+export type { WebStorageLike } from "./web-storage-idempotency-store";
+export { WebStorageIdempotencyStore } from "./web-storage-idempotency-store";
 export type { WebSocketFactory, WebSocketLike } from "./websocket-like";

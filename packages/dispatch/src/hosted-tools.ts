@@ -8,6 +8,7 @@ import type {
 import {
   allowAll,
   type HoldDecision,
+  type IdempotencyStore,
   InMemoryIdempotencyStore,
   ModelSentences,
   RecentMap,
@@ -47,6 +48,13 @@ export interface HostOptions {
   toolTimeoutMs?: number;
   /** How many calls of one session run at once here; more wait their turn. Default 16. */
   maxConcurrentCalls?: number;
+  /**
+   * Where finished results are kept by call, so a call delivered again gets its result instead
+   * of running twice. Default: in this process's memory (1,000 results). Pass a store shared by
+   * your workers (Redis, a database) so a call redelivered to another worker after this one died
+   * between finishing and answering does not run again there.
+   */
+  idempotencyStore?: IdempotencyStore;
 }
 
 type HostedCall = ServerToWorkerFrame & { type: "hosted.call" };
@@ -177,6 +185,13 @@ export class HostedTools {
       if (value !== undefined && (!Number.isInteger(value) || value < 1)) {
         throw new DispatchError("invalid_options", `host(${agent.name}): ${name} must be a positive integer`);
       }
+    }
+    const store = options.idempotencyStore;
+    if (store !== undefined && (typeof store?.get !== "function" || typeof store?.set !== "function")) {
+      throw new DispatchError(
+        "invalid_options",
+        `host(${agent.name}): idempotencyStore must have get(key) and set(key, result) methods`,
+      );
     }
     this.#agents.set(agent.name, { agent, options });
   }
@@ -382,7 +397,7 @@ export class HostedTools {
       conversation: () => session.conversation,
       // The server asks the user before it routes a call here; asking again would hang.
       approvalGate: allowAll,
-      idempotencyStore: this.#store,
+      idempotencyStore: hosted.options.idempotencyStore ?? this.#store,
       maxConcurrentCalls: hosted.options.maxConcurrentCalls ?? 16,
       // A hold holds only once the server acknowledged it (`hosted.hold.ack`).
       confirmHold: ({ callId, signal }) =>

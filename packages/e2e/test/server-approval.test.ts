@@ -95,7 +95,7 @@ describe("a page tool that needs approval", () => {
     });
   });
 
-  it("expires an unanswered approval, never runs the call, and answers a late decision with "expired"", async () => {
+  it("expires an unanswered approval, never runs the call, and answers a late decision with expired", async () => {
     server = await start();
     const client = await userClient(server, "u_1");
     const runs: string[] = [];

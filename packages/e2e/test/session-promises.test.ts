@@ -1,6 +1,6 @@
 // Issue #22's broken promises on the client side: what `resume`, `decide` and a deletion over
 // HTTP tell the page, against a real server on loopback.
-import { Client, Tools } from "@patchbay/client";
+import { type Client, Tools } from "@patchbay/client";
 import { afterEach, describe, expect, it } from "vitest";
 import { backendClient, closeAllClients, nextEvent, userClient } from "./helpers/clients";
 import { scriptedAgent, startTestServer, type TestServer } from "./helpers/start-server";

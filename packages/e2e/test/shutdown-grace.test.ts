@@ -49,7 +49,12 @@ function finalCall(session: Session, name: string): Promise<ToolCallItem> {
 }
 
 async function backendSession(): Promise<Session> {
-  const client = new Client({ baseUrl: harness!.server.url, apiKey: API_KEY, secret: SECRET, requestTimeoutMs: 5_000 });
+  const client = new Client({
+    baseUrl: harness!.server.url,
+    apiKey: API_KEY,
+    secret: SECRET,
+    requestTimeoutMs: 5_000,
+  });
   clients.push(client);
   return client.agent("support").sessions.create({ userId: "u_1" });
 }

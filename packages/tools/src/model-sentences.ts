@@ -54,7 +54,10 @@ export const ModelSentences = {
    */
   withdrawn(why: WithdrawReason = "interrupted", maxRounds?: number): string {
     if (why === "round_limit") {
-      const limit = maxRounds === undefined ? "the agent's limit of tool rounds" : `its limit of ${maxRounds} tool rounds`;
+      const limit =
+        maxRounds === undefined
+          ? "the agent's limit of tool rounds"
+          : `its limit of ${maxRounds} tool rounds`;
       return `The call was withdrawn: this reply reached ${limit} before it could run.`;
     }
     if (why === "session_closed")
@@ -96,6 +99,10 @@ export const ModelSentences = {
   /** The idempotency store could not say whether the call already ran, so it did not run. */
   lookupFailed(name: string): string {
     return `"${name}" could not run: its earlier result could not be looked up.`;
+  },
+  /** A page call that was running when its page reloaded: not run again, its effect unknown. */
+  pageReloadedWhileRunning(name: string): string {
+    return `The call of "${name}" was running when the user's page reloaded; it was not run again, so whether it took effect is unknown.`;
   },
   noPage(name: string): string {
     return `The tool "${name}" runs in the user's page, and no page is connected to this session right now.`;
