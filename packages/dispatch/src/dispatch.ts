@@ -365,7 +365,8 @@ export class Dispatch extends EventEmitter<DispatchEvents> {
 
   /**
    * Host an agent's tools for every session of the agent. Call before `run()`: the worker tells
-   * the server what it hosts when it connects.
+   * the server what it hosts when it connects. A tool registered on the agent later (after
+   * `run()`) is offered too: the worker tells the server again (`worker.hosts`).
    *
    * @example
    * ```ts

@@ -139,6 +139,9 @@ export class HostedTools {
   readonly #now: () => number;
   readonly #onToolError: HostedToolsOptions["onToolError"];
   #sweepTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Stops listening to a hosted agent's registry, by agent name. */
+  readonly #unwatch = new Map<string, () => void>();
+  #hostsChangePending = false;
   #idleWaiters: Array<() => void> = [];
 
   constructor(link: HostedToolsLink, options: HostedToolsOptions = {}) {
@@ -194,6 +197,20 @@ export class HostedTools {
       );
     }
     this.#agents.set(agent.name, { agent, options });
+    this.#unwatch.get(agent.name)?.();
+    // A tool registered after the worker connected is offered: the server hears `worker.hosts`.
+    const unwatch = agent.tools.onChange?.(() => this.#hostsChanged());
+    if (unwatch) this.#unwatch.set(agent.name, unwatch);
+  }
+
+  /** Several registrations in one go are one `worker.hosts`; without a socket the next hello says it. */
+  #hostsChanged(): void {
+    if (this.#hostsChangePending) return;
+    this.#hostsChangePending = true;
+    queueMicrotask(() => {
+      this.#hostsChangePending = false;
+      this.#link.send({ type: "worker.hosts", hosts: this.specs() }, false);
+    });
   }
 
   /** What the worker tells the server it hosts. Read at every connect, so it is always current. */
@@ -327,6 +344,8 @@ export class HostedTools {
   close(): void {
     clearTimeout(this.#sweepTimer);
     this.#sweepTimer = undefined;
+    for (const unwatch of this.#unwatch.values()) unwatch();
+    this.#unwatch.clear();
   }
 
   /** The session's executor becomes idle: kept for the TTL, within the bound of idle ones. */

@@ -136,6 +136,7 @@ export {
   WorkAcceptedFrameSchema,
   WorkDoneFrameSchema,
   WorkerHelloFrameSchema,
+  WorkerHostsFrameSchema,
   WorkerReadyFrameSchema,
   WorkerToServerFrameSchema,
   WorkOfferedFrameSchema,
