@@ -30,9 +30,9 @@ afterEach(async () => {
 });
 
 describe("a tool registered on a worker after run()", () => {
-  it("is offered to the model and runs on that worker", async () => {
+  it("is offered to the model and runs on that worker (one that only hosts tools, no capacity)", async () => {
     harness = await startDispatchHarness(agents);
-    const worker = await harness.worker({ id: "w1", capacity: 1, hostTools: true, lateTool: true });
+    const worker = await harness.worker({ id: "w1", hostTools: true, lateTool: true });
     await worker.waitFor("late.registered");
     const client = new Client({
       baseUrl: harness.server.url,
