@@ -58,6 +58,8 @@ export interface SessionEvents {
   approval: [request: ApprovalRequest];
   /** An approval was answered, expired or cancelled. */
   approvalResolved: [resolved: { approvalId: string; callId: string; outcome: ApprovalOutcome }];
+  /** The approvals waiting for the user changed: the whole list, oldest first (empty when none). */
+  approvals: [pending: ApprovalRequest[]];
   /** The agent started a reply (to any message of the session, not only this page's). */
   responseStarted: [started: { responseId: string; commandId?: string }];
   /** The agent is thinking before the model starts (a dispatch worker saw the message first). */
@@ -488,6 +490,7 @@ export class Session extends EventEmitter<SessionEvents> {
       case "approval.requested":
         this.#approvals.set(event.approval.id, event.approval);
         this.emit("approval", event.approval);
+        this.emit("approvals", this.approvals);
         break;
       case "approval.resolved":
         this.#resolveApproval(event);
@@ -564,6 +567,7 @@ export class Session extends EventEmitter<SessionEvents> {
       callId: event.callId,
       outcome: event.outcome,
     });
+    this.emit("approvals", this.approvals);
   }
 
   #sinkFor(responseId: string, commandId: string | undefined): ResponseSink | undefined {

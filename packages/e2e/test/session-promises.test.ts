@@ -30,6 +30,14 @@ function start(): Promise<TestServer> {
     agents: {
       travel: scriptedAgent([
         {
+          match: "book both",
+          toolCalls: [
+            { tool: "book_flight", arguments: { flight_id: "LH400" } },
+            { tool: "book_flight", arguments: { flight_id: "LH401" } },
+          ],
+          reply: "Done.",
+        },
+        {
           match: "book (?<flight>[A-Z]{2}\\d+)",
           toolCalls: [{ tool: "book_flight", arguments: { flight_id: "{flight}" } }],
           reply: "Done: {result}",
@@ -61,6 +69,29 @@ describe("sessions.resume (docs/guides/approval.md)", () => {
     expect(await session.decide(request.id, { allowed: true })).toBe("allowed");
     await nextEvent(session, "responseCompleted");
     expect(runs).toEqual(["LH400"]);
+  });
+});
+
+describe('session.on("approvals")', () => {
+  it("hands over the whole pending list each time it changes", async () => {
+    server = await start();
+    const client = await userClient(server, "u_1");
+    const runs: string[] = [];
+    const session = await client.agent("travel").sessions.create({ tools: bookingTools(runs) });
+    const seen: string[][] = [];
+    session.on("approvals", (pending) => seen.push(pending.map((a) => a.title)));
+    const asked = nextEvent(session, "approvals", (pending) => pending.length === 2);
+    const reply = session.responses.create("book both");
+    const [pending] = await asked;
+    for (const request of pending) await session.decide(request.id, { allowed: true });
+    await reply;
+    expect(seen).toEqual([
+      ["Book flight LH400?"],
+      ["Book flight LH400?", "Book flight LH401?"],
+      ["Book flight LH401?"],
+      [],
+    ]);
+    expect(runs).toEqual(["LH400", "LH401"]);
   });
 });
 
