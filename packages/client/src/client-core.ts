@@ -1,4 +1,6 @@
 import type {
+  ApprovalOutcome,
+  ApprovalRequest,
   ClientToServerFrame,
   JsonObject,
   ServerToClientFrame,
@@ -128,6 +130,13 @@ export interface AgentSessions {
    * made up when left out). A `conflict` error when no turn of the session waits for a worker.
    */
   reply(sessionId: string, text: string, options?: ReplyOptions): Promise<ReplyResult>;
+  /** The approvals of a session waiting for the user, over HTTP (a backend, or the session's user). */
+  approvals(sessionId: string): Promise<ApprovalRequest[]>;
+  /**
+   * Answers one approval of a session over HTTP, without attaching to it; resolves with how it
+   * ended (`"expired"` when the answer came too late), like `session.decide`.
+   */
+  decide(sessionId: string, approvalId: string, decision: { allowed: boolean }): Promise<ApprovalOutcome>;
 }
 
 /**
@@ -295,6 +304,9 @@ export class ClientCore extends EventEmitter<ClientEvents> {
             await this.#http.deleteSession(sessionId);
             this.#sessions.get(sessionId)?.markClosed(undefined);
           },
+          approvals: (sessionId) => this.#http.approvals(sessionId),
+          decide: (sessionId, approvalId, decision) =>
+            this.#http.decideApproval(sessionId, approvalId, decision.allowed),
           reply: (sessionId, text, options = {}) =>
             this.#http.reply(sessionId, {
               commandId: options.commandId ?? this.#newId(),

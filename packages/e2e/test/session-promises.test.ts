@@ -126,3 +126,37 @@ describe("deleting a session over HTTP", () => {
     await expect(session.responses.create("hello again")).rejects.toThrow(/closed/);
   });
 });
+
+describe("approvals over HTTP (sessions.approvals / sessions.decide)", () => {
+  it("lets a backend list a session's pending approvals and answer one without attaching", async () => {
+    server = await start();
+    const page = await userClient(server, "u_1");
+    const runs: string[] = [];
+    const session = await page.agent("travel").sessions.create({ tools: bookingTools(runs) });
+    const asked = nextEvent(session, "approval");
+    const reply = session.responses.create("book LH400");
+    const [request] = await asked;
+    const backend = backendClient(server).agent("travel").sessions;
+    expect((await backend.approvals(session.id)).map((a) => a.id)).toEqual([request.id]);
+    expect(await backend.decide(session.id, request.id, { allowed: true })).toBe("allowed");
+    expect((await reply).text).toBe("Done: Booked LH400.");
+    expect(runs).toEqual(["LH400"]);
+    expect(await backend.approvals(session.id)).toEqual([]);
+    // Answered again: how it ended. Unknown id: not_found. Another user's session: not_found.
+    expect(await backend.decide(session.id, request.id, { allowed: false })).toBe("allowed");
+    await expect(backend.decide(session.id, "approval_nope", { allowed: true })).rejects.toMatchObject({
+      code: "not_found",
+    });
+    const stranger = await userClient(server, "u_2");
+    await expect(stranger.agent("travel").sessions.approvals(session.id)).rejects.toMatchObject({
+      code: "not_found",
+    });
+    const res = await fetch(`${server.url}/v1/sessions/${session.id}/approvals/${request.id}`, {
+      method: "POST",
+      headers: server.backendHeaders(),
+      body: JSON.stringify({ allowed: "yes" }),
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { path?: string } }).error.path).toBe("allowed");
+  });
+});

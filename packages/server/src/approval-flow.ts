@@ -115,6 +115,11 @@ export class ApprovalFlow {
     this.finish(approvalId, allowed ? "allowed" : "declined");
   }
 
+  /** How a recently ended approval ended (kept for the last few hundred), or undefined. */
+  endedAs(approvalId: string): ApprovalOutcome | undefined {
+    return this.recent.get(approvalId);
+  }
+
   /** The questions waiting for an answer. */
   pending(): ApprovalRequest[] {
     return [...this.open.values()].map((entry) => entry.request);
