@@ -136,7 +136,11 @@ export interface AgentSessions {
    * Answers one approval of a session over HTTP, without attaching to it; resolves with how it
    * ended (`"expired"` when the answer came too late), like `session.decide`.
    */
-  decide(sessionId: string, approvalId: string, decision: { allowed: boolean }): Promise<ApprovalOutcome>;
+  decide(
+    sessionId: string,
+    approvalId: string,
+    decision: { allowed: boolean; reason?: string },
+  ): Promise<ApprovalOutcome>;
 }
 
 /**
@@ -306,7 +310,7 @@ export class ClientCore extends EventEmitter<ClientEvents> {
           },
           approvals: (sessionId) => this.#http.approvals(sessionId),
           decide: (sessionId, approvalId, decision) =>
-            this.#http.decideApproval(sessionId, approvalId, decision.allowed),
+            this.#http.decideApproval(sessionId, approvalId, decision),
           reply: (sessionId, text, options = {}) =>
             this.#http.reply(sessionId, {
               commandId: options.commandId ?? this.#newId(),

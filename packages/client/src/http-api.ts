@@ -137,11 +137,15 @@ export class HttpApi {
   }
 
   /** `POST /v1/sessions/:id/approvals/:approvalId`: answers one; resolves with how it ended. */
-  async decideApproval(sessionId: string, approvalId: string, allowed: boolean): Promise<ApprovalOutcome> {
+  async decideApproval(
+    sessionId: string,
+    approvalId: string,
+    decision: { allowed: boolean; reason?: string },
+  ): Promise<ApprovalOutcome> {
     const body = await this.#request<{ outcome: ApprovalOutcome }>(
       "POST",
       `/v1/sessions/${encodeURIComponent(sessionId)}/approvals/${encodeURIComponent(approvalId)}`,
-      { allowed },
+      decision,
     );
     return body.outcome;
   }

@@ -162,6 +162,7 @@ export class Session extends EventEmitter<SessionEvents> {
     string,
     {
       allowed: boolean;
+      reason: string | undefined;
       resolve: (o: ApprovalOutcome) => void;
       reject: (e: ClientError) => void;
       timer: unknown;
@@ -232,14 +233,15 @@ export class Session extends EventEmitter<SessionEvents> {
 
   /**
    * Answers an approval request. Resolves with how the approval ended once the server says so
-   * (`allowed`, `declined`, or `expired` if the answer came too late).
+   * (`allowed`, `declined`, or `expired` if the answer came too late). A decline may carry the
+   * user's `reason` (up to 1,000 characters): the model is told it.
    *
    * @example
    * ```ts
    * await session.decide(session.approvals[0]!.id, { allowed: true });
    * ```
    */
-  decide(approvalId: string, decision: { allowed: boolean }): Promise<ApprovalOutcome> {
+  decide(approvalId: string, decision: { allowed: boolean; reason?: string }): Promise<ApprovalOutcome> {
     if (this.#closed) return Promise.reject(new DisconnectedError(`session ${this.id} is closed`));
     const request = this.#approvals.get(approvalId);
     if (!request) {
@@ -257,8 +259,9 @@ export class Session extends EventEmitter<SessionEvents> {
         this.#decisions.delete(approvalId);
         reject(new TimeoutError(`approval ${approvalId} was not resolved in time`));
       }, waitMs);
-      this.#decisions.set(approvalId, { allowed: decision.allowed, resolve, reject, timer });
-      if (this.#ready) this.#writeDecision(approvalId, decision.allowed);
+      const { allowed, reason } = decision;
+      this.#decisions.set(approvalId, { allowed, reason, resolve, reject, timer });
+      if (this.#ready) this.#writeDecision(approvalId, allowed, reason);
     });
   }
 
@@ -536,7 +539,7 @@ export class Session extends EventEmitter<SessionEvents> {
     // Same command ids as before: the server runs each message once however often it arrives.
     for (const frame of this.#pendingSends.values()) this.#host.send(frame);
     for (const [approvalId, decision] of this.#decisions) {
-      if (this.#approvals.has(approvalId)) this.#writeDecision(approvalId, decision.allowed);
+      if (this.#approvals.has(approvalId)) this.#writeDecision(approvalId, decision.allowed, decision.reason);
     }
     const interrupts = this.#queuedInterrupts.splice(0);
     for (const { frame, resolve } of interrupts) {
@@ -546,8 +549,14 @@ export class Session extends EventEmitter<SessionEvents> {
     for (const done of this.#caughtUp.splice(0)) done();
   }
 
-  #writeDecision(approvalId: string, allowed: boolean): void {
-    this.#host.send({ type: "approval.decide", sessionId: this.id, approvalId, allowed });
+  #writeDecision(approvalId: string, allowed: boolean, reason: string | undefined): void {
+    this.#host.send({
+      type: "approval.decide",
+      sessionId: this.id,
+      approvalId,
+      allowed,
+      ...(reason === undefined || allowed ? {} : { reason }),
+    });
   }
 
   #resolveApproval(event: EventOf<"approval.resolved">): void {

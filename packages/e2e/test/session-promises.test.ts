@@ -160,3 +160,30 @@ describe("approvals over HTTP (sessions.approvals / sessions.decide)", () => {
     expect(((await res.json()) as { error: { path?: string } }).error.path).toBe("allowed");
   });
 });
+
+describe("a decline with a reason (session.decide and over HTTP)", () => {
+  it("tells the model the user's reason", async () => {
+    server = await start();
+    const client = await userClient(server, "u_1");
+    const runs: string[] = [];
+    const session = await client.agent("travel").sessions.create({ tools: bookingTools(runs) });
+    let asked = nextEvent(session, "approval");
+    let reply = session.responses.create("book LH400");
+    let [request] = await asked;
+    expect(await session.decide(request.id, { allowed: false, reason: "I booked it myself" })).toBe(
+      "declined",
+    );
+    expect((await reply).text).toBe(
+      'Not booked: The user declined the call of "book_flight"; it did not run. Their reason: I booked it myself',
+    );
+    asked = nextEvent(session, "approval");
+    reply = session.responses.create("book LH401");
+    [request] = await asked;
+    const backend = backendClient(server).agent("travel").sessions;
+    expect(await backend.decide(session.id, request.id, { allowed: false, reason: "too expensive" })).toBe(
+      "declined",
+    );
+    expect((await reply).text).toMatch(/it did not run\. Their reason: too expensive$/);
+    expect(runs).toEqual([]);
+  });
+});

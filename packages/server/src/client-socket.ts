@@ -425,7 +425,7 @@ class ClientConnection {
         this.attachment(frame.sessionId).live.pages.result(frame.callId, frame.attempt, frame.result);
         return;
       case "approval.decide":
-        this.attachment(frame.sessionId).live.approvals.decide(frame.approvalId, frame.allowed);
+        this.attachment(frame.sessionId).live.approvals.decide(frame.approvalId, frame.allowed, frame.reason);
         return;
     }
   }

@@ -23,7 +23,7 @@ const SendMessageBody = z.strictObject({
 });
 
 const InterruptBody = z.strictObject({ commandId: IdSchema });
-const DecideBody = z.strictObject({ allowed: z.boolean() });
+const DecideBody = z.strictObject({ allowed: z.boolean(), reason: z.string().max(1_000).optional() });
 
 const ReplyBody = z.strictObject({
   commandId: IdSchema,
@@ -257,7 +257,7 @@ export function createHttpApi(
           // An answer that came too late says how the approval ended, as `session.decide` does.
           const ended = live.approvals.endedAs(approvalId);
           if (ended !== undefined) return { status: 200, body: { approvalId, outcome: ended } };
-          live.approvals.decide(approvalId, input.allowed);
+          live.approvals.decide(approvalId, input.allowed, input.reason);
           return { status: 200, body: { approvalId, outcome: input.allowed ? "allowed" : "declined" } };
         } finally {
           release();

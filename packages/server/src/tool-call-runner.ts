@@ -275,7 +275,11 @@ export class ToolCallRunner {
 
     if (this.options.signal.aborted) return this.withdrawSlot(call.id);
     if (spec.approval) {
+      let declineReason: string | undefined;
       const outcome = await this.options.approvals.ask({
+        onDeclineReason: (reason) => {
+          declineReason = reason;
+        },
         callId: call.id,
         tool: call.name,
         approval: spec.approval,
@@ -285,7 +289,9 @@ export class ToolCallRunner {
       });
       if (outcome === "cancelled") return this.withdrawSlot(call.id);
       if (outcome === "declined") {
-        return finish(failedResult("declined", "declined", ModelSentences.declined(call.name)));
+        return finish(
+          failedResult("declined", "declined", ModelSentences.declined(call.name, declineReason)),
+        );
       }
       if (outcome === "expired") {
         return finish(

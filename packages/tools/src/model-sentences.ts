@@ -33,8 +33,10 @@ export const ModelSentences = {
   invalidArguments(name: string, issues: readonly string[]): string {
     return `The arguments for "${name}" do not fit its schema:\n${issues.join("\n")}`;
   },
-  declined(name: string): string {
-    return `The user declined the call of "${name}"; it did not run.`;
+  /** The user declined; `reason` is their own words, when they gave any. */
+  declined(name: string, reason?: string): string {
+    const base = `The user declined the call of "${name}"; it did not run.`;
+    return reason === undefined || reason.trim() === "" ? base : `${base} Their reason: ${reason.trim()}`;
   },
   approvalExpired(name: string): string {
     return `The user did not answer the approval for "${name}" in time, so it did not run.`;
