@@ -100,6 +100,12 @@ export interface CreateSessionOptions {
 export interface ResumeSessionOptions {
   /** Tools that run in this page for the session. */
   tools?: Tools;
+  /**
+   * Called with the session as soon as it exists, before the replayed events are applied, to
+   * attach listeners that should see them (each replayed event is emitted once). `resume`
+   * itself resolves only after the replay, with `conversation` and `approvals` complete.
+   */
+  beforeReplay?: (session: Session) => void;
 }
 
 /**
@@ -182,6 +188,7 @@ interface PendingRequest {
   repeatable: boolean;
   tools: Tools | undefined;
   session: Session | undefined;
+  beforeReplay?: ((session: Session) => void) | undefined;
   resolve: (session: Session) => void;
   reject: (error: ClientError) => void;
   timer: ReturnType<typeof setTimeout> | undefined;
@@ -404,12 +411,17 @@ export class ClientCore extends EventEmitter<ClientEvents> {
       afterSeq: 0,
       tools: options.tools?.list() ?? [],
     };
-    return this.#request(frame, { repeatable: true, tools: options.tools, session: undefined });
+    return this.#request(frame, {
+      repeatable: true,
+      tools: options.tools,
+      session: undefined,
+      beforeReplay: options.beforeReplay,
+    });
   }
 
   #request(
     frame: PendingRequest["frame"],
-    extra: Pick<PendingRequest, "repeatable" | "tools" | "session">,
+    extra: Pick<PendingRequest, "repeatable" | "tools" | "session" | "beforeReplay">,
   ): Promise<Session> {
     if (this.#connection?.state === "closed") {
       return Promise.reject(new DisconnectedError("the client was closed"));
@@ -580,6 +592,7 @@ export class ClientCore extends EventEmitter<ClientEvents> {
             });
       session = new Session(this.#sessionHost, frame.session, runner);
       this.#sessions.set(session.id, session);
+      request.beforeReplay?.(session);
     }
     // Registered before the promise settles: the replayed events right behind this frame need it.
     session.attached(frame.session);

@@ -38,7 +38,10 @@ type MessageSendFrame = Extract<ClientToServerFrame, { type: "message.send" }>;
  * ```
  */
 export interface SessionEvents {
-  /** Every session event, after it was applied (replayed ones included, each exactly once). */
+  /**
+   * Every session event, after it was applied, each exactly once. Replayed ones reach listeners
+   * attached in `resume`'s `beforeReplay` (resume resolves after the replay).
+   */
   event: [event: SessionEvent];
   /** A piece of assistant text. */
   text: [text: { responseId: string; itemId: string; delta: string }];
