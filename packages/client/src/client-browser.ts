@@ -1,6 +1,7 @@
 import type { WebSocketLike } from "@patchbay/protocol/runtime";
 import { ClientCore } from "./client-core";
 import type { ClientOptions } from "./client-options";
+import { sessionStorageStore } from "./web-storage-idempotency-store";
 
 /**
  * The Patchbay session client for browsers: one native WebSocket per client, shared by all its
@@ -14,10 +15,14 @@ import type { ClientOptions } from "./client-options";
  * client.setUser({ id: "user_42" }, initialToken);
  * const session = await client.agent("support").sessions.create({ tools });
  * ```
+ *
+ * Page tool results are kept in `sessionStorage` unless `idempotencyStore` says otherwise, so a
+ * call pending across a reload of the page never runs twice.
  */
 export class Client extends ClientCore {
   constructor(options: ClientOptions) {
-    super(options, {
+    const store = options.idempotencyStore ?? sessionStorageStore();
+    super(store === undefined ? options : { ...options, idempotencyStore: store }, {
       createSocket: (url) => {
         // Looked up at dial time, not import time, so the module can load where there is none (SSR).
         const NativeWebSocket = globalThis.WebSocket;

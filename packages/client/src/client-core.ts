@@ -33,6 +33,8 @@ interface RequestContext {
   tools: Tools | undefined;
   /** Set for the resume of a session this client holds (after a reconnect). */
   channel: SessionChannel | undefined;
+  /** Called with a resumed session before its replay is applied (`ResumeSessionOptions`). */
+  beforeReplay: ((session: Session) => void) | undefined;
 }
 
 /**
@@ -154,6 +156,8 @@ export class ClientCore extends EventEmitter<ClientEvents> {
             await http.deleteSession(sessionId);
             this.#channels.get(sessionId)?.markClosed(undefined);
           },
+          approvals: (sessionId) => http.approvals(sessionId),
+          decide: (sessionId, approvalId, decision) => http.decideApproval(sessionId, approvalId, decision),
           reply: (sessionId, text, options = {}) =>
             http.reply(sessionId, {
               commandId: options.commandId ?? newId(),
@@ -242,17 +246,22 @@ export class ClientCore extends EventEmitter<ClientEvents> {
       afterSeq: 0,
       tools: options.tools?.list() ?? [],
     };
-    return this.#request(frame, true, options.tools);
+    return this.#request(frame, true, options.tools, options.beforeReplay);
   }
 
-  #request(frame: RequestFrame, repeatable: boolean, tools: Tools | undefined): Promise<Session> {
+  #request(
+    frame: RequestFrame,
+    repeatable: boolean,
+    tools: Tools | undefined,
+    beforeReplay?: (session: Session) => void,
+  ): Promise<Session> {
     if (this.#connection?.state === "closed") {
       return Promise.reject(new DisconnectedError("the client was closed"));
     }
     return new Promise<Session>((resolve, reject) => {
       const request = this.#requests.add(
         frame,
-        { repeatable, context: { tools, channel: undefined }, what: frame.type },
+        { repeatable, context: { tools, channel: undefined, beforeReplay }, what: frame.type },
         resolve,
         reject,
       );
@@ -309,7 +318,11 @@ export class ClientCore extends EventEmitter<ClientEvents> {
       const frame = channel.resumeFrame(newId());
       const request = this.#requests.add(
         frame,
-        { repeatable: true, context: { tools: undefined, channel }, what: `resuming session ${channel.id}` },
+        {
+          repeatable: true,
+          context: { tools: undefined, channel, beforeReplay: undefined },
+          what: `resuming session ${channel.id}`,
+        },
         () => {},
         (error) => channel.handleError(error, undefined),
       );
@@ -352,13 +365,19 @@ export class ClientCore extends EventEmitter<ClientEvents> {
               sessionId: frame.session.id,
               send: (f) => this.#connection?.send(f) ?? false,
               conversation: () => channel?.conversation ?? [],
+              ...(this.#options.idempotencyStore === undefined
+                ? {}
+                : { idempotencyStore: this.#options.idempotencyStore }),
             });
       channel = new SessionChannel(this.#sessionHost, frame.session, runner);
       this.#channels.set(channel.id, channel);
+      request.context.beforeReplay?.(channel.session);
     }
     // Registered before the promise settles: the replayed events right behind this frame need it.
     channel.attached(frame.session);
-    this.#requests.settle(request, { value: channel.session });
+    // `resume` resolves once the replay is applied, so approvals and the conversation are there.
+    const opened = channel.session;
+    channel.whenCaughtUp((error) => this.#requests.settle(request, error ?? { value: opened }));
   }
 
   #onErrorFrame(frame: Extract<ServerToClientFrame, { type: "error" }>): void {
@@ -376,6 +395,10 @@ export class ClientCore extends EventEmitter<ClientEvents> {
       return;
     }
     const channel = frame.sessionId === undefined ? undefined : this.#channels.get(frame.sessionId);
+    if (channel && sessionIsGone(frame)) {
+      channel.markClosed(error);
+      return;
+    }
     if (channel) {
       channel.handleError(error, frame.commandId);
       return;
@@ -390,4 +413,13 @@ export class ClientCore extends EventEmitter<ClientEvents> {
 
 function newId(): string {
   return globalThis.crypto.randomUUID();
+}
+
+/**
+ * An error frame that says the session itself is gone (deleted over HTTP while attached): the
+ * server names it by `path: "sessionId"`, older servers by a bare `not_found` naming no command.
+ */
+function sessionIsGone(frame: Extract<ServerToClientFrame, { type: "error" }>): boolean {
+  if (frame.code !== "not_found") return false;
+  return frame.path === "sessionId" || (frame.path === undefined && frame.commandId === undefined);
 }

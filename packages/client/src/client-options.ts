@@ -1,7 +1,7 @@
 // The public option and handle types of a client, apart from the class (client-core.ts).
-import type { JsonObject, SessionInfo, User } from "@patchbay/protocol";
+import type { ApprovalOutcome, ApprovalRequest, JsonObject, SessionInfo, User } from "@patchbay/protocol";
 import type { BackoffOptions, WebSocketFactory } from "@patchbay/protocol/runtime";
-import type { Tools } from "@patchbay/tools";
+import type { IdempotencyStore, Tools } from "@patchbay/tools";
 import type { ConnectionState } from "./connection";
 import type { ClientError } from "./errors";
 import type { ReplyResult, SessionSnapshot } from "./http-api";
@@ -39,6 +39,12 @@ export interface ClientOptions {
   createSocket?: WebSocketFactory;
   /** Replaces the global `fetch` for the HTTP API. */
   fetch?: typeof fetch;
+  /**
+   * Where page tools keep finished results by call, so a call delivered again (a reconnect, a
+   * reload) is answered without running twice. The browser entry defaults to `sessionStorage`
+   * (a `WebStorageIdempotencyStore`, kept across reloads of the tab); Node to memory.
+   */
+  idempotencyStore?: IdempotencyStore;
 }
 
 /**
@@ -83,6 +89,12 @@ export interface CreateSessionOptions {
 export interface ResumeSessionOptions {
   /** Tools that run in this page for the session. */
   tools?: Tools;
+  /**
+   * Called with the session as soon as it exists, before the replayed events are applied, to
+   * attach listeners that should see them (each replayed event is emitted once). `resume`
+   * itself resolves only after the replay, with `conversation` and `approvals` complete.
+   */
+  beforeReplay?: (session: Session) => void;
 }
 
 /**
@@ -113,6 +125,17 @@ export interface AgentSessions {
    * made up when left out). A `conflict` error when no turn of the session waits for a worker.
    */
   reply(sessionId: string, text: string, options?: ReplyOptions): Promise<ReplyResult>;
+  /** The approvals of a session waiting for the user, over HTTP (a backend, or the session's user). */
+  approvals(sessionId: string): Promise<ApprovalRequest[]>;
+  /**
+   * Answers one approval of a session over HTTP, without attaching to it; resolves with how it
+   * ended (`"expired"` when the answer came too late), like `session.decide`.
+   */
+  decide(
+    sessionId: string,
+    approvalId: string,
+    decision: { allowed: boolean; reason?: string },
+  ): Promise<ApprovalOutcome>;
 }
 
 /**

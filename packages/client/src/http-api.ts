@@ -1,4 +1,6 @@
 import type {
+  ApprovalOutcome,
+  ApprovalRequest,
   ConversationItem,
   JsonObject,
   MessageItem,
@@ -113,6 +115,29 @@ export class HttpApi {
     body: { commandId: string; text: string; messageId?: string },
   ): Promise<ReplyResult> {
     return this.#request("POST", `/v1/sessions/${encodeURIComponent(sessionId)}/replies`, body);
+  }
+
+  /** `GET /v1/sessions/:id/approvals`: the approvals waiting for the user. */
+  async approvals(sessionId: string): Promise<ApprovalRequest[]> {
+    const body = await this.#request<{ approvals: ApprovalRequest[] }>(
+      "GET",
+      `/v1/sessions/${encodeURIComponent(sessionId)}/approvals`,
+    );
+    return body.approvals;
+  }
+
+  /** `POST /v1/sessions/:id/approvals/:approvalId`: answers one; resolves with how it ended. */
+  async decideApproval(
+    sessionId: string,
+    approvalId: string,
+    decision: { allowed: boolean; reason?: string },
+  ): Promise<ApprovalOutcome> {
+    const body = await this.#request<{ outcome: ApprovalOutcome }>(
+      "POST",
+      `/v1/sessions/${encodeURIComponent(sessionId)}/approvals/${encodeURIComponent(approvalId)}`,
+      decision,
+    );
+    return body.outcome;
   }
 
   /** `GET /v1/sessions/:id/events?after=&limit=`. */

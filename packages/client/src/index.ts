@@ -13,8 +13,13 @@ export type {
 export { USER_TOKEN_AUDIENCE } from "@patchbay/protocol/lite";
 export type { BackoffOptions, WebSocketFactory, WebSocketLike } from "@patchbay/protocol/runtime";
 export { backoffDelay } from "@patchbay/protocol/runtime";
-export type { ToolCallContext, ToolDefinition } from "@patchbay/tools";
-export { CallNotHeld, ToolError, ToolOutput, Tools } from "@patchbay/tools";
+export type {
+  IdempotencyStore,
+  ToolCallContext,
+  ToolDefinition,
+  ToolExecutionResult,
+} from "@patchbay/tools";
+export { CallNotHeld, InMemoryIdempotencyStore, ToolError, ToolOutput, Tools } from "@patchbay/tools";
 export type { ClientCore } from "./client-core";
 export { Client } from "./client-node";
 export type {
@@ -47,3 +52,5 @@ export type { CreateResponseOptions, SessionEvents } from "./session";
 export { Session } from "./session";
 export type { UserTokenOptions } from "./user-token";
 export { createUserToken, tokenExpiresAt } from "./user-token";
+export type { WebStorageLike } from "./web-storage-idempotency-store";
+export { WebStorageIdempotencyStore } from "./web-storage-idempotency-store";

@@ -201,7 +201,6 @@ describe("page tools", () => {
     const resume = await socket.next("session.resume");
     expect(resume).toMatchObject({ sessionId: "s_1", afterSeq: 0 });
     socket.send({ type: "session.opened", requestId: resume.requestId, session: info(4) });
-    const session = await resuming;
     const done: ToolCallItem = {
       type: "tool_call",
       id: "call_old",
@@ -222,6 +221,8 @@ describe("page tools", () => {
       seq: 4,
       item: { ...done, id: "call_new", arguments: { reason: "new" }, status: "running" },
     });
+    // `resume` resolves once the replay up to the opened seq (4) is applied.
+    const session = await resuming;
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(runs).toHaveLength(0);
     // The server delivers the call still waiting again, right after the replay (finding 5).

@@ -10,10 +10,12 @@ import { RecentMap } from "@patchbay/protocol/runtime";
 import {
   type CancelReason,
   type HoldDecision,
+  type IdempotencyStore,
   PreapprovedToolExecutor,
   type Tools,
   toToolResult,
 } from "@patchbay/tools";
+import { journaledStore } from "./page-call-journal";
 
 type ToolCallEvent = Extract<SessionEvent, { type: "tool.call" }>;
 type HoldAck = Extract<ServerToClientFrame, { type: "tool.hold.ack" }>;
@@ -27,6 +29,11 @@ export interface PageToolRunnerOptions {
   sessionId: string;
   send: (frame: ClientToServerFrame) => boolean;
   conversation: () => readonly ConversationItem[];
+  /**
+   * Where results are kept by call (see `ClientOptions.idempotencyStore`); journaled, so a call
+   * the page was running when it reloaded is not run again. Default: in memory.
+   */
+  idempotencyStore?: IdempotencyStore;
 }
 
 /** Results kept to answer a cancel of a call that already finished. */
@@ -45,7 +52,10 @@ const KEPT_RESULTS = 256;
  *
  * A call delivered again (same id, higher attempt, after a reconnect) never runs twice: the
  * executor joins the running call or returns its stored result, and the answer carries the
- * newest attempt.
+ * newest attempt. Across a page reload that holds only with a store that outlives the page (the
+ * browser `Client` uses `sessionStorage`): a call the earlier page finished is answered with its
+ * result, and one it was still running is answered `failed` (`page_reloaded`, outcome unknown)
+ * rather than run again.
  */
 export class PageToolRunner {
   readonly #options: PageToolRunnerOptions;
@@ -56,6 +66,8 @@ export class PageToolRunner {
   /** Holds sent and not answered yet, by call id. */
   readonly #holds = new Map<string, (decision: HoldDecision) => void>();
   readonly #results = new RecentMap<ToolResult>(KEPT_RESULTS);
+  /** Tool names by call, for the sentence of a call a reload cut off. */
+  readonly #names = new RecentMap<string>(KEPT_RESULTS);
   #stopped = false;
 
   constructor(options: PageToolRunnerOptions) {
@@ -74,6 +86,7 @@ export class PageToolRunner {
     const latest = this.#latestAttempt.get(callId) ?? 0;
     if (event.attempt < latest) return;
     this.#latestAttempt.set(callId, event.attempt);
+    this.#names.set(callId, event.call.name);
     // A new delivery of a call that holds, or waits for its hold's answer: ask for this attempt.
     if (event.attempt > latest && (this.#held.has(callId) || this.#holds.has(callId))) this.#sendHold(callId);
     const executor = this.#executorFor(event);
@@ -140,6 +153,15 @@ export class PageToolRunner {
       sessionId,
       user: event.user,
       conversation: this.#options.conversation,
+      ...(this.#options.idempotencyStore === undefined
+        ? {}
+        : {
+            idempotencyStore: journaledStore(
+              this.#options.idempotencyStore,
+              sessionId,
+              (callId) => this.#names.get(callId) ?? "the tool",
+            ),
+          }),
       confirmHold: ({ callId, signal }) =>
         new Promise<HoldDecision>((resolve) => {
           const done = (decision: HoldDecision) => {

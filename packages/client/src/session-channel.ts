@@ -24,6 +24,9 @@ import { type CreateResponseOptions, Session, type SessionControl } from "./sess
 
 type MessageSendFrame = Extract<ClientToServerFrame, { type: "message.send" }>;
 
+/** Ended approvals remembered to answer a late `decide` with their outcome. */
+const KEPT_APPROVAL_OUTCOMES = 256;
+
 /** What a {@link SessionChannel} needs from the client that owns it. */
 export interface SessionHost {
   send(frame: ClientToServerFrame): boolean;
@@ -37,6 +40,7 @@ export interface SessionHost {
 
 interface Decision {
   allowed: boolean;
+  reason: string | undefined;
   resolve: (outcome: ApprovalOutcome) => void;
   reject: (error: ClientError) => void;
   timer: ReturnType<typeof setTimeout>;
@@ -68,6 +72,10 @@ export class SessionChannel implements SessionControl {
   readonly #responsesById = new Map<string, ResponseSink>();
   readonly #queuedInterrupts: Array<{ frame: ClientToServerFrame; resolve: () => void }> = [];
   readonly #decisions = new Map<string, Decision>();
+  /** How recent approvals ended, so a late `decide` resolves with it (oldest dropped first). */
+  readonly #resolvedApprovals = new Map<string, ApprovalOutcome>();
+  /** Called once attached and caught up (see `whenCaughtUp`). */
+  readonly #caughtUp: Array<(error?: ClientError) => void> = [];
 
   constructor(host: SessionHost, info: SessionInfo, tools: PageToolRunner | undefined) {
     this.id = info.id;
@@ -137,10 +145,13 @@ export class SessionChannel implements SessionControl {
     });
   }
 
-  decide(approvalId: string, decision: { allowed: boolean }): Promise<ApprovalOutcome> {
+  decide(approvalId: string, decision: { allowed: boolean; reason?: string }): Promise<ApprovalOutcome> {
     if (this.#closed) return Promise.reject(new DisconnectedError(`session ${this.id} is closed`));
     const request = this.#state.approvals.get(approvalId);
     if (!request) {
+      // Too late: the approval already ended (expired, or answered elsewhere); say how.
+      const ended = this.#resolvedApprovals.get(approvalId);
+      if (ended !== undefined) return Promise.resolve(ended);
       return Promise.reject(new NotFoundError(`no pending approval ${approvalId} in session ${this.id}`));
     }
     const existing = this.#decisions.get(approvalId);
@@ -152,8 +163,9 @@ export class SessionChannel implements SessionControl {
         this.#decisions.delete(approvalId);
         reject(new TimeoutError(`approval ${approvalId} was not resolved in time`));
       }, waitMs);
-      this.#decisions.set(approvalId, { allowed: decision.allowed, resolve, reject, timer });
-      if (this.#ready) this.#writeDecision(approvalId, decision.allowed);
+      const { allowed, reason } = decision;
+      this.#decisions.set(approvalId, { allowed, reason, resolve, reject, timer });
+      if (this.#ready) this.#writeDecision(approvalId, allowed, reason);
     });
   }
 
@@ -183,6 +195,16 @@ export class SessionChannel implements SessionControl {
     this.#attached = true;
     this.#replayUntil = info.lastSeq;
     if (this.#sequencer.lastSeq >= this.#replayUntil) this.#becomeReady();
+  }
+
+  /**
+   * Calls `done` once this attach's replay has been applied (at once if it has), or with the
+   * error that closed the session first: `resume` resolves only then.
+   */
+  whenCaughtUp(done: (error?: ClientError) => void): void {
+    if (this.#ready) done();
+    else if (this.#closed) done(new DisconnectedError(`session ${this.id} was closed`));
+    else this.#caughtUp.push(done);
   }
 
   /** The socket went away: hold everything until the next attach. */
@@ -230,6 +252,7 @@ export class SessionChannel implements SessionControl {
     this.#decisions.clear();
     this.#queuedInterrupts.length = 0;
     this.#host.forget(this);
+    for (const done of this.#caughtUp.splice(0)) done(error);
     this.session.emit("closed", reason);
   }
 
@@ -306,8 +329,13 @@ export class SessionChannel implements SessionControl {
         break;
       case "approval.requested":
         session.emit("approval", event.approval);
+        session.emit("approvals", this.approvals);
         break;
       case "approval.resolved": {
+        this.#resolvedApprovals.set(event.approvalId, event.outcome);
+        if (this.#resolvedApprovals.size > KEPT_APPROVAL_OUTCOMES) {
+          this.#resolvedApprovals.delete(this.#resolvedApprovals.keys().next().value as string);
+        }
         const decision = this.#decisions.get(event.approvalId);
         if (decision) {
           clearTimeout(decision.timer);
@@ -319,6 +347,7 @@ export class SessionChannel implements SessionControl {
           callId: event.callId,
           outcome: event.outcome,
         });
+        session.emit("approvals", this.approvals);
         break;
       }
       case "response.completed": {
@@ -358,17 +387,26 @@ export class SessionChannel implements SessionControl {
     // Same command ids as before: the server runs each message once however often it arrives.
     for (const frame of this.#pendingSends.values()) this.#host.send(frame);
     for (const [approvalId, decision] of this.#decisions) {
-      if (this.#state.approvals.has(approvalId)) this.#writeDecision(approvalId, decision.allowed);
+      if (this.#state.approvals.has(approvalId)) {
+        this.#writeDecision(approvalId, decision.allowed, decision.reason);
+      }
     }
     const interrupts = this.#queuedInterrupts.splice(0);
     for (const { frame, resolve } of interrupts) {
       if (this.#host.send(frame)) resolve();
       else this.#queuedInterrupts.push({ frame, resolve });
     }
+    for (const done of this.#caughtUp.splice(0)) done();
   }
 
-  #writeDecision(approvalId: string, allowed: boolean): void {
-    this.#host.send({ type: "approval.decide", sessionId: this.id, approvalId, allowed });
+  #writeDecision(approvalId: string, allowed: boolean, reason: string | undefined): void {
+    this.#host.send({
+      type: "approval.decide",
+      sessionId: this.id,
+      approvalId,
+      allowed,
+      ...(reason === undefined || allowed ? {} : { reason }),
+    });
   }
 
   #sinkFor(responseId: string, commandId: string | undefined): ResponseSink | undefined {

@@ -26,7 +26,10 @@ type EventOf<T extends SessionEvent["type"]> = Extract<SessionEvent, { type: T }
  * ```
  */
 export interface SessionEvents {
-  /** Every session event, after it was applied (replayed ones included, each exactly once). */
+  /**
+   * Every session event, after it was applied, each exactly once. Replayed ones reach listeners
+   * attached in `resume`'s `beforeReplay` (resume resolves after the replay).
+   */
   event: [event: SessionEvent];
   /** A piece of assistant text. */
   text: [text: { responseId: string; itemId: string; delta: string }];
@@ -46,6 +49,8 @@ export interface SessionEvents {
   approval: [request: ApprovalRequest];
   /** An approval was answered, expired or cancelled. */
   approvalResolved: [resolved: { approvalId: string; callId: string; outcome: ApprovalOutcome }];
+  /** The approvals waiting for the user changed: the whole list, oldest first (empty when none). */
+  approvals: [pending: ApprovalRequest[]];
   /** The agent started a reply (to any message of the session, not only this page's). */
   responseStarted: [started: { responseId: string; commandId?: string }];
   /** The agent is thinking before the model starts (a dispatch worker saw the message first). */
@@ -87,7 +92,7 @@ export interface SessionControl {
   readonly state: ConnectionState;
   send(text: string, options?: CreateResponseOptions): Response;
   interrupt(): Promise<void>;
-  decide(approvalId: string, decision: { allowed: boolean }): Promise<ApprovalOutcome>;
+  decide(approvalId: string, decision: { allowed: boolean; reason?: string }): Promise<ApprovalOutcome>;
   close(): void;
 }
 
@@ -171,14 +176,15 @@ export class Session extends EventEmitter<SessionEvents> {
 
   /**
    * Answers an approval request. Resolves with how the approval ended once the server says so
-   * (`allowed`, `declined`, or `expired` if the answer came too late).
+   * (`allowed`, `declined`, or `expired` if the answer came too late). A decline may carry the
+   * user's `reason` (up to 1,000 characters): the model is told it.
    *
    * @example
    * ```ts
    * await session.decide(session.approvals[0]!.id, { allowed: true });
    * ```
    */
-  decide(approvalId: string, decision: { allowed: boolean }): Promise<ApprovalOutcome> {
+  decide(approvalId: string, decision: { allowed: boolean; reason?: string }): Promise<ApprovalOutcome> {
     return this.#control.decide(approvalId, decision);
   }
 

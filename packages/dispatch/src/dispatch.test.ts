@@ -114,6 +114,23 @@ describe("Dispatch options", () => {
     expect(socket.hello).toMatchObject({ apiKey: "pk_env", secret: "sk_env", capacity: 3 });
   });
 
+  it("needs no capacity to host tools, but does for messages and calls", async () => {
+    const s = await server();
+    const env = { PATCHBAY_URL: s.url, PATCHBAY_API_KEY: "pk", PATCHBAY_API_SECRET: "sk" };
+    const handler = new Dispatch({ env }).onMessage(() => undefined);
+    await expect(handler.run()).rejects.toMatchObject({
+      code: "invalid_capacity",
+      message: expect.stringMatching(/^capacity: a worker with onMessage or onCall needs one/),
+    });
+    const tools = new Tools().register({ name: "t", description: "T", run: () => "ok" });
+    const host = new Dispatch({ env }).host({ name: "support", tools });
+    workers.push(host);
+    void host.run();
+    const socket = await s.nextSocket();
+    expect(socket.hello).toMatchObject({ capacity: 0, handles: { messages: false, calls: false } });
+    expect(socket.hello.hosts.map((h: { agent: string }) => h.agent)).toEqual(["support"]);
+  });
+
   it("refuses run() with nothing to do, and setup after run()", async () => {
     const s = await server();
     const idle = worker(s.url);

@@ -30,8 +30,11 @@ import { workerSocketUrl } from "./worker-url";
  * ```
  */
 export interface DispatchOptions {
-  /** How many messages and calls this worker handles at once. Hosted tool calls do not count. */
-  capacity: number;
+  /**
+   * How many messages and calls this worker handles at once. Hosted tool calls do not count, so
+   * a worker that only hosts tools leaves it out; one with `onMessage` or `onCall` needs it.
+   */
+  capacity?: number;
   /** The server's base URL (`http://host:port`) or its worker socket URL. */
   url?: string;
   /** The API key the server is configured with. */
@@ -265,10 +268,10 @@ export class Dispatch extends EventEmitter<DispatchEvents> {
   #stopping: Promise<StopResult> | undefined;
   #settleRun: { resolve: () => void; reject: (error: unknown) => void } | undefined;
 
-  constructor(options: DispatchOptions) {
+  constructor(options: DispatchOptions = {}) {
     super();
     const env = options.env ?? (typeof process === "undefined" ? {} : process.env);
-    if (!Number.isInteger(options.capacity) || options.capacity < 1) {
+    if (options.capacity !== undefined && (!Number.isInteger(options.capacity) || options.capacity < 1)) {
       throw new DispatchError(
         "invalid_capacity",
         `capacity must be a positive integer (how many messages and calls run at once); got ${String(options.capacity)}`,
@@ -297,7 +300,8 @@ export class Dispatch extends EventEmitter<DispatchEvents> {
         );
       }
     }
-    this.capacity = options.capacity;
+    // 0: offered no messages or calls (a worker that only hosts tools); run() checks handlers.
+    this.capacity = options.capacity ?? 0;
     this.workerId = options.workerId ?? `w_${randomUUID()}`;
     this.#url = workerSocketUrl(url);
     this.#apiKey = apiKey;
@@ -365,7 +369,8 @@ export class Dispatch extends EventEmitter<DispatchEvents> {
 
   /**
    * Host an agent's tools for every session of the agent. Call before `run()`: the worker tells
-   * the server what it hosts when it connects.
+   * the server what it hosts when it connects. A tool registered on the agent later (after
+   * `run()`) is offered too: the worker tells the server again (`worker.hosts`).
    *
    * @example
    * ```ts
@@ -498,6 +503,14 @@ export class Dispatch extends EventEmitter<DispatchEvents> {
         new DispatchError(
           "nothing_to_run",
           "the worker has nothing to do: register onMessage or onCall, or host an agent with tools, before run()",
+        ),
+      );
+    }
+    if ((this.#onMessage || this.#onCall) && this.capacity === 0) {
+      return Promise.reject(
+        new DispatchError(
+          "invalid_capacity",
+          "capacity: a worker with onMessage or onCall needs one (how many messages and calls run at once), e.g. new Dispatch({ capacity: 8 }); only a worker that just hosts tools may leave it out",
         ),
       );
     }

@@ -8,6 +8,7 @@ import type {
 import { RecentMap } from "@patchbay/protocol/runtime";
 import {
   type HoldDecision,
+  type IdempotencyStore,
   InMemoryIdempotencyStore,
   ModelSentences,
   PreapprovedToolExecutor,
@@ -46,6 +47,13 @@ export interface HostOptions {
   toolTimeoutMs?: number;
   /** How many calls of one session run at once here; more wait their turn. Default 16. */
   maxConcurrentCalls?: number;
+  /**
+   * Where finished results are kept by call, so a call delivered again gets its result instead
+   * of running twice. Default: in this process's memory (1,000 results). Pass a store shared by
+   * your workers (Redis, a database) so a call redelivered to another worker after this one died
+   * between finishing and answering does not run again there.
+   */
+  idempotencyStore?: IdempotencyStore;
 }
 
 type HostedCall = ServerToWorkerFrame & { type: "hosted.call" };
@@ -130,6 +138,9 @@ export class HostedTools {
   readonly #now: () => number;
   readonly #onToolError: HostedToolsOptions["onToolError"];
   #sweepTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Stops listening to a hosted agent's registry, by agent name. */
+  readonly #unwatch = new Map<string, () => void>();
+  #hostsChangePending = false;
   #idleWaiters: Array<() => void> = [];
 
   constructor(link: HostedToolsLink, options: HostedToolsOptions = {}) {
@@ -177,7 +188,28 @@ export class HostedTools {
         throw new DispatchError("invalid_options", `host(${agent.name}): ${name} must be a positive integer`);
       }
     }
+    const store = options.idempotencyStore;
+    if (store !== undefined && (typeof store?.get !== "function" || typeof store?.set !== "function")) {
+      throw new DispatchError(
+        "invalid_options",
+        `host(${agent.name}): idempotencyStore must have get(key) and set(key, result) methods`,
+      );
+    }
     this.#agents.set(agent.name, { agent, options });
+    this.#unwatch.get(agent.name)?.();
+    // A tool registered after the worker connected is offered: the server hears `worker.hosts`.
+    const unwatch = agent.tools.onChange?.(() => this.#hostsChanged());
+    if (unwatch) this.#unwatch.set(agent.name, unwatch);
+  }
+
+  /** Several registrations in one go are one `worker.hosts`; without a socket the next hello says it. */
+  #hostsChanged(): void {
+    if (this.#hostsChangePending) return;
+    this.#hostsChangePending = true;
+    queueMicrotask(() => {
+      this.#hostsChangePending = false;
+      this.#link.send({ type: "worker.hosts", hosts: this.specs() }, false);
+    });
   }
 
   /** What the worker tells the server it hosts. Read at every connect, so it is always current. */
@@ -311,6 +343,8 @@ export class HostedTools {
   close(): void {
     clearTimeout(this.#sweepTimer);
     this.#sweepTimer = undefined;
+    for (const unwatch of this.#unwatch.values()) unwatch();
+    this.#unwatch.clear();
   }
 
   /** The session's executor becomes idle: kept for the TTL, within the bound of idle ones. */
@@ -380,7 +414,7 @@ export class HostedTools {
       sessionId: frame.sessionId,
       user: frame.user,
       conversation: () => session.conversation,
-      idempotencyStore: this.#store,
+      idempotencyStore: hosted.options.idempotencyStore ?? this.#store,
       maxConcurrentCalls: hosted.options.maxConcurrentCalls ?? 16,
       // A hold holds only once the server acknowledged it (`hosted.hold.ack`).
       confirmHold: ({ callId, signal }) =>

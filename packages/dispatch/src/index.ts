@@ -1,4 +1,5 @@
-export { CallNotHeld } from "@patchbay/tools";
+export type { IdempotencyStore, ToolExecutionResult } from "@patchbay/tools";
+export { CallNotHeld, InMemoryIdempotencyStore } from "@patchbay/tools";
 export type { BackoffPolicy } from "./backoff";
 export { DEFAULT_BACKOFF } from "./backoff";
 export type { ChannelSessionOptions, SessionFactory, SessionSource } from "./channel-sessions";

@@ -19,5 +19,16 @@ export default defineConfig({
       "@patchbay/protocol": source("protocol/src/index.ts"),
     },
   },
-  build: { emptyOutDir: true, target: "es2022", sourcemap: true },
+  build: {
+    emptyOutDir: true,
+    target: "es2022",
+    sourcemap: true,
+    // Two pages: the approval page and the reload page.
+    rollupOptions: {
+      input: {
+        index: fileURLToPath(new URL("./index.html", import.meta.url)),
+        reload: fileURLToPath(new URL("./reload.html", import.meta.url)),
+      },
+    },
+  },
 });

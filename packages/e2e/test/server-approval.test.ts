@@ -95,7 +95,7 @@ describe("a page tool that needs approval", () => {
     });
   });
 
-  it("expires an unanswered approval, never runs the call, and refuses a late decision", async () => {
+  it("expires an unanswered approval, never runs the call, and answers a late decision with expired", async () => {
     server = await start();
     const client = await userClient(server, "u_1");
     const runs: string[] = [];
@@ -112,6 +112,6 @@ describe("a page tool that needs approval", () => {
     expect(session.conversation.find((item) => item.type === "tool_call")).toMatchObject({
       result: { outcome: "approval_expired" },
     });
-    await expect(session.decide(request.id, { allowed: true })).rejects.toThrow();
+    await expect(session.decide(request.id, { allowed: true })).resolves.toBe("expired");
   });
 });

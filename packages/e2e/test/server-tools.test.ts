@@ -287,6 +287,9 @@ describe("the model's own failures and limits", () => {
       "completed",
       "withdrawn",
     ]);
+    // The model hears why: the round limit, not a user who interrupted.
+    const last = calls.at(-1);
+    expect(last?.type === "tool_call" && last.result?.content?.text).toMatch(/limit of 2 tool rounds/);
   });
 
   it("drops a message of a dispatch: text agent with no_worker when no dispatch module routes it", async () => {

@@ -207,6 +207,8 @@ export const ApprovalDecideFrameSchema = z.object({
   sessionId: IdSchema,
   approvalId: IdSchema,
   allowed: z.boolean(),
+  /** With `allowed: false`: why the user declined, in their words; the model is told it. */
+  reason: z.string().max(1_000).optional(),
 });
 
 /**

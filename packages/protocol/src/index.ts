@@ -138,6 +138,7 @@ export {
   WorkAcceptedFrameSchema,
   WorkDoneFrameSchema,
   WorkerHelloFrameSchema,
+  WorkerHostsFrameSchema,
   WorkerReadyFrameSchema,
   WorkerToServerFrameSchema,
   WorkOfferedFrameSchema,

@@ -168,6 +168,20 @@ export const LoadFrameSchema = z.object({
 });
 
 /**
+ * The tools the worker hosts changed after its hello (a tool registered or an agent hosted after
+ * the worker started): the whole list again, which replaces the hello's `hosts`.
+ *
+ * @example
+ * ```ts
+ * { type: "worker.hosts", hosts: [{ agent: "support", tools: [spec] }] }
+ * ```
+ */
+export const WorkerHostsFrameSchema = z.object({
+  type: z.literal("worker.hosts"),
+  hosts: z.array(HostedAgentSchema),
+});
+
+/**
  * Every frame a dispatch worker may send.
  *
  * @example
@@ -185,6 +199,7 @@ export const WorkerToServerFrameSchema = z.discriminatedUnion("type", [
   HostedHoldFrameSchema,
   HostedResultFrameSchema,
   LoadFrameSchema,
+  WorkerHostsFrameSchema,
   PingFrameSchema,
   PongFrameSchema,
 ]);

@@ -190,7 +190,11 @@ export class SessionStore {
       let session: Session | undefined;
       if (resume) {
         try {
-          session = await this.#agent.sessions.resume(resume, tools ? { tools } : {});
+          // Attached before the replay, so the notes of earlier replies are rebuilt from it.
+          session = await this.#agent.sessions.resume(resume, {
+            ...(tools ? { tools } : {}),
+            beforeReplay: (opened) => this.#attach(opened),
+          });
         } catch (error) {
           if (!(error instanceof NotFoundError)) throw error;
         }
@@ -200,7 +204,7 @@ export class SessionStore {
         session.close();
         return;
       }
-      this.#attach(session);
+      if (this.#session !== session) this.#attach(session);
     } catch (error) {
       this.#openFailed = true;
       this.#fail(error);

@@ -2,7 +2,7 @@ import { createServer as createHttpServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Connector, ConnectorSet } from "@patchbay/connectors";
 import { createModel, type LanguageModel } from "@patchbay/models";
-import { InMemoryIdempotencyStore, type Tools } from "@patchbay/tools";
+import { type IdempotencyStore, InMemoryIdempotencyStore, type Tools } from "@patchbay/tools";
 import { Authenticator } from "./auth/auth";
 import { type AgentConfig, type AgentFileInput, defineAgent, loadAgentConfigs } from "./config/agent-config";
 import { resolveLimits, type ServerLimits } from "./config/limits";
@@ -82,6 +82,12 @@ export interface CreateServerOptions {
   progressIntervalMs?: number;
   /** How long a shutdown waits for running turns. Default 10 s. */
   shutdownGraceMs?: number;
+  /**
+   * Where in-process tools (`tools`, connectors) keep finished results by call, so a call
+   * delivered again is answered without running twice. Default: in memory (1,000 results). Pass
+   * a store shared by your server processes (Redis, a database) to share it between them.
+   */
+  idempotencyStore?: IdempotencyStore;
   /**
    * The dispatch module (workers on `/v1/worker`, routing of messages and hosted tools, the
    * inbound endpoints). Default {@link createDispatch} with its defaults, so an embedded server
@@ -204,7 +210,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
   const corsOptions =
     options.cors ?? (env.PATCHBAY_CORS_ORIGINS ? parseCorsOrigins(env.PATCHBAY_CORS_ORIGINS) : undefined);
   const cors = corsOptions ? new CorsPolicy(corsOptions) : undefined;
-  const idempotency = new InMemoryIdempotencyStore();
+  const idempotency = options.idempotencyStore ?? new InMemoryIdempotencyStore();
 
   await recoverInterruptedTurns(store, logger);
 
@@ -344,7 +350,7 @@ function serverToolsOf(
   tools: Tools | undefined,
   connectors: ConnectorSet | undefined,
   agent: AgentConfig,
-  idempotencyStore: InMemoryIdempotencyStore,
+  idempotencyStore: IdempotencyStore,
   logger: Logger,
 ): {
   serverTools?: (
@@ -370,7 +376,7 @@ function serverToolsOf(
 function serverToolsFor(
   tools: Tools,
   agent: AgentConfig,
-  idempotencyStore: InMemoryIdempotencyStore,
+  idempotencyStore: IdempotencyStore,
   logger: Logger,
 ) {
   return (runtime: import("./sessions/session-log").SessionLog) =>

@@ -29,7 +29,9 @@ export type { IdempotencyStore } from "./idempotency-store";
 export { InMemoryIdempotencyStore } from "./idempotency-store";
 export { sniffImageType, toImageContent } from "./image-content";
 export { interruptCancels } from "./interrupt-rule";
-export { ModelSentences } from "./model-sentences";
+export type { WithdrawReason } from "./model-sentences";
+// One sentence alone as well: a page that says it keeps only it, not every sentence.
+export { ModelSentences, pageReloadedWhileRunning } from "./model-sentences";
 export type { PreapprovedToolExecutorOptions } from "./preapproved-tool-executor";
 export { PreapprovedToolExecutor } from "./preapproved-tool-executor";
 export type { ToolInputMapping } from "./project-tool-input";

@@ -31,7 +31,9 @@ export type { IdempotencyStore } from "./idempotency-store";
 export { InMemoryIdempotencyStore } from "./idempotency-store";
 export { sniffImageType, toImageContent } from "./image-content";
 export { interruptCancels } from "./interrupt-rule";
-export { ModelSentences } from "./model-sentences";
+export type { WithdrawReason } from "./model-sentences";
+// One sentence alone as well: a page that says it keeps only it, not every sentence.
+export { ModelSentences, pageReloadedWhileRunning } from "./model-sentences";
 export type { PatternEngine } from "./pattern-engine";
 export { setPatternEngine } from "./pattern-engine";
 export type { PreapprovedToolExecutorOptions } from "./preapproved-tool-executor";

@@ -1,4 +1,14 @@
 /**
+ * Why a call the model made was withdrawn before it ran.
+ *
+ * @example
+ * ```ts
+ * ModelSentences.withdrawn("round_limit", 8);
+ * ```
+ */
+export type WithdrawReason = "interrupted" | "round_limit" | "session_closed";
+
+/**
  * What the model is told when a tool call does not complete: one sentence per failure, the same
  * wherever the call ran (in-process, in a page, on a worker) and whichever part noticed (the
  * executor, the server's tool-call runner, a router). Every path builds its text here, so the
@@ -28,6 +38,7 @@ export const ModelSentences = {
   failed,
   unusableOutput,
   lookupFailed,
+  pageReloadedWhileRunning,
   noPage,
   noWorker,
   notHosted,
@@ -56,8 +67,10 @@ export function invalidArguments(name: string, issues: readonly string[]): strin
   return `The arguments for "${name}" do not fit its schema:\n${issues.join("\n")}`;
 }
 
-export function declined(name: string): string {
-  return `The user declined the call of "${name}"; it did not run.`;
+/** The user declined; `reason` is their own words, when they gave any. */
+export function declined(name: string, reason?: string): string {
+  const base = `The user declined the call of "${name}"; it did not run.`;
+  return reason === undefined || reason.trim() === "" ? base : `${base} Their reason: ${reason.trim()}`;
 }
 
 export function approvalExpired(name: string): string {
@@ -76,8 +89,18 @@ export function approvalFailed(name: string, why: string): string {
   return `"${name}" did not run: the approval could not be asked (${why}).`;
 }
 
-/** A call the model made that never started: the user interrupted first. */
-export function withdrawn(): string {
+/**
+ * A call the model made that never started: the user interrupted first, the reply reached the
+ * agent's round limit (`maxRounds`), or the session closed (shutdown, deletion) first.
+ */
+export function withdrawn(why: WithdrawReason = "interrupted", maxRounds?: number): string {
+  if (why === "round_limit") {
+    const limit =
+      maxRounds === undefined ? "the agent's limit of tool rounds" : `its limit of ${maxRounds} tool rounds`;
+    return `The call was withdrawn: this reply reached ${limit} before it could run.`;
+  }
+  if (why === "session_closed")
+    return "The call was withdrawn: the session closed (the server shut down or the session was deleted) before it ran.";
   return "The call was withdrawn: the user interrupted before it ran.";
 }
 
@@ -127,6 +150,11 @@ export function unusableOutput(name: string, why: string): string {
 /** The idempotency store could not say whether the call already ran, so it did not run. */
 export function lookupFailed(name: string): string {
   return `"${name}" could not run: its earlier result could not be looked up.`;
+}
+
+/** A page call that was running when its page reloaded: not run again, its effect unknown. */
+export function pageReloadedWhileRunning(name: string): string {
+  return `The call of "${name}" was running when the user's page reloaded; it was not run again, so whether it took effect is unknown.`;
 }
 
 export function noPage(name: string): string {

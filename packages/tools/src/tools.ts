@@ -27,6 +27,7 @@ export function compiledToolOf(tools: Tools, name: string): CompiledTool | undef
  */
 export class Tools {
   readonly #byName = new Map<string, CompiledTool>();
+  readonly #listeners = new Set<() => void>();
 
   constructor(definitions: Iterable<ToolDefinition<any>> = []) {
     compiledTools.set(this, this.#byName);
@@ -49,12 +50,33 @@ export class Tools {
       );
     }
     this.#byName.set(compiled.spec.name, compiled);
+    this.#changed();
     return this;
   }
 
   /** Removes a tool; `true` when there was one by that name. Calls already running finish. */
   unregister(name: string): boolean {
-    return this.#byName.delete(name);
+    const removed = this.#byName.delete(name);
+    if (removed) this.#changed();
+    return removed;
+  }
+
+  /**
+   * Calls `listener` after each `register` and `unregister`, so a host that already told a
+   * server its tools (a dispatch worker) can tell it again. Returns the function that stops it.
+   *
+   * @example
+   * ```ts
+   * const stop = tools.onChange(() => console.log(tools.names()));
+   * ```
+   */
+  onChange(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  #changed(): void {
+    for (const listener of this.#listeners) listener();
   }
 
   /** The specs of every tool, in registration order. */

@@ -58,6 +58,7 @@ describe("createServer's options", () => {
       http: true,
       progressIntervalMs: true,
       shutdownGraceMs: true,
+      idempotencyStore: true,
       dispatch: true,
       processMetrics: true,
       cors: true,

@@ -49,6 +49,16 @@ const ServerOptionsSchema = z.object({
   http: object("expected an object of limits").optional(),
   progressIntervalMs: z.number().int().min(0).optional(),
   shutdownGraceMs: z.number().int().min(0).optional(),
+  idempotencyStore: z
+    .custom<object>(
+      (v) =>
+        typeof v === "object" &&
+        v !== null &&
+        typeof (v as { get?: unknown }).get === "function" &&
+        typeof (v as { set?: unknown }).set === "function",
+      { error: "expected an IdempotencyStore: an object with get(key) and set(key, result) methods" },
+    )
+    .optional(),
   dispatch: z.union([fn("expected a function or false"), z.literal(false)]).optional(),
   processMetrics: z.boolean().optional(),
   cors: z.object({ origins: z.union([z.array(z.string()), z.literal("*")]) }).optional(),

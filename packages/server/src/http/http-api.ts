@@ -23,6 +23,7 @@ const SendMessageBody = z.strictObject({
 });
 
 const InterruptBody = z.strictObject({ commandId: IdSchema });
+const DecideBody = z.strictObject({ allowed: z.boolean(), reason: z.string().max(1_000).optional() });
 
 const ReplyBody = z.strictObject({
   commandId: IdSchema,
@@ -215,6 +216,36 @@ export function createHttpApi(
         try {
           const { duplicate } = await live.interrupt(input.commandId);
           return { status: 202, body: { commandId: input.commandId, duplicate } };
+        } finally {
+          release();
+        }
+      },
+    },
+    {
+      method: "GET",
+      pattern: /^\/v1\/sessions\/([^/]+)\/approvals$/,
+      handler: async ({ principal, params }) => {
+        const { live, release } = await sessions.acquire(principal, params[0]!);
+        try {
+          return { status: 200, body: { approvals: live.approvals.pending() } };
+        } finally {
+          release();
+        }
+      },
+    },
+    {
+      method: "POST",
+      pattern: /^\/v1\/sessions\/([^/]+)\/approvals\/([^/]+)$/,
+      handler: async ({ principal, params, body }) => {
+        const input = parseBody(DecideBody, await body());
+        const approvalId = params[1]!;
+        const { live, release } = await sessions.acquire(principal, params[0]!);
+        try {
+          // An answer that came too late says how the approval ended, as `session.decide` does.
+          const ended = live.approvals.endedAs(approvalId);
+          if (ended !== undefined) return { status: 200, body: { approvalId, outcome: ended } };
+          live.approvals.decide(approvalId, input.allowed, input.reason);
+          return { status: 200, body: { approvalId, outcome: input.allowed ? "allowed" : "declined" } };
         } finally {
           release();
         }

@@ -14,6 +14,9 @@ import { type ReplyOutcome, Turn, type WorkerReply } from "../turns/turn-loop";
 import { checkImages } from "./image-guard";
 import type { SessionLog } from "./session-log";
 
+/** How long a closing turn may take to end once its calls were all ended (they settle at once). */
+const CLOSED_TURN_END_MS = 1_000;
+
 /**
  * What a live session shares with every other: the model of its agent, the in-process tools, the
  * dispatch seams, the logger and metrics.
@@ -175,22 +178,29 @@ export class LiveSession {
 
   /**
    * Stops the session's work: the running turn is interrupted, waiting turns end as interrupted,
-   * open approvals are cancelled, and page and hosted calls are cancelled. Resolves when the turn
-   * has ended or `graceMs` passed.
+   * open approvals are cancelled, and interruptible calls are cancelled. Calls that survive
+   * interrupts (not interruptible, or held), wherever they run, get `graceMs` to answer with
+   * their real result; what still runs then ends `cancelled`. Resolves when the turn has ended.
    */
   async close(graceMs: number): Promise<void> {
     this.closing = true;
-    this.current?.close();
+    this.current?.beginClose();
     this.approvals.cancelAll();
+    await this.idleWithin(graceMs);
+    this.current?.close();
+    await this.idleWithin(Math.min(graceMs, CLOSED_TURN_END_MS));
+    await this.runtime.settled();
+  }
+
+  private async idleWithin(ms: number): Promise<void> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([
       this.idle(),
       new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, graceMs);
+        timer = setTimeout(resolve, ms);
       }),
     ]);
     clearTimeout(timer);
-    await this.runtime.settled();
   }
 
   private pump(): void {
@@ -222,7 +232,8 @@ export class LiveSession {
       this.current = turn;
       // A newer message already waits, or the session closes: this one starts interrupted, so it
       // ends at once and the newest message is answered with every earlier one in view.
-      if (this.queue.length > 0 || this.closing) turn.interrupt();
+      if (this.closing) turn.beginClose();
+      else if (this.queue.length > 0) turn.interrupt();
       await turn.run();
       this.current = undefined;
     }

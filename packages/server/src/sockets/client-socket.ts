@@ -338,7 +338,9 @@ class ClientConnection implements PeerEndpoint<"client-to-server"> {
         this.sessions.require(frame.sessionId).live.pages.result(frame.callId, frame.attempt, frame.result);
         return;
       case "approval.decide":
-        this.sessions.require(frame.sessionId).live.approvals.decide(frame.approvalId, frame.allowed);
+        this.sessions
+          .require(frame.sessionId)
+          .live.approvals.decide(frame.approvalId, frame.allowed, frame.reason);
         return;
     }
   }

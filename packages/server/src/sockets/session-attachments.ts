@@ -93,6 +93,7 @@ export class SessionAttachments {
         code: "not_found",
         message: `session ${sessionId} was deleted`,
         sessionId,
+        path: "sessionId",
       });
     };
     live.runtime.on("closed", onClosed);

@@ -19,11 +19,15 @@ export interface ApprovalQuestion {
   items?: ConversationItem[];
   /** Aborting it ends the question as `cancelled` (the turn was interrupted). */
   signal?: AbortSignal;
+  /** Told the user's reason when they declined with one (it is for the model). */
+  onDeclineReason?: (reason: string) => void;
 }
 
 interface OpenApproval {
   request: ApprovalRequest;
   settle: (outcome: ApprovalOutcome) => void;
+  /** The user's reason for declining, when they gave one. */
+  reason?: string;
 }
 
 const RECENT_LIMIT = 256;
@@ -76,7 +80,9 @@ export class ApprovalFlow {
           { type: "approval.requested", approval: request },
         ],
       });
-      return await decided;
+      const outcome = await decided;
+      if (outcome === "declined" && entry.reason !== undefined) question.onDeclineReason?.(entry.reason);
+      return outcome;
     } finally {
       clearTimeout(timer);
       question.signal?.removeEventListener("abort", onAbort);
@@ -88,7 +94,7 @@ export class ApprovalFlow {
    * Records the user's answer. Throws `not_found` for an id this session never asked and
    * `conflict` for one already answered, expired or cancelled.
    */
-  decide(approvalId: string, allowed: boolean): void {
+  decide(approvalId: string, allowed: boolean, reason?: string): void {
     const entry = this.open.get(approvalId);
     if (!entry) {
       const outcome = this.recent.get(approvalId);
@@ -99,7 +105,13 @@ export class ApprovalFlow {
       }
       throw new NotFoundError("approval", approvalId);
     }
+    if (!allowed && reason !== undefined) entry.reason = reason;
     this.finish(approvalId, allowed ? "allowed" : "declined");
+  }
+
+  /** How a recently ended approval ended (kept for the last few hundred), or undefined. */
+  endedAs(approvalId: string): ApprovalOutcome | undefined {
+    return this.recent.get(approvalId);
   }
 
   /** The questions waiting for an answer. */

@@ -96,6 +96,8 @@ async function start(model: Record<string, unknown>, tools?: Tools): Promise<voi
     apiKey,
     secret,
     logger: silentLogger,
+    // Its tool never ends: a shutdown waits this long for it (calls that survive interrupts get the grace).
+    shutdownGraceMs: 200,
     env: { OPENAI_API_KEY: "test", ANTHROPIC_API_KEY: "test" },
     agents: { support: { model: model as never } },
     ...(tools ? { tools } : {}),

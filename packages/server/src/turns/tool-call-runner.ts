@@ -12,7 +12,7 @@ import type {
   User,
 } from "@patchbay/protocol";
 
-import { interruptCancels, ModelSentences, validateArguments } from "@patchbay/tools";
+import { interruptCancels, ModelSentences, validateArguments, type WithdrawReason } from "@patchbay/tools";
 import { nanoid } from "nanoid";
 import type { CancelReason, HoldAnswer, ToolCallHandlers } from "../extensions/dispatch-seams";
 import type { Logger } from "../observability/logger";
@@ -100,6 +100,11 @@ export class ToolCallRunner {
   private readonly progress: ProgressCoalescer;
   private active = 0;
   private readonly waiters: (() => void)[] = [];
+  /**
+   * The session is closing (shutdown, deletion): the interrupt that follows cancels with
+   * `session_closed`, and calls withdrawn from now on say so rather than blame the user.
+   */
+  closing = false;
 
   constructor(private readonly options: ToolCallRunnerOptions) {
     this.progress = new ProgressCoalescer(options.progressIntervalMs, (callId, text) =>
@@ -159,8 +164,13 @@ export class ToolCallRunner {
    * Withdraws calls that are given but not started (the model's reply was cut short), so the
    * conversation shows them and the model learns they did not run.
    */
-  async withdraw(modelCalls: NormalizedToolCall[], reasoning: readonly ReasoningPart[] = []): Promise<void> {
+  async withdraw(
+    modelCalls: NormalizedToolCall[],
+    reasoning: readonly ReasoningPart[] = [],
+    why: WithdrawReason = this.withdrawReason(),
+  ): Promise<void> {
     if (modelCalls.length === 0) return;
+    const sentence = ModelSentences.withdrawn(why, this.options.runtime.agent.maxToolRounds);
     const now = Date.now();
     const items = modelCalls.map(withServerId).map(
       (call): ToolCallItem => ({
@@ -174,7 +184,7 @@ export class ToolCallRunner {
         attempt: 1,
         responseId: this.options.responseId,
         createdAt: now,
-        result: failedResult("cancelled", "withdrawn", ModelSentences.withdrawn()),
+        result: failedResult("cancelled", "withdrawn", sentence),
       }),
     );
     attachReasoning(items, reasoning);
@@ -185,10 +195,11 @@ export class ToolCallRunner {
   }
 
   /**
-   * The session is closing: every running call is asked to stop (`session_closed`) and ends
-   * `cancelled` at once; there is no one left to wait for.
+   * The session's closing grace is over: every call still running is asked to stop
+   * (`session_closed`) and ends `cancelled` at once (`held` kept); there is no one left to wait for.
    */
   close(): void {
+    this.closing = true;
     for (const [callId, slot] of this.slots) {
       if (!slot.started || slot.settled || !slot.backend) continue;
       slot.cancelling = "session_closed";
@@ -247,7 +258,11 @@ export class ToolCallRunner {
 
     if (this.options.signal.aborted) return this.withdrawSlot(call.id);
     if (spec.approval) {
+      let declineReason: string | undefined;
       const outcome = await this.options.approvals.ask({
+        onDeclineReason: (reason) => {
+          declineReason = reason;
+        },
         callId: call.id,
         tool: call.name,
         approval: spec.approval,
@@ -257,7 +272,9 @@ export class ToolCallRunner {
       });
       if (outcome === "cancelled") return this.withdrawSlot(call.id);
       if (outcome === "declined") {
-        return finish(failedResult("declined", "declined", ModelSentences.declined(call.name)));
+        return finish(
+          failedResult("declined", "declined", ModelSentences.declined(call.name, declineReason)),
+        );
       }
       if (outcome === "expired") {
         return finish(
@@ -336,8 +353,8 @@ export class ToolCallRunner {
       if (!slot.started || slot.settled || slot.cancelling || !slot.backend) continue;
       if (!interruptCancels({ interruptible: slot.spec?.interruptible === true, held: slot.item.held }))
         continue;
-      slot.cancelling = "interrupted";
-      slot.backend.cancel(callId, "interrupted");
+      slot.cancelling = this.closing ? "session_closed" : "interrupted";
+      slot.backend.cancel(callId, slot.cancelling);
       if (!slot.backend.remote) continue;
       // The far side says what happened; the model hears nothing until then, or the grace ends.
       const graceMs = this.options.runtime.agent.toolCancelGraceMs;
@@ -402,10 +419,14 @@ export class ToolCallRunner {
     await this.settle(callId, final, started);
   }
 
+  private withdrawReason(): WithdrawReason {
+    return this.closing ? "session_closed" : "interrupted";
+  }
+
   private async withdrawSlot(callId: string): Promise<void> {
     await this.update(callId, {
       status: "withdrawn",
-      result: failedResult("cancelled", "withdrawn", ModelSentences.withdrawn()),
+      result: failedResult("cancelled", "withdrawn", ModelSentences.withdrawn(this.withdrawReason())),
     });
     this.slots.get(callId)!.settled = true;
   }

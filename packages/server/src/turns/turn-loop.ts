@@ -78,6 +78,7 @@ export class Turn {
   private readonly startedAt = Date.now();
   private usage: Usage = { inputTokens: 0, outputTokens: 0 };
   private currentRunner: ToolCallRunner | undefined;
+  private closingSession = false;
   private readonly trace: TurnTrace;
   private readonly tracedCalls = new Set<string>();
   private readonly workerFirst: WorkerFirst;
@@ -98,11 +99,22 @@ export class Turn {
   }
 
   /**
-   * The session is closing: the turn is interrupted and its running tool calls are cancelled
+   * The session is closing: the turn is interrupted as by the user (cancels say
+   * `session_closed`), so calls that survive interrupts (not interruptible, or held) keep running
+   * for the closing grace; `close` then ends what still runs.
+   */
+  beginClose(): void {
+    this.closingSession = true;
+    if (this.currentRunner) this.currentRunner.closing = true;
+    this.interrupt();
+  }
+
+  /**
+   * The closing grace is over: the turn is interrupted and its running tool calls are cancelled
    * (`session_closed`), held ones included, without waiting for their answers.
    */
   close(): void {
-    this.interrupt();
+    this.beginClose();
     this.currentRunner?.close();
   }
 
@@ -152,7 +164,7 @@ export class Turn {
       if (result.refused && result.calls.length === 0) return this.complete("refusal", text);
       if (result.calls.length === 0) return this.complete("stop", text);
       if (round >= maxRounds) {
-        await runner.withdraw(result.calls, result.reasoning);
+        await runner.withdraw(result.calls, result.reasoning, "round_limit");
         return this.complete("max_rounds", text);
       }
       await runner.run(result.calls, result.reasoning);
@@ -187,6 +199,7 @@ export class Turn {
       logger: o.logger,
       metrics: o.metrics,
     });
+    this.currentRunner.closing = this.closingSession;
     return this.currentRunner;
   }
 

@@ -11,7 +11,8 @@ export interface ConnectedWorker {
   capacity: number;
   readonly handles: { messages: boolean; calls: boolean };
   /** Agent name -> the tools it hosts for that agent and its tool timeout. */
-  readonly hosts: ReadonlyMap<string, { tools: ReadonlyMap<string, ToolSpec>; toolTimeoutMs?: number }>;
+  /** Replaced whole by a `worker.hosts` frame (tools registered after the worker started). */
+  hosts: ReadonlyMap<string, { tools: ReadonlyMap<string, ToolSpec>; toolTimeoutMs?: number }>;
   /** Work ids offered to it or running on it. */
   readonly reserved: Set<string>;
   /** Hosted call ids it runs. */

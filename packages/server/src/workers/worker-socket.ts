@@ -227,16 +227,7 @@ export function acceptWorkerSocket(ws: WebSocket, deps: WorkerSocketDeps, guards
       if (replaced.close) replaced.close(WorkerCloseCodes.replaced, "replaced by a newer socket");
       else replaced.terminate();
     }
-    frame.hosts.forEach((host, index) => {
-      if (deps.agentExists && !deps.agentExists(host.agent)) {
-        send({
-          type: "error",
-          code: "not_found",
-          message: `hosts.${index}.agent: this server has no agent ${host.agent}; no session will call these tools`,
-          path: `hosts.${index}.agent`,
-        });
-      }
-    });
+    reportUnknownAgents(frame.hosts);
     deps.metrics?.workers.set(deps.registry.size);
     logger.info("worker connected", {
       workerId: connected.id,
@@ -246,6 +237,20 @@ export function acceptWorkerSocket(ws: WebSocket, deps: WorkerSocketDeps, guards
     });
     deps.work.pump();
     return connected;
+  }
+
+  /** Tells the worker which of the agents it hosts tools for this server does not have. */
+  function reportUnknownAgents(hosts: ReadonlyArray<{ agent: string }>): void {
+    hosts.forEach((host, index) => {
+      if (deps.agentExists && !deps.agentExists(host.agent)) {
+        send({
+          type: "error",
+          code: "not_found",
+          message: `hosts.${index}.agent: this server has no agent ${host.agent}; no session will call these tools`,
+          path: `hosts.${index}.agent`,
+        });
+      }
+    });
   }
 
   function onFrame(current: ConnectedWorker, frame: WorkerToServerFrame): void {
@@ -260,6 +265,15 @@ export function acceptWorkerSocket(ws: WebSocket, deps: WorkerSocketDeps, guards
       case "load":
         current.capacity = frame.capacity;
         deps.work.pump();
+        return;
+      case "worker.hosts":
+        // Turns that start from now on offer these tools; calls already routed keep their worker.
+        current.hosts = hostsFromHello(frame.hosts);
+        reportUnknownAgents(frame.hosts);
+        logger.info("worker hosts changed", {
+          workerId: current.id,
+          tools: frame.hosts.reduce((n, host) => n + host.tools.length, 0),
+        });
         return;
       case "work.accepted":
       case "work.done":

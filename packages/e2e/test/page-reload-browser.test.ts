@@ -1,0 +1,108 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { extname, join, normalize } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type BrowserContext, chromium } from "playwright-core";
+import { build } from "vite";
+import { afterAll, describe, expect, it } from "vitest";
+import { scriptedAgent, startTestServer, type TestServer } from "./helpers/start-server";
+
+// docs/guides/tools-in-the-browser.md: a page call pending across a reload never runs twice. Real
+// Chromium reloads a page (built with Vite from the client's browser entry) while its page tool
+// runs; the resumed page gets the call again and must not run it a second time.
+
+const CHROMIUM = "/usr/bin/chromium";
+const browserDir = fileURLToPath(new URL("../browser/", import.meta.url));
+
+let server: TestServer | undefined;
+let pageServer: Server | undefined;
+let context: BrowserContext | undefined;
+const temp: string[] = [];
+
+const types: Record<string, string> = {
+  ".html": "text/html",
+  ".js": "text/javascript",
+  ".map": "application/json",
+};
+
+function serveStatic(root: string): Promise<Server> {
+  const http = createServer((req, res) => {
+    const path = normalize(new URL(req.url ?? "/", "http://x").pathname).replace(/^(\.\.[/\\])+/, "");
+    const file = join(root, path === "/" ? "index.html" : path);
+    if (!file.startsWith(root) || !existsSync(file)) {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, { "content-type": types[extname(file)] ?? "application/octet-stream" });
+    res.end(readFileSync(file));
+  });
+  return new Promise((resolve) => http.listen(0, "127.0.0.1", () => resolve(http)));
+}
+
+afterAll(async () => {
+  await context?.close();
+  await new Promise<void>((resolve) => (pageServer ? pageServer.close(() => resolve()) : resolve()));
+  await server?.close();
+  for (const dir of temp) rmSync(dir, { recursive: true, force: true });
+});
+
+describe("a page call pending across a reload, in Chromium", () => {
+  it("is not run again by the reloaded page, and the model is told its outcome is unknown", async () => {
+    expect(existsSync(CHROMIUM), `Chromium at ${CHROMIUM} (apt-get install chromium)`).toBe(true);
+    server = await startTestServer({
+      agents: {
+        drafts: scriptedAgent([
+          {
+            match: "save",
+            toolCalls: [{ tool: "save_draft", arguments: {} }],
+            reply: "Saved: {result}",
+            errorReply: "Not sure: {result}",
+          },
+        ]),
+      },
+    });
+    const outDir = mkdtempSync(join(tmpdir(), "patchbay-page-"));
+    temp.push(outDir);
+    await build({ configFile: join(browserDir, "vite.config.ts"), build: { outDir } });
+    pageServer = await serveStatic(outDir);
+    const pageUrl = `http://127.0.0.1:${(pageServer.address() as AddressInfo).port}`;
+    const profile = mkdtempSync(join(tmpdir(), "patchbay-chromium-"));
+    temp.push(profile);
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--disable-quic",
+      ],
+    });
+    const page = context.pages()[0] ?? (await context.newPage());
+    const query = new URLSearchParams({ server: server.url, user: "u_1", token: await server.token("u_1") });
+    await page.goto(`${pageUrl}/reload.html?${query}`);
+    await page.locator("#ready", { hasText: "ready" }).waitFor({ timeout: 10_000 });
+    const sessionId = await page.locator("#session").textContent();
+
+    await page.locator("#ask button").click();
+    // The tool has started (its run is counted) and runs for 2 s: reload now.
+    await expect.poll(() => page.evaluate(() => localStorage.getItem("runs")), { timeout: 10_000 }).toBe("1");
+    await page.reload();
+    await page.locator("#ready", { hasText: "ready" }).waitFor({ timeout: 10_000 });
+    expect(await page.locator("#session").textContent()).toBe(sessionId);
+
+    await page.locator("#reply", { hasText: "Not sure" }).waitFor({ timeout: 15_000 });
+    expect(await page.locator("#reply").textContent()).toMatch(/was not run again/);
+    // Give a second run the time it would take to show up.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await page.evaluate(() => localStorage.getItem("runs"))).toBe("1");
+    const tool = page.locator('#conversation li[data-type="tool_call"]');
+    expect(await tool.getAttribute("data-status")).toBe("failed");
+    expect(Number(await tool.getAttribute("data-attempt"))).toBeGreaterThanOrEqual(2);
+  }, 60_000);
+});
