@@ -227,7 +227,9 @@ describe("chaos", () => {
   }, 30_000);
 
   it("survives frame fuzzing, hostile schemas, ReDoS, quotas and idle sessions with a healthy session beside them", async () => {
-    const cli = await serve(workspace());
+    // 1 MiB/s per socket (bursts of 8 MiB): each attacker's twenty 1.1 MB messages go past it, so
+    // the byte quota is exercised whatever the machine's speed (the default is 4 MiB/s).
+    const cli = await serve({ ...workspace(), PATCHBAY_LIMIT_CONNECTION_BYTES_PER_SECOND: "1048576" });
     const healthy = await user(cli.wsUrl, "u_healthy");
     const healthySession = await healthy.create("chaos");
     await metric(cli, "nodejs_eventloop_lag_max_seconds"); // a scrape resets the maximum
