@@ -232,7 +232,12 @@ export class PeerSocket<C extends PeerChannel> {
       else if (this.violation()) this.send({ type: "error", code: refused.code, message: refused.message });
       return;
     }
-    const buffer = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
+    // ws hands over a Buffer of its own for each message: read it in place, without a copy.
+    const buffer = Array.isArray(data)
+      ? Buffer.concat(data)
+      : Buffer.isBuffer(data)
+        ? data
+        : Buffer.from(data as ArrayBuffer);
     let decoded: DecodeResult<C> | undefined;
     if (this.bucket && !this.bucket.take()) {
       // Over the rate, a frame is still decoded when it may be a free answer: a flood costs at
