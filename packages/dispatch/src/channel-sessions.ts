@@ -1,5 +1,5 @@
 import type { InboundMessage, JsonObject } from "@patchbay/protocol";
-import { RecentMap } from "@patchbay/tools";
+import { RecentMap } from "@patchbay/protocol/runtime";
 import { DispatchError } from "./dispatch-error";
 
 /**

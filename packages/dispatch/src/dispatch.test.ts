@@ -1,8 +1,11 @@
+// Over 400 lines: the behaviour of one Dispatch against a scripted server (options, work,
+// connection, stop), each group sharing the same server fixture.
 import type { InboundMessage } from "@patchbay/protocol";
 import { Tools } from "@patchbay/tools";
 import { afterEach, describe, expect, it } from "vitest";
-import { Dispatch, type DispatchOptions } from "./dispatch";
+import { Dispatch } from "./dispatch";
 import { DispatchError } from "./dispatch-error";
+import type { DispatchOptions } from "./dispatch-options";
 import {
   type ScriptedServer,
   type ScriptedSocket,

@@ -1,7 +1,10 @@
+// Over 400 lines: every step of a hosted call's lifecycle against a scripted server, sharing its
+// fixture; each describe block is one step.
 import type { ConversationItem, ServerToWorkerFrame } from "@patchbay/protocol";
 import { type ToolCallContext, Tools } from "@patchbay/tools";
 import { afterEach, describe, expect, it } from "vitest";
-import { Dispatch, type DispatchOptions } from "./dispatch";
+import { Dispatch } from "./dispatch";
+import type { DispatchOptions } from "./dispatch-options";
 import {
   type ScriptedServer,
   type ScriptedSocket,

@@ -1,3 +1,5 @@
+// A little over 400 lines: the hosted-call lifecycle (call, hold and its ack, cancel, result,
+// redelivery, idle executors) is one state machine over the same maps, kept together.
 import type {
   ConversationItem,
   HostedAgent,

@@ -3,6 +3,9 @@ export { CallNotHeld, InMemoryIdempotencyStore } from "@patchbay/tools";
 export type { BackoffPolicy } from "./backoff";
 export { DEFAULT_BACKOFF } from "./backoff";
 export type { ChannelSessionOptions, SessionFactory, SessionSource } from "./channel-sessions";
+export { Dispatch, REFUSAL_CODES } from "./dispatch";
+export type { DispatchErrorCode } from "./dispatch-error";
+export { DispatchError, DispatchErrorCodes } from "./dispatch-error";
 export type {
   CallHandler,
   DispatchEvents,
@@ -13,10 +16,7 @@ export type {
   StopOptions,
   StopResult,
   WorkContext,
-} from "./dispatch";
-export { Dispatch, REFUSAL_CODES } from "./dispatch";
-export type { DispatchErrorCode } from "./dispatch-error";
-export { DispatchError, DispatchErrorCodes } from "./dispatch-error";
+} from "./dispatch-options";
 export type { HostableAgent, HostOptions } from "./hosted-tools";
 export type { ConnectionState } from "./worker-connection";
 export type { ConnectOptions } from "./worker-connectors";

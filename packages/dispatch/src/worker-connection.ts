@@ -5,8 +5,7 @@ import {
   type ServerToWorkerFrame,
   type WorkerToServerFrame,
 } from "@patchbay/protocol";
-import { ReconnectingSocket, type WebSocketLike } from "@patchbay/protocol/runtime";
-import { EventEmitter } from "eventemitter3";
+import { EventEmitter, ReconnectingSocket, type WebSocketLike } from "@patchbay/protocol/runtime";
 import WebSocket from "ws";
 import { type BackoffPolicy, workerBackoff } from "./backoff";
 import { DispatchError } from "./dispatch-error";

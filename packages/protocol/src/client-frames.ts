@@ -1,3 +1,6 @@
+// Over 400 lines on purpose: the 37 frame schemas of the client channel (/v1/client), each with
+// its doc and example, and the two unions that decode them. The schema generator and the
+// docs/protocol.md frame tables read them from here; one file per channel keeps them in one place.
 import { z } from "zod";
 import { ImageContentSchema } from "./content";
 import {
