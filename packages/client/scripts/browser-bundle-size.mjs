@@ -29,9 +29,12 @@ const KIB = 1024;
 // acknowledgement, result-frame encoding and connection errors that landed with the lean client
 // put every page about 0.8 KiB over them, so the budgets that fail CI sit 1.5 KiB above the goals
 // until that is won back: a page may not grow further, and the goals stay the target.
+// #22 added 1.0 KiB min+gzip on purpose (the sessionStorage idempotency store and its journal,
+// which make "a reload never runs a page call twice" true by default; resume resolving after the
+// replay; approvals over HTTP), so the headroom grew by that much; win it back with the rest.
 const GOAL_WITH_ZOD = 30 * KIB;
 const GOAL_WITHOUT_ZOD = 20 * KIB;
-const HEADROOM = 1.5 * KIB;
+const HEADROOM = 2.5 * KIB;
 // Each page: what it imports, whether zod is the page's own (external, not counted), the budget.
 const pages = [
   {
