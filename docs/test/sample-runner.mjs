@@ -46,6 +46,7 @@ function fixtures(owned) {
   const flight = { id: "PB-7Q2K" };
   return {
     client: () => backend(),
+    backend: () => backend(),
     agent: () => backend().agent("support"),
     session: async () => {
       const session = await backend().agent("support").sessions.create({ userId: "u_docs" });
