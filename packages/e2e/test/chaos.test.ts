@@ -1,12 +1,12 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Client } from "@patchbay/client";
 import { createUserToken } from "@patchbay/server";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { API_KEY, eventually, SECRET, startDispatchHarness } from "../fixtures/dispatch-harness";
+import { eventually, startDispatchHarness } from "../fixtures/dispatch-harness";
 import { type CliServer, startCli } from "./helpers/cli-process";
+import { backendClient } from "./helpers/clients";
 import { RawClient } from "./helpers/raw-client";
 
 // The chaos suite (issue 15): an outsider's attacks against a real `patchbay serve` process,
@@ -411,12 +411,7 @@ describe("chaos", () => {
         },
       },
     });
-    const client = new Client({
-      baseUrl: harness.server.url,
-      apiKey: API_KEY,
-      secret: SECRET,
-      requestTimeoutMs: 10_000,
-    });
+    const client = backendClient(harness, 10_000);
     try {
       for (let round = 0; round < 3; round++) {
         const id = `w_victim_${round}`;

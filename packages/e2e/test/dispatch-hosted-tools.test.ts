@@ -1,14 +1,13 @@
-import { Client, type Session } from "@patchbay/client";
+import type { Session } from "@patchbay/client";
 import type { AgentFileInput } from "@patchbay/server";
 import { afterEach, describe, expect, it } from "vitest";
 import {
-  API_KEY,
   type DispatchHarness,
   eventually,
-  SECRET,
   startDispatchHarness,
   type WorkerProcess,
 } from "../fixtures/dispatch-harness";
+import { backendClient, closeAllClients } from "./helpers/clients";
 
 const agents: Record<string, AgentFileInput> = {
   support: {
@@ -33,22 +32,15 @@ const agents: Record<string, AgentFileInput> = {
 };
 
 let harness: DispatchHarness | undefined;
-const clients: Client[] = [];
 
 afterEach(async () => {
-  for (const client of clients.splice(0)) client.close();
+  closeAllClients();
   await harness?.close();
   harness = undefined;
 });
 
 async function session(): Promise<Session> {
-  const client = new Client({
-    baseUrl: harness!.server.url,
-    apiKey: API_KEY,
-    secret: SECRET,
-    requestTimeoutMs: 5_000,
-  });
-  clients.push(client);
+  const client = backendClient(harness!);
   return client.agent("support").sessions.create({ userId: "u_1" });
 }
 

@@ -1,9 +1,7 @@
-// #22: a tool registered on a worker after `run()` is offered to the model (the worker sends
-// `worker.hosts`), not silently left out. Real server, real worker process, real client.
-import { Client } from "@patchbay/client";
 import type { AgentFileInput } from "@patchbay/server";
 import { afterEach, describe, expect, it } from "vitest";
-import { API_KEY, type DispatchHarness, SECRET, startDispatchHarness } from "../fixtures/dispatch-harness";
+import { type DispatchHarness, startDispatchHarness } from "../fixtures/dispatch-harness";
+import { backendClient, closeAllClients } from "./helpers/clients";
 
 const agents: Record<string, AgentFileInput> = {
   support: {
@@ -22,9 +20,8 @@ const agents: Record<string, AgentFileInput> = {
 };
 
 let harness: DispatchHarness | undefined;
-const clients: Client[] = [];
 afterEach(async () => {
-  for (const client of clients.splice(0)) client.close();
+  closeAllClients();
   await harness?.close();
   harness = undefined;
 });
@@ -34,13 +31,7 @@ describe("a tool registered on a worker after run()", () => {
     harness = await startDispatchHarness(agents);
     const worker = await harness.worker({ id: "w1", hostTools: true, lateTool: true });
     await worker.waitFor("late.registered");
-    const client = new Client({
-      baseUrl: harness.server.url,
-      apiKey: API_KEY,
-      secret: SECRET,
-      requestTimeoutMs: 5_000,
-    });
-    clients.push(client);
+    const client = backendClient(harness);
     const session = await client.agent("support").sessions.create({ userId: "u_1" });
     // The frame and the message race on two sockets: ask until the server has read it (bounded).
     let text = "";

@@ -1,7 +1,8 @@
-import { Client, createUserToken } from "@patchbay/client";
+import type { Client } from "@patchbay/client";
 import type { AgentFileInput } from "@patchbay/server";
 import { afterEach, describe, expect, it } from "vitest";
-import { API_KEY, type DispatchHarness, SECRET, startDispatchHarness } from "../fixtures/dispatch-harness";
+import { type DispatchHarness, startDispatchHarness } from "../fixtures/dispatch-harness";
+import { backendClient, closeAllClients, userClient } from "./helpers/clients";
 
 // Seed parity, "Leaving text to your server": a backend that skips answer() replies in its own
 // words, through a real worker process (dispatch.reply) and through the client (sessions.reply).
@@ -14,30 +15,19 @@ const agents: Record<string, AgentFileInput> = {
 };
 
 let harness: DispatchHarness | undefined;
-const clients: Client[] = [];
 
 afterEach(async () => {
-  for (const client of clients.splice(0)) client.close();
+  closeAllClients();
   await harness?.close();
   harness = undefined;
 });
 
 function backend(): Client {
-  const client = new Client({
-    baseUrl: harness!.server.url,
-    apiKey: API_KEY,
-    secret: SECRET,
-    requestTimeoutMs: 5_000,
-  });
-  clients.push(client);
-  return client;
+  return backendClient(harness!);
 }
 
 async function user(userId = "u_1"): Promise<Client> {
-  const client = new Client({ baseUrl: harness!.server.url, requestTimeoutMs: 10_000 });
-  client.setUser({ id: userId }, await createUserToken(SECRET, userId, { expiresIn: "10m" }));
-  clients.push(client);
-  return client;
+  return userClient(harness!, userId, 10_000);
 }
 
 const assistantTexts = (conversation: ReadonlyArray<{ type: string; role?: string; text?: string }>) =>

@@ -1,13 +1,8 @@
-import { Client, createUserToken, ResponseFailedError } from "@patchbay/client";
+import { type Client, ResponseFailedError } from "@patchbay/client";
 import type { AgentFileInput } from "@patchbay/server";
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  API_KEY,
-  type DispatchHarness,
-  eventually,
-  SECRET,
-  startDispatchHarness,
-} from "../fixtures/dispatch-harness";
+import { type DispatchHarness, eventually, startDispatchHarness } from "../fixtures/dispatch-harness";
+import { backendClient, closeAllClients, userClient } from "./helpers/clients";
 
 const agents: Record<string, AgentFileInput> = {
   support: {
@@ -20,31 +15,20 @@ const agents: Record<string, AgentFileInput> = {
 };
 
 let harness: DispatchHarness | undefined;
-const clients: Client[] = [];
 
 afterEach(async () => {
-  for (const client of clients.splice(0)) client.close();
+  closeAllClients();
   await harness?.close();
   harness = undefined;
 });
 
 function backend(): Client {
-  const client = new Client({
-    baseUrl: harness!.server.url,
-    apiKey: API_KEY,
-    secret: SECRET,
-    requestTimeoutMs: 5_000,
-  });
-  clients.push(client);
-  return client;
+  return backendClient(harness!);
 }
 
 /** A client acting as user `userId` with a user token: its messages go to a worker first. */
 async function user(userId = "u_1"): Promise<Client> {
-  const client = new Client({ baseUrl: harness!.server.url, requestTimeoutMs: 5_000 });
-  client.setUser({ id: userId }, await createUserToken(SECRET, userId, { expiresIn: "10m" }));
-  clients.push(client);
-  return client;
+  return userClient(harness!, userId);
 }
 
 interface WorkRow {

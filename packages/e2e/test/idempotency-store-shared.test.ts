@@ -1,12 +1,8 @@
-// The idempotency store is pluggable where the docs say (#22): a store shared by two worker
-// processes (a SQLite file here, standing in for Redis or a database) keeps a call that finished
-// on one worker, which died before it answered, from running again on the other.
-import { Client } from "@patchbay/client";
 import type { AgentFileInput } from "@patchbay/server";
 import { Tools as ServerTools } from "@patchbay/tools";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
-import { API_KEY, type DispatchHarness, SECRET, startDispatchHarness } from "../fixtures/dispatch-harness";
+import { type DispatchHarness, startDispatchHarness } from "../fixtures/dispatch-harness";
 import { SqliteIdempotencyStore } from "../fixtures/sqlite-idempotency-store";
 import { backendClient, closeAllClients } from "./helpers/clients";
 import { scriptedAgent, startTestServer, type TestServer } from "./helpers/start-server";
@@ -29,12 +25,10 @@ const agents: Record<string, AgentFileInput> = {
 
 let harness: DispatchHarness | undefined;
 let server: TestServer | undefined;
-const clients: Client[] = [];
 afterEach(async () => {
   closeAllClients();
   await server?.close();
   server = undefined;
-  for (const client of clients.splice(0)) client.close();
   await harness?.close();
   harness = undefined;
 });
@@ -49,13 +43,7 @@ describe("Dispatch.host({ idempotencyStore })", () => {
       sharedStore: true,
       exitAfterStore: true,
     });
-    const client = new Client({
-      baseUrl: harness.server.url,
-      apiKey: API_KEY,
-      secret: SECRET,
-      requestTimeoutMs: 5_000,
-    });
-    clients.push(client);
+    const client = backendClient(harness);
     const session = await client.agent("support").sessions.create({ userId: "u_1" });
     const reply = session.responses.create("pay 5");
     // w1 ran the tool, stored its result, and died before it could answer.

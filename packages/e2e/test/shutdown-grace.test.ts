@@ -1,19 +1,17 @@
 // docs/production.md, the server README and docs/protocol.md promise that a graceful shutdown
 // gives calls that survive interrupts (not interruptible, or held) the shutdown grace, wherever
 // they run: a worker process or the user's page. Real server, worker process and clients.
-import { Client, type Session, Tools } from "@patchbay/client";
+import { type Session, Tools } from "@patchbay/client";
 import type { ToolCallItem } from "@patchbay/protocol";
 import type { AgentFileInput } from "@patchbay/server";
 import { afterEach, describe, expect, it } from "vitest";
-import { API_KEY, type DispatchHarness, SECRET, startDispatchHarness } from "../fixtures/dispatch-harness";
-import { closeAllClients, nextEvent, userClient } from "./helpers/clients";
+import { type DispatchHarness, startDispatchHarness } from "../fixtures/dispatch-harness";
+import { backendClient, closeAllClients, nextEvent, userClient } from "./helpers/clients";
 import { scriptedAgent, startTestServer, type TestServer } from "./helpers/start-server";
 
 let harness: DispatchHarness | undefined;
 let server: TestServer | undefined;
-const clients: Client[] = [];
 afterEach(async () => {
-  for (const client of clients.splice(0)) client.close();
   closeAllClients();
   await harness?.close();
   harness = undefined;
@@ -49,13 +47,7 @@ function finalCall(session: Session, name: string): Promise<ToolCallItem> {
 }
 
 async function backendSession(): Promise<Session> {
-  const client = new Client({
-    baseUrl: harness!.server.url,
-    apiKey: API_KEY,
-    secret: SECRET,
-    requestTimeoutMs: 5_000,
-  });
-  clients.push(client);
+  const client = backendClient(harness!);
   return client.agent("support").sessions.create({ userId: "u_1" });
 }
 

@@ -1,19 +1,18 @@
 // The tool-call contract of issue 12, end to end through real processes: a worker process (over
 // a loopback proxy that adds link latency), the server, and a session client.
 import { join } from "node:path";
-import { Client, type Session } from "@patchbay/client";
+import type { Session } from "@patchbay/client";
 import type { ToolCallItem } from "@patchbay/protocol";
 import type { AgentFileInput } from "@patchbay/server";
 import { afterEach, describe, expect, it } from "vitest";
 import { DelayProxy } from "../fixtures/delay-proxy";
 import {
-  API_KEY,
   type DispatchHarness,
   eventually,
-  SECRET,
   startDispatchHarness,
   WorkerProcess,
 } from "../fixtures/dispatch-harness";
+import { backendClient, closeAllClients } from "./helpers/clients";
 
 const agents: Record<string, AgentFileInput> = {
   support: {
@@ -58,11 +57,10 @@ const contractTables = `
 
 let harness: DispatchHarness | undefined;
 const proxies: DelayProxy[] = [];
-const clients: Client[] = [];
 const workers: WorkerProcess[] = [];
 
 afterEach(async () => {
-  for (const client of clients.splice(0)) client.close();
+  closeAllClients();
   await Promise.all(workers.splice(0).map((w) => w.kill("SIGKILL")));
   for (const proxy of proxies.splice(0)) await proxy.close();
   await harness?.close();
@@ -93,13 +91,7 @@ async function worker(
 }
 
 async function session(h: DispatchHarness): Promise<Session> {
-  const client = new Client({
-    baseUrl: h.server.url,
-    apiKey: API_KEY,
-    secret: SECRET,
-    requestTimeoutMs: 5_000,
-  });
-  clients.push(client);
+  const client = backendClient(h);
   return client.agent("support").sessions.create({ userId: "u_1" });
 }
 

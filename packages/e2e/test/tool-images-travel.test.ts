@@ -1,9 +1,9 @@
-import { Client, type ConnectionState, ToolOutput, Tools } from "@patchbay/client";
+import { type Client, type ConnectionState, ToolOutput, Tools } from "@patchbay/client";
 import { scripted } from "@patchbay/models";
 import { MAX_IMAGE_BYTES } from "@patchbay/protocol";
 import { afterEach, describe, expect, it } from "vitest";
-import { API_KEY, type DispatchHarness, SECRET, startDispatchHarness } from "../fixtures/dispatch-harness";
-import { closeAllClients, userClient } from "./helpers/clients";
+import { type DispatchHarness, startDispatchHarness } from "../fixtures/dispatch-harness";
+import { backendClient, closeAllClients, userClient } from "./helpers/clients";
 import { recording } from "./helpers/recording-model";
 import { scriptedAgent, startTestServer, type TestServer } from "./helpers/start-server";
 
@@ -104,12 +104,7 @@ describe("images from a hosted tool on a worker process", () => {
       { createModel: () => model, heartbeatIntervalMs: 2_000 },
     );
     const worker = await harness.worker({ id: "w_images", capacity: 1, imageTools: true });
-    const backend = new Client({
-      baseUrl: harness.server.url,
-      apiKey: API_KEY,
-      secret: SECRET,
-      requestTimeoutMs: 10_000,
-    });
+    const backend = backendClient(harness, 10_000);
     try {
       const session = await backend.agent("charts").sessions.create({ userId: "u_1" });
       for (const bytes of [4_000_000, MAX_IMAGE_BYTES]) {

@@ -1,21 +1,33 @@
 import { Client, type Session } from "@patchbay/client";
-import type { TestServer } from "./start-server";
 
-/** A browser-like client: a user token for `userId`, no API key. Closed by `closeAll`. */
-export async function userClient(server: TestServer, userId: string): Promise<Client> {
-  const client = new Client({ baseUrl: server.url, requestTimeoutMs: 5_000 });
+/** What a test client needs of a server: a test server or the dispatch harness. */
+export interface ClientTarget {
+  url: string;
+  apiKey: string;
+  secret: string;
+  /** A user token for `userId`, signed with the server's secret. */
+  token(userId: string): Promise<string>;
+}
+
+/** A browser-like client: a user token for `userId`, no API key. Closed by `closeAllClients`. */
+export async function userClient(
+  server: ClientTarget,
+  userId: string,
+  requestTimeoutMs = 5_000,
+): Promise<Client> {
+  const client = new Client({ baseUrl: server.url, requestTimeoutMs });
   client.setUser({ id: userId }, await server.token(userId));
   opened.push(client);
   return client;
 }
 
-/** A backend client: the API key and secret. */
-export function backendClient(server: TestServer): Client {
+/** A backend client: the API key and secret. Closed by `closeAllClients`. */
+export function backendClient(server: Omit<ClientTarget, "token">, requestTimeoutMs = 5_000): Client {
   const client = new Client({
     baseUrl: server.url,
     apiKey: server.apiKey,
     secret: server.secret,
-    requestTimeoutMs: 5_000,
+    requestTimeoutMs,
   });
   opened.push(client);
   return client;

@@ -1,3 +1,6 @@
+// The worker tool backend as the tool-call runner uses it, on a MemoryStore and without sockets:
+// what it hands the HostedToolRouter seam (the call, the recent conversation, cancels, the timeout
+// ceiling), and a call carried through the real WorkerToolRouter.
 import type { ConversationItem, MessageItem, ToolCallItem, ToolSpec } from "@patchbay/protocol";
 import { describe, expect, it } from "vitest";
 import { type AgentFileInput, defineAgent } from "../config/agent-config";
@@ -6,6 +9,9 @@ import { silentLogger } from "../observability/logger";
 import { SessionLog } from "../sessions/session-log";
 import { MemoryStore } from "../store/memory-store";
 import { attachReasoning } from "../turns/reasoning-state";
+import { recordingWorker, sentOf } from "../workers/test-workers";
+import { WorkerRegistry } from "../workers/worker-registry";
+import { WorkerToolRouter } from "../workers/worker-tool-router";
 import { WorkerToolBackend } from "./worker-tool-backend";
 
 const spec: ToolSpec = {
@@ -20,16 +26,9 @@ const handlers: ToolCallHandlers = {
   attempt() {},
 };
 
-/** A session of `count` messages whose hosted calls go to a router that records each request. */
-async function backendWith(
-  count: number,
-  agent: Partial<AgentFileInput> = {},
-  extra: ConversationItem[] = [],
-) {
-  const store = new MemoryStore();
-  const record = { id: "s_1", agent: "support", userId: "u_1", metadata: {}, createdAt: 0, lastSeq: 0 };
-  await store.createSession(record);
-  const conversation: ConversationItem[] = Array.from(
+/** `count` alternating user and assistant messages, oldest first. */
+function messages(count: number): ConversationItem[] {
+  return Array.from(
     { length: count },
     (_, i): MessageItem => ({
       type: "message",
@@ -40,20 +39,43 @@ async function backendWith(
       createdAt: i,
     }),
   );
-  conversation.push(...extra);
+}
+
+async function sessionLog(
+  agent: Partial<AgentFileInput> = {},
+  conversation: ConversationItem[] = [],
+  id = "s_1",
+  userId = "u_1",
+) {
+  const store = new MemoryStore();
+  const record = { id, agent: "support", userId, metadata: {}, createdAt: 0, lastSeq: 0 };
+  await store.createSession(record);
   const config = defineAgent("support", { model: { provider: "scripted" }, ...agent });
-  const runtime = new SessionLog(record, config, conversation, store, silentLogger);
+  return new SessionLog(record, config, conversation, store, silentLogger);
+}
+
+/** A backend on a session holding `conversation`, over a router that records what it is asked. */
+async function backendWith(agent: Partial<AgentFileInput> = {}, conversation: ConversationItem[] = []) {
   const requests: HostedToolRequest[] = [];
+  const cancels: [string, string][] = [];
+  const asked: string[] = [];
   const router: HostedToolRouter = {
-    hasTool: () => true,
-    specs: () => [spec],
+    hasTool: (agentId, name) => {
+      asked.push(`${agentId}:${name}`);
+      return name === spec.name;
+    },
+    specs: (agentId) => (agentId === "support" ? [spec] : []),
     call: async (request) => {
       requests.push(request);
       return { outcome: "completed", content: { text: "shipped", images: [] } };
     },
-    cancel() {},
+    cancel(callId, reason) {
+      cancels.push([callId, reason]);
+    },
+    timeoutCeilingMs: (_agent, tool) => (tool === "slow_tool" ? 5_000 : undefined),
   };
-  return { backend: new WorkerToolBackend(runtime, router), requests };
+  const backend = new WorkerToolBackend(await sessionLog(agent, conversation), router);
+  return { backend, requests, cancels, asked };
 }
 
 function call(callId: string) {
@@ -67,9 +89,65 @@ function call(callId: string) {
   };
 }
 
-describe("WorkerToolBackend", () => {
+describe("WorkerToolBackend as the runner's backend", () => {
+  it("hands the router the call as routed, under the session's agent and id", async () => {
+    const { backend, requests } = await backendWith();
+    const result = await backend.run(call("call_9"), handlers);
+    expect(result).toMatchObject({ outcome: "completed" });
+    expect(requests).toEqual([
+      expect.objectContaining({
+        callId: "call_9",
+        agent: "support",
+        sessionId: "s_1",
+        tool: "lookup_order",
+        arguments: { order_id: "A1" },
+        user: { id: "u_1" },
+        timeoutMs: 30_000,
+      }),
+    ]);
+  });
+
+  it("asks the router about the session's agent, and carries cancels with their reason", async () => {
+    const { backend, cancels, asked } = await backendWith();
+    expect(backend.has("lookup_order")).toBe(true);
+    expect(backend.has("other")).toBe(false);
+    expect(asked).toEqual(["support:lookup_order", "support:other"]);
+    expect(backend.specs()).toEqual([spec]);
+    backend.cancel("call_1", "timed_out");
+    expect(cancels).toEqual([["call_1", "timed_out"]]);
+  });
+
+  it("takes the workers' timeout ceiling for a tool, else the agent's hosted_tool_timeout_ms", async () => {
+    const { backend } = await backendWith({ hosted_tool_timeout_ms: 42_000 });
+    expect(backend.timeoutCeilingMs({ ...spec, name: "slow_tool" })).toBe(5_000);
+    expect(backend.timeoutCeilingMs(spec)).toBe(42_000);
+  });
+
+  it("runs a call on a worker through the real WorkerToolRouter, settled by the worker's result", async () => {
+    const runtime = await sessionLog({}, [], "s_2", "u_2");
+    const registry = new WorkerRegistry();
+    const router = new WorkerToolRouter({ registry });
+    const worker = recordingWorker("w_1", { hosts: { support: { tools: ["lookup_order"] } } });
+    registry.add(worker);
+    const backend = new WorkerToolBackend(runtime, router);
+    expect(backend.has("lookup_order")).toBe(true);
+    const running = backend.run({ ...call("call_w"), user: { id: "u_2" } }, handlers);
+    const [sent] = sentOf(worker, "hosted.call");
+    expect(sent).toMatchObject({ callId: "call_w", attempt: 1, sessionId: "s_2", user: { id: "u_2" } });
+    router.onFrame(worker, {
+      type: "hosted.result",
+      callId: "call_w",
+      attempt: 1,
+      result: { outcome: "completed", content: { text: "on its way", images: [] } },
+    });
+    expect(await running).toMatchObject({ content: { text: "on its way" } });
+    router.close();
+  });
+});
+
+describe("WorkerToolBackend: the conversation sent with a call", () => {
   it("sends the 50 most recent conversation items with a call by default, oldest first", async () => {
-    const { backend, requests } = await backendWith(120);
+    const { backend, requests } = await backendWith({}, messages(120));
     await backend.run(call("call_1"), handlers);
     const ids = requests[0]!.conversation.map((item) => item.id);
     expect(ids).toHaveLength(50);
@@ -78,16 +156,16 @@ describe("WorkerToolBackend", () => {
   });
 
   it("sends the whole conversation when it is shorter than the bound", async () => {
-    const { backend, requests } = await backendWith(3);
+    const { backend, requests } = await backendWith({}, messages(3));
     await backend.run(call("call_1"), handlers);
     expect(requests[0]!.conversation.map((item) => item.id)).toEqual(["m_0", "m_1", "m_2"]);
   });
 
   it("follows the agent's hosted_call_conversation_items, and 0 sends none", async () => {
-    const few = await backendWith(10, { hosted_call_conversation_items: 2 });
+    const few = await backendWith({ hosted_call_conversation_items: 2 }, messages(10));
     await few.backend.run(call("call_1"), handlers);
     expect(few.requests[0]!.conversation.map((item) => item.id)).toEqual(["m_8", "m_9"]);
-    const none = await backendWith(10, { hosted_call_conversation_items: 0 });
+    const none = await backendWith({ hosted_call_conversation_items: 0 }, messages(10));
     await none.backend.run(call("call_2"), handlers);
     expect(none.requests[0]!.conversation).toEqual([]);
   });
@@ -109,7 +187,7 @@ describe("WorkerToolBackend", () => {
       [earlier],
       [{ type: "anthropic.thinking", thinking: "Private plan.", signature: "SIG_secret" }],
     );
-    const { backend, requests } = await backendWith(2, {}, [earlier]);
+    const { backend, requests } = await backendWith({}, [...messages(2), earlier]);
     await backend.run(call("call_1"), handlers);
     const sent = requests[0]!.conversation;
     expect(sent.map((item) => item.id)).toEqual(["m_0", "m_1", "call_0"]);
