@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { IdSchema, ImageContentSchema, JsonObjectSchema } from "@patchbay/protocol";
-import { RecentMap } from "@patchbay/tools";
+import { RecentMap } from "@patchbay/protocol/runtime";
 import { z } from "zod";
 import type { Authenticator, Principal } from "../auth/auth";
 import { ServerError } from "../errors";

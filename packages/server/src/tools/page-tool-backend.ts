@@ -1,5 +1,6 @@
 import type { JsonObject, ToolResult, ToolSpec, User } from "@patchbay/protocol";
-import { ModelSentences, RecentMap } from "@patchbay/tools";
+import { RecentMap } from "@patchbay/protocol/runtime";
+import { ModelSentences } from "@patchbay/tools";
 import type { CancelReason, HoldAnswer, ToolCallHandlers } from "../extensions/dispatch-seams";
 import type { Logger } from "../observability/logger";
 import type { SessionLog } from "../sessions/session-log";

@@ -5,7 +5,8 @@ import type {
   JsonObject,
   ToolApprovalSpec,
 } from "@patchbay/protocol";
-import { buildApprovalRequest, RecentMap } from "@patchbay/tools";
+import { RecentMap } from "@patchbay/protocol/runtime";
+import { buildApprovalRequest } from "@patchbay/tools";
 import { NotFoundError, ServerError } from "../errors";
 import type { SessionLog } from "../sessions/session-log";
 

@@ -1,5 +1,6 @@
 import type { ToolResult, ToolSpec, WorkerToServerFrame } from "@patchbay/protocol";
-import { ModelSentences, RecentMap } from "@patchbay/tools";
+import { RecentMap } from "@patchbay/protocol/runtime";
+import { ModelSentences } from "@patchbay/tools";
 import type {
   CancelReason,
   HostedToolRequest,
