@@ -1,6 +1,6 @@
 import { CallContext, type ContextHost } from "./call-context";
 import { type CallFinisher, failureOf } from "./call-ending";
-import { type CallState, signalOf } from "./call-state";
+import { type CallState, runSignalOf } from "./call-state";
 import { armIdle, type TimerHost } from "./call-timers";
 import { hasImages, outputContent } from "./output-content";
 import type { CompiledTool } from "./tool-definition";
@@ -29,7 +29,9 @@ export async function runStep(
   if (definition.idleTimeoutMs !== undefined) armIdle(host, state, definition.idleTimeoutMs);
   host.started(state);
   const run = definition.run;
-  const signal = signalOf(state);
+  // A real AbortSignal costs microseconds to make on Node 20; a tool that only watches for the
+  // abort may take the light stand-in.
+  const signal = runSignalOf(state, definition.lightSignal === true);
   let value: unknown;
   try {
     value = await run(args, signal, new CallContext(host, state));

@@ -64,8 +64,11 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
-  // defineProperty keeps a "__proto__" key as data instead of swapping the prototype.
-  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  // defineProperty keeps a "__proto__" key as data instead of swapping the prototype; for any
+  // other key a plain assignment does the same, several times faster.
+  if (key === "__proto__")
+    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else target[key] = value;
 }
 
 function copyJson(value: unknown): unknown {
