@@ -7,6 +7,7 @@ import type {
   SessionEvent,
   SessionInfo,
 } from "@patchbay/protocol";
+import { RecentMap } from "@patchbay/protocol/runtime";
 import type { ConnectionState } from "./connection";
 import { type ConversationState, EMPTY_CONVERSATION, itemOf, reduceConversation } from "./conversation-state";
 import {
@@ -73,7 +74,7 @@ export class SessionChannel implements SessionControl {
   readonly #queuedInterrupts: Array<{ frame: ClientToServerFrame; resolve: () => void }> = [];
   readonly #decisions = new Map<string, Decision>();
   /** How recent approvals ended, so a late `decide` resolves with it (oldest dropped first). */
-  readonly #resolvedApprovals = new Map<string, ApprovalOutcome>();
+  readonly #resolvedApprovals = new RecentMap<ApprovalOutcome>(KEPT_APPROVAL_OUTCOMES);
   /** Called once attached and caught up (see `whenCaughtUp`). */
   readonly #caughtUp: Array<(error?: ClientError) => void> = [];
 
@@ -333,9 +334,6 @@ export class SessionChannel implements SessionControl {
         break;
       case "approval.resolved": {
         this.#resolvedApprovals.set(event.approvalId, event.outcome);
-        if (this.#resolvedApprovals.size > KEPT_APPROVAL_OUTCOMES) {
-          this.#resolvedApprovals.delete(this.#resolvedApprovals.keys().next().value as string);
-        }
         const decision = this.#decisions.get(event.approvalId);
         if (decision) {
           clearTimeout(decision.timer);

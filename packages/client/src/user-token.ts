@@ -1,5 +1,3 @@
-import { USER_TOKEN_AUDIENCE } from "@patchbay/protocol/lite";
-
 /**
  * Options of {@link createUserToken}.
  *
@@ -32,23 +30,10 @@ export async function createUserToken(
 ): Promise<string> {
   if (!secret) throw new TypeError("createUserToken needs the secret");
   if (!userId) throw new TypeError("createUserToken needs a user id");
-  const now = Math.floor(Date.now() / 1000);
-  const expiresIn = options.expiresIn ?? "1h";
-  const claims: Record<string, string> = {};
-  if (options.name !== undefined) claims.name = options.name;
-  // Loaded when first used: only a backend mints tokens, so a page's bundle keeps jose in a
-  // chunk it never fetches.
-  const { SignJWT } = await import("jose");
-  return (
-    new SignJWT(claims)
-      .setProtectedHeader({ alg: "HS256", typ: "JWT" })
-      .setSubject(userId)
-      .setAudience(USER_TOKEN_AUDIENCE)
-      .setIssuedAt(now)
-      // jose reads a number as an absolute time; a number here means seconds from now.
-      .setExpirationTime(typeof expiresIn === "number" ? now + expiresIn : expiresIn)
-      .sign(new TextEncoder().encode(secret))
-  );
+  // Loaded when first used, with jose: only a backend mints tokens, so a page's bundle keeps
+  // both in a chunk it never fetches.
+  const { signUserToken } = await import("./sign-user-token");
+  return signUserToken(secret, userId, options);
 }
 
 /**

@@ -49,6 +49,13 @@ export interface ConnectorTool {
    * `ctx.update` reports progress.
    */
   run(args: Record<string, unknown>, signal: AbortSignal, ctx: ToolCallContext): unknown;
+  /**
+   * `true` when `run` only watches `signal` for the abort (`aborted`, `reason`,
+   * `throwIfAborted()`, `add`/`removeEventListener("abort")`): it then gets the executor's light
+   * stand-in instead of a real `AbortSignal` (see `ToolDefinition.lightSignal`). Leave it out
+   * when the signal goes to `fetch` or `AbortSignal.any`.
+   */
+  lightSignal?: boolean;
 }
 
 /**

@@ -103,6 +103,7 @@ export function toOfferedDefinition(
     description: tool.description.trim() || tool.annotations?.title || `${tool.name} (${entry.name})`,
     parameters: { type: "object", properties: {}, ...parameters } as ToolDefinition["parameters"],
     interruptible: true,
+    ...(tool.lightSignal === true ? { lightSignal: true } : {}),
     run: (args, signal, ctx) => {
       const down = state.downReason();
       if (down !== undefined) {

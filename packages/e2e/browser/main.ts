@@ -1,7 +1,8 @@
 // The test page: a session from the browser build of @patchbay/client with one page tool that
-// needs approval (the real Geolocation API). Settings come from the query string, so the test can
+// needs approval (the real Geolocation API), and one that draws a picture (its image is checked by
+// the chunk the client loads when a tool first returns images). Settings come from the query string, so the test can
 // point it at a server it started: ?server=http://127.0.0.1:PORT&user=u_1&token=JWT
-import { type ApprovalRequest, Client, type ConversationItem, Tools } from "@patchbay/client";
+import { type ApprovalRequest, Client, type ConversationItem, ToolOutput, Tools } from "@patchbay/client";
 
 const params = new URLSearchParams(location.search);
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -33,6 +34,21 @@ const tools = new Tools().register({
         (error) => reject(new Error(error.message)),
       ),
     ),
+});
+
+// A 1x1 PNG drawn on a canvas, as the bytes a page tool would return.
+tools.register({
+  name: "draw_dot",
+  description: "Draws a dot and shows it.",
+  parameters: { type: "object", properties: {} },
+  run: async () => {
+    const canvas = document.createElement("canvas");
+    canvas.width = 1;
+    canvas.height = 1;
+    const blob = await new Promise<Blob | null>((resolve) => canvas.toBlob(resolve, "image/png"));
+    if (!blob) throw new Error("the canvas gave no PNG");
+    return new ToolOutput({ text: "a dot", images: [new Uint8Array(await blob.arrayBuffer())] });
+  },
 });
 
 function renderConversation(items: readonly ConversationItem[]): void {

@@ -1,12 +1,11 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
-import { extname, join, normalize } from "node:path";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type BrowserContext, chromium } from "playwright-core";
 import { build } from "vite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type StaticServer, serveStatic } from "../fixtures/static-server";
 import { scriptedAgent, startTestServer, type TestServer } from "./helpers/start-server";
 
 // A real browser (Debian's Chromium through playwright-core) runs a page built with Vite from
@@ -18,31 +17,9 @@ const browserDir = fileURLToPath(new URL("../browser/", import.meta.url));
 const resultsDir = fileURLToPath(new URL("../test-results/", import.meta.url));
 
 let server: TestServer | undefined;
-let pageServer: Server | undefined;
+let pageServer: StaticServer | undefined;
 let context: BrowserContext | undefined;
 const temp: string[] = [];
-
-const types: Record<string, string> = {
-  ".html": "text/html",
-  ".js": "text/javascript",
-  ".map": "application/json",
-  ".css": "text/css",
-};
-
-/** Serves the built page; nothing outside the build directory. */
-function serveStatic(root: string): Promise<Server> {
-  const http = createServer((req, res) => {
-    const path = normalize(new URL(req.url ?? "/", "http://x").pathname).replace(/^(\.\.[/\\])+/, "");
-    const file = join(root, path === "/" ? "index.html" : path);
-    if (!file.startsWith(root) || !existsSync(file)) {
-      res.writeHead(404).end();
-      return;
-    }
-    res.writeHead(200, { "content-type": types[extname(file)] ?? "application/octet-stream" });
-    res.end(readFileSync(file));
-  });
-  return new Promise((resolve) => http.listen(0, "127.0.0.1", () => resolve(http)));
-}
 
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) {
@@ -54,13 +31,13 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await context?.close();
-  await new Promise<void>((resolve) => (pageServer ? pageServer.close(() => resolve()) : resolve()));
+  await pageServer?.close();
   await server?.close();
   for (const dir of temp) rmSync(dir, { recursive: true, force: true });
 });
 
 describe("the client in a real browser", () => {
-  it("opens a session, shows the approval of a page tool, runs it once allowed, and shows the reply", async () => {
+  it("opens a session, shows the approval of a page tool, runs it once allowed, shows the reply, and delivers a page tool's image", async () => {
     server = await startTestServer({
       agents: {
         support: scriptedAgent([
@@ -69,6 +46,12 @@ describe("the client in a real browser", () => {
             toolCalls: [{ tool: "get_location", arguments: { reason: "the weather" } }],
             reply: "You are at {result.latitude}, {result.longitude}.",
             errorReply: "I could not tell: {result}",
+          },
+          {
+            match: "draw",
+            toolCalls: [{ tool: "draw_dot", arguments: {} }],
+            reply: "Here is {result}.",
+            errorReply: "I could not draw: {result}",
           },
         ]),
       },
@@ -79,7 +62,7 @@ describe("the client in a real browser", () => {
     const html = readFileSync(join(outDir, "index.html"), "utf8");
     expect(html).toMatch(/<script type="module" crossorigin src="\/assets\/index-[\w-]+\.js">/);
     pageServer = await serveStatic(outDir);
-    const pageUrl = `http://127.0.0.1:${(pageServer.address() as AddressInfo).port}`;
+    const pageUrl = pageServer.url;
 
     const profile = mkdtempSync(join(tmpdir(), "patchbay-chromium-"));
     temp.push(profile);
@@ -146,5 +129,28 @@ describe("the client in a real browser", () => {
       status: "completed",
       location: "page",
     });
+
+    // A page tool that returns an image: the client loads its image checks then, and the PNG
+    // reaches the server sniffed and base64-encoded.
+    await page.locator("#text").fill("Draw me something");
+    await page.locator("#ask button").click();
+    await page.locator("#reply[data-done=true]").waitFor({ timeout: 10_000 });
+    expect(await page.locator("#reply").textContent()).toBe("Here is a dot.");
+    expect(problems).toEqual([]);
+    const after = (await (
+      await fetch(`${server.url}/v1/sessions/${sessionId}`, { headers: server.backendHeaders() })
+    ).json()) as {
+      conversation: Array<{
+        type: string;
+        name?: string;
+        status?: string;
+        result?: { content: { images: Array<{ mimeType?: string; data?: string }> } };
+      }>;
+    };
+    const drawn = after.conversation.find((item) => item.name === "draw_dot");
+    expect(drawn).toMatchObject({ status: "completed", location: "page" });
+    expect(drawn?.result?.content.images).toEqual([
+      { type: "image", mimeType: "image/png", data: expect.stringMatching(/^iVBORw0KGgo/) },
+    ]);
   }, 60_000);
 });

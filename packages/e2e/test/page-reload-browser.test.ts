@@ -1,12 +1,11 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { extname, join, normalize } from "node:path";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type BrowserContext, chromium } from "playwright-core";
 import { build } from "vite";
 import { afterAll, describe, expect, it } from "vitest";
+import { type StaticServer, serveStatic } from "../fixtures/static-server";
 import { scriptedAgent, startTestServer, type TestServer } from "./helpers/start-server";
 
 // docs/guides/tools-in-the-browser.md: a page call pending across a reload never runs twice. Real
@@ -17,33 +16,13 @@ const CHROMIUM = "/usr/bin/chromium";
 const browserDir = fileURLToPath(new URL("../browser/", import.meta.url));
 
 let server: TestServer | undefined;
-let pageServer: Server | undefined;
+let pageServer: StaticServer | undefined;
 let context: BrowserContext | undefined;
 const temp: string[] = [];
 
-const types: Record<string, string> = {
-  ".html": "text/html",
-  ".js": "text/javascript",
-  ".map": "application/json",
-};
-
-function serveStatic(root: string): Promise<Server> {
-  const http = createServer((req, res) => {
-    const path = normalize(new URL(req.url ?? "/", "http://x").pathname).replace(/^(\.\.[/\\])+/, "");
-    const file = join(root, path === "/" ? "index.html" : path);
-    if (!file.startsWith(root) || !existsSync(file)) {
-      res.writeHead(404).end();
-      return;
-    }
-    res.writeHead(200, { "content-type": types[extname(file)] ?? "application/octet-stream" });
-    res.end(readFileSync(file));
-  });
-  return new Promise((resolve) => http.listen(0, "127.0.0.1", () => resolve(http)));
-}
-
 afterAll(async () => {
   await context?.close();
-  await new Promise<void>((resolve) => (pageServer ? pageServer.close(() => resolve()) : resolve()));
+  await pageServer?.close();
   await server?.close();
   for (const dir of temp) rmSync(dir, { recursive: true, force: true });
 });
@@ -67,7 +46,7 @@ describe("a page call pending across a reload, in Chromium", () => {
     temp.push(outDir);
     await build({ configFile: join(browserDir, "vite.config.ts"), build: { outDir } });
     pageServer = await serveStatic(outDir);
-    const pageUrl = `http://127.0.0.1:${(pageServer.address() as AddressInfo).port}`;
+    const pageUrl = pageServer.url;
     const profile = mkdtempSync(join(tmpdir(), "patchbay-chromium-"));
     temp.push(profile);
     context = await chromium.launchPersistentContext(profile, {

@@ -76,7 +76,15 @@ export function parseToolArguments(value: unknown): {
 } {
   if (value === undefined || value === null || value === "")
     return { arguments: {}, raw: value === "" ? "" : "{}" };
-  if (isObject(value)) return { arguments: value, raw: JSON.stringify(value) };
+  if (isObject(value)) {
+    // The JSON text of an object is made only if read: most callers never do.
+    return {
+      arguments: value,
+      get raw() {
+        return JSON.stringify(value);
+      },
+    };
+  }
   if (typeof value !== "string") {
     return {
       arguments: {},

@@ -1,10 +1,10 @@
 import { CallContext, type ContextHost } from "./call-context";
 import { type CallFinisher, failureOf } from "./call-ending";
-import { type CallState, signalOf } from "./call-state";
+import { type CallState, runSignalOf } from "./call-state";
 import { armIdle, type TimerHost } from "./call-timers";
+import { hasImages, outputContent } from "./output-content";
 import type { CompiledTool } from "./tool-definition";
 import type { ToolExecutionResult } from "./tool-execution-result";
-import { toToolOutputContent } from "./tool-output-content";
 
 /** What the run step asks of the executor. */
 export interface RunHost extends CallFinisher, ContextHost, TimerHost {
@@ -29,7 +29,9 @@ export async function runStep(
   if (definition.idleTimeoutMs !== undefined) armIdle(host, state, definition.idleTimeoutMs);
   host.started(state);
   const run = definition.run;
-  const signal = signalOf(state);
+  // A real AbortSignal costs microseconds to make on Node 20; a tool that only watches for the
+  // abort may take the light stand-in.
+  const signal = runSignalOf(state, definition.lightSignal === true);
   let value: unknown;
   try {
     value = await run(args, signal, new CallContext(host, state));
@@ -43,7 +45,10 @@ export async function runStep(
   if (state.settled) return;
   let content: ToolExecutionResult["content"];
   try {
-    content = toToolOutputContent(value);
+    // Images are checked by image-content.ts, loaded by the first result that has any.
+    const toImage = hasImages(value) ? (await import("./image-content")).toImageContent : undefined;
+    if (state.settled) return;
+    content = outputContent(value, toImage);
   } catch (error) {
     host.finish(state, "failed", failureOf(state.call.name, error));
     return;

@@ -25,6 +25,14 @@ describe("InMemoryIdempotencyStore", () => {
     expect(store.size).toBe(2);
   });
 
+  it("keeps a result without what run returned (value)", () => {
+    const store = new InMemoryIdempotencyStore();
+    const big = { rows: Array.from({ length: 100 }, (_, i) => i) };
+    store.set("a", { ...result("a"), value: big });
+    expect(store.get("a")).toEqual(result("a"));
+    expect(store.get("a")).not.toHaveProperty("value");
+  });
+
   it("forgets entries after ttlMs", () => {
     let now = 0;
     const store = new InMemoryIdempotencyStore({ ttlMs: 1_000, now: () => now });

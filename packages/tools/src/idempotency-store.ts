@@ -57,7 +57,11 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
   }
 
   set(key: string, result: ToolExecutionResult): void {
-    this.#entries.set(key, { result, expiresAt: this.#now() + this.ttlMs });
+    // What `run` returned (`value`) is left out: it is for the first delivery only (a durable
+    // store that serializes results cannot keep it either), and it can be any object graph, so a
+    // thousand kept results would hold a thousand of them.
+    const { value: _value, ...kept } = result;
+    this.#entries.set(key, { result: kept, expiresAt: this.#now() + this.ttlMs });
   }
 
   /** How many results are kept (expired ones included until they are read or evicted). */

@@ -4,6 +4,9 @@
 // when the first JSON Schema tool is registered. So `validateArguments` itself, synchronous, is
 // the one name only the Node entry exports, with `setPatternEngine` (a server puts RE2 behind
 // schema patterns; a page has no use for it, and it would load the JSON Schema validator early).
+// Nor does it export the image checks (`toImageContent`, `sniffImageType`, `toToolOutputContent`):
+// the executor loads them when a tool first returns images, so a page without such a tool never
+// does.
 
 export { RecentMap } from "@patchbay/protocol/runtime";
 export type { ApprovalDecision, ApprovalGate } from "./approval-gate";
@@ -27,7 +30,6 @@ export { fillTemplate } from "./fill-template";
 export { canonicalJson, hashArguments } from "./hash-arguments";
 export type { IdempotencyStore } from "./idempotency-store";
 export { InMemoryIdempotencyStore } from "./idempotency-store";
-export { sniffImageType, toImageContent } from "./image-content";
 export { interruptCancels } from "./interrupt-rule";
 export type { WithdrawReason } from "./model-sentences";
 // One sentence alone as well: a page that says it keeps only it, not every sentence.
@@ -53,7 +55,6 @@ export type {
 export { ToolLimiter } from "./tool-limiter";
 export type { ToolImage } from "./tool-output";
 export { ToolOutput } from "./tool-output";
-export { toToolOutputContent } from "./tool-output-content";
 export type { ToolParameters, TypedSchema } from "./tool-parameters";
 export { isZod3Schema, isZod4Schema } from "./tool-parameters";
 export { Tools } from "./tools";

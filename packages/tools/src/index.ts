@@ -1,11 +1,16 @@
 // The Node entry: everything, with zod 3 and zod/mini schemas read through the fallback (see
-// zod-fallback.ts) and JSON Schema parameters checked at registration. The browser entry (index.browser.ts) exports the same names without it.
+// zod-fallback.ts), JSON Schema parameters checked at registration, and the light stand-in signal
+// of `lightSignal` tools. The browser entry (index.browser.ts) exports the same names without them.
+
+import { useLightSignals } from "./call-state";
+import { lightSignalOf } from "./light-signal";
 import { useJsonSchemaValidator, useZodFallback } from "./tool-parameters";
 import { validateArguments } from "./validate-arguments";
 import { compileZodFallback } from "./zod-fallback";
 
 useZodFallback(compileZodFallback);
 useJsonSchemaValidator(validateArguments);
+useLightSignals(lightSignalOf);
 
 export { RecentMap } from "@patchbay/protocol/runtime";
 export type { ApprovalDecision, ApprovalGate } from "./approval-gate";

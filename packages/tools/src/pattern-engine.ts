@@ -1,4 +1,5 @@
 import { format } from "@cfworker/json-schema";
+import { PATTERN_FORMAT_PREFIX, useSchemaRewrite } from "./validate-arguments";
 
 /**
  * A regular-expression engine for the `pattern` keyword of argument schemas. The default is the
@@ -30,10 +31,16 @@ let engine: PatternEngine | undefined;
 export function setPatternEngine(next: PatternEngine | undefined): void {
   engine = next;
   rewritten = new WeakMap();
+  useSchemaRewrite(next ? linearSchema : undefined);
 }
 
-/** The format name a `pattern` is checked under once it runs in the installed engine. */
-export const PATTERN_FORMAT_PREFIX = "pattern:";
+// The schema validateArguments checks while an engine is installed.
+function linearSchema(schema: Record<string, unknown>): Record<string, unknown> {
+  const linear = withPatternEngine(schema);
+  if (!linear) return schema;
+  ensureRegistered(linear);
+  return linear.schema;
+}
 
 const MAX_REGISTERED = 4_096;
 // cfworker looks formats up by name in its exported `format` table; each pattern the installed
@@ -54,7 +61,7 @@ const VALUE_KEYWORDS = new Set(["const", "enum", "default", "examples"]);
  * The schema to validate with: with an engine installed, a copy whose `pattern` keywords became
  * formats run by that engine (`ensureRegistered` must be called right before each validation).
  */
-export function withPatternEngine(schema: Record<string, unknown>): Rewritten | undefined {
+function withPatternEngine(schema: Record<string, unknown>): Rewritten | undefined {
   if (!engine) return undefined;
   let entry = rewritten.get(schema);
   if (!entry) {
@@ -66,7 +73,7 @@ export function withPatternEngine(schema: Record<string, unknown>): Rewritten | 
 }
 
 /** Puts the schema's pattern formats in cfworker's table (synchronously before validating). */
-export function ensureRegistered(entry: Rewritten): void {
+function ensureRegistered(entry: Rewritten): void {
   const table = format as unknown as Record<string, ((input: string) => boolean) | undefined>;
   for (const [name, test] of entry.names) {
     registered.delete(name);

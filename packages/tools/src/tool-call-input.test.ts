@@ -13,6 +13,14 @@ describe("toCall", () => {
     });
   });
 
+  it("takes arguments given as an object as they are, their JSON text made only when read", () => {
+    const args = { city: "Berlin" };
+    const call = toCall({ id: "c1", name: "weather", arguments: args });
+    expect(call.arguments).toBe(args);
+    expect(call.argumentsError).toBeUndefined();
+    expect(call.rawArguments).toBe('{"city":"Berlin"}');
+  });
+
   it("takes a normalized call as it is", () => {
     const call = { id: "c1", index: 3, name: "t", arguments: { a: 1 }, rawArguments: '{"a":1}' };
     expect(toCall(call)).toBe(call);

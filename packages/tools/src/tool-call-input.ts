@@ -44,7 +44,10 @@ export function toCall(input: ToolCallInput): NormalizedToolCall {
     index: "index" in input && typeof input.index === "number" ? input.index : 0,
     name: input.name,
     arguments: parsed.arguments,
-    rawArguments: parsed.raw,
+    // Made only if read: for arguments given as an object it is their JSON text.
+    get rawArguments() {
+      return parsed.raw;
+    },
   };
   const argumentsError = input.argumentsError ?? parsed.error;
   if (argumentsError !== undefined) call.argumentsError = argumentsError;

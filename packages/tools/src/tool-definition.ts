@@ -85,6 +85,15 @@ export interface ToolDefinition<TArgs = Record<string, unknown>> {
   displayTitle?: string;
   /** Whether an interrupt cancels the call (until it is held). Default `false`. */
   interruptible?: boolean;
+  /**
+   * `true`: `run`'s second argument is a light stand-in for the call's signal (an `EventTarget`
+   * with `aborted`, `reason`, `throwIfAborted()`, dispatching `abort`), not a real `AbortSignal`,
+   * which takes microseconds to make on Node 20. For a tool on a hot path that
+   * only watches for the abort (the MCP connector's tools); `ctx.signal` stays a real one, for
+   * `fetch` and `AbortSignal.any`. The Node entry makes the stand-in; with the browser entry the
+   * tool gets the real signal. Default `false`.
+   */
+  lightSignal?: boolean;
   /** The call fails as `timed_out` after this long, counting the wait for a concurrency slot. Default: the executor's, 30 s. */
   timeoutMs?: number;
   /** The call fails as `timed_out` when this long passes without a progress update (or `say`), under the `timeoutMs` cap. */
@@ -146,8 +155,10 @@ export function compileTool(definition: ToolDefinition<any>): CompiledTool {
     throw new ToolDefinitionError(name, "run", "must be a function");
   }
   checkText(name, "displayTitle", definition.displayTitle, false);
-  if (definition.interruptible !== undefined && typeof definition.interruptible !== "boolean") {
-    throw new ToolDefinitionError(name, "interruptible", "must be a boolean");
+  for (const flag of ["interruptible", "lightSignal"] as const) {
+    if (definition[flag] !== undefined && typeof definition[flag] !== "boolean") {
+      throw new ToolDefinitionError(name, flag, "must be a boolean");
+    }
   }
   const timeoutMs = checkLimit(name, "timeoutMs", definition.timeoutMs);
   const idleTimeoutMs = checkLimit(name, "idleTimeoutMs", definition.idleTimeoutMs);

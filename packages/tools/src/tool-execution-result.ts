@@ -23,7 +23,11 @@ export interface ToolExecutionResult {
   attempt: number;
   /** From the call's arrival to its end, approval included. */
   durationMs: number;
-  /** The value `run` returned, for a `completed` call in this process; a durable store may drop it. */
+  /**
+   * The value `run` returned, for a `completed` call, on its first delivery only: the idempotency
+   * stores keep results without it, so a call delivered again after it finished is answered
+   * without it.
+   */
   value?: unknown;
 }
 

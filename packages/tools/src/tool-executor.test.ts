@@ -1,7 +1,9 @@
 import { ToolResultSchema } from "@patchbay/protocol";
-import { beforeAll, describe, expect, it, vi } from "vitest";
+import { beforeAll, describe, expect, it, onTestFinished, vi } from "vitest";
+import { useLightSignals } from "./call-state";
 import { ToolError } from "./errors";
 import type { IdempotencyStore } from "./idempotency-store";
+import { lightSignalOf } from "./light-signal";
 import {
   bookFlight,
   call,
@@ -114,6 +116,60 @@ describe("ToolExecutor: results", () => {
     expect((await pending).outcome).toBe("cancelled");
     expect(signal!.aborted).toBe(true);
     expect((signal!.reason as DOMException).name).toBe("AbortError");
+  });
+
+  it("gives a lightSignal tool the light stand-in, aborted on timeout like the real one in ctx.signal", async () => {
+    useLightSignals(lightSignalOf);
+    onTestFinished(() => useLightSignals(undefined));
+    let light: AbortSignal | undefined;
+    let real: AbortSignal | undefined;
+    const { executor } = setup([
+      {
+        name: "t",
+        description: "d",
+        lightSignal: true,
+        timeoutMs: 20,
+        run: (_args: unknown, signal: AbortSignal, ctx: ToolCallContext) => {
+          light = signal;
+          real = ctx.signal;
+          signal.addEventListener("abort", listener);
+          return never();
+        },
+      },
+    ]);
+    const listener = vi.fn();
+    const pending = executor.execute(call("c", "t"));
+    await vi.waitFor(() => expect(light).toBeDefined());
+    expect(light).not.toBeInstanceOf(AbortSignal);
+    expect(real).toBeInstanceOf(AbortSignal);
+    expect((await pending).outcome).toBe("timed_out");
+    expect(light!.aborted).toBe(true);
+    expect(listener).toHaveBeenCalledTimes(1);
+    expect((light!.reason as DOMException).name).toBe("TimeoutError");
+    expect(real!.reason).toBe(light!.reason);
+  });
+
+  it("gives a lightSignal tool the real signal where no stand-in is installed (the browser entry)", async () => {
+    let seen: AbortSignal | undefined;
+    const { executor } = setup([
+      {
+        name: "t",
+        description: "d",
+        lightSignal: true,
+        run: (_args: unknown, signal: AbortSignal) => {
+          seen = signal;
+          return "ok";
+        },
+      },
+    ]);
+    expect((await executor.execute(call("c", "t"))).outcome).toBe("completed");
+    expect(seen).toBeInstanceOf(AbortSignal);
+  });
+
+  it("refuses a lightSignal that is not a boolean", () => {
+    expect(() =>
+      new Tools().register({ name: "t", description: "d", lightSignal: "yes" as never, run: () => "" }),
+    ).toThrow(/lightSignal: must be a boolean/);
   });
 
   it("gives the signal to a run whose signal parameter has a default (function length 1)", async () => {
@@ -331,7 +387,10 @@ describe("ToolExecutor: idempotency", () => {
     const first = await executor.execute(call("c", "t"));
     const again = await executor.execute(call("c", "t"));
     expect(run).toHaveBeenCalledTimes(1);
-    expect(again).toEqual({ ...first, attempt: 2 });
+    // The store keeps the result without what `run` returned (`value`, for the first delivery).
+    const { value, ...kept } = first;
+    expect(value).toBe("attempt 1");
+    expect(again).toEqual({ ...kept, attempt: 2 });
     expect(events.filter((e) => e.type === "finished")).toHaveLength(1);
     const other = await executor.execute(call("d", "t"));
     expect(other.attempt).toBe(1);

@@ -158,9 +158,7 @@ export function compileParameters(parameters: unknown): CompiledParameters {
     const compiled = zodFallback?.(parameters);
     if (compiled) return compiled;
     throw new Error(
-      isZod3Schema(parameters)
-        ? 'is a zod 3 schema, which only the Node entry of @patchbay/tools reads; in a browser use zod 4.2+ (`import { z } from "zod"`) or a JSON Schema object'
-        : 'is a zod schema without its own JSON Schema (zod/mini, or zod before 4.2), which only the Node entry of @patchbay/tools reads; in a browser use `import { z } from "zod"` (4.2+) or a JSON Schema object',
+      `is a ${isZod3Schema(parameters) ? "zod 3 schema" : "zod schema without its own JSON Schema (zod/mini, or zod before 4.2)"}, which only the Node entry of @patchbay/tools reads; in a browser use zod 4.2+ (\`import { z } from "zod"\`) or a JSON Schema object`,
     );
   }
   if (typeof parameters !== "object" || parameters === null || Array.isArray(parameters)) {

@@ -11,7 +11,6 @@ import {
   typeMessage,
   unionMessage,
 } from "./issue-wording";
-import { ensureRegistered, PATTERN_FORMAT_PREFIX, withPatternEngine } from "./pattern-engine";
 
 /**
  * The outcome of checking arguments: the value to hand to the tool (with defaults filled in), or
@@ -28,6 +27,19 @@ export type ValidationResult<T> = { ok: true; value: T } | { ok: false; issues: 
 type SchemaNode = Record<string, unknown>;
 
 const validators = new WeakMap<object, Validator>();
+
+/** The format name a `pattern` is checked under once it runs in an installed engine. */
+export const PATTERN_FORMAT_PREFIX = "pattern:";
+
+// The schema actually validated: `setPatternEngine` (pattern-engine.ts, Node entry only) installs
+// a rewrite whose `pattern` keywords run in its engine; without one the schema as given. Installed
+// from there, so a page's validator chunk carries no pattern-engine code.
+let rewriteSchema: ((schema: SchemaNode) => SchemaNode) | undefined;
+
+/** Installs the rewrite applied to each schema right before validation (`undefined` removes it). */
+export function useSchemaRewrite(rewrite: ((schema: SchemaNode) => SchemaNode) | undefined): void {
+  rewriteSchema = rewrite;
+}
 
 function draftOf(schema: SchemaNode): SchemaDraft {
   const uri = typeof schema.$schema === "string" ? schema.$schema : "";
@@ -52,8 +64,11 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
-  // defineProperty keeps a "__proto__" key as data instead of swapping the prototype.
-  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  // defineProperty keeps a "__proto__" key as data instead of swapping the prototype; for any
+  // other key a plain assignment does the same, several times faster.
+  if (key === "__proto__")
+    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else target[key] = value;
 }
 
 function copyJson(value: unknown): unknown {
@@ -297,9 +312,7 @@ export function validateArguments<T = Record<string, unknown>>(
 ): ValidationResult<T> {
   const value = copyJson(args);
   applyDefaults(jsonSchema, value);
-  const linear = withPatternEngine(jsonSchema);
-  if (linear) ensureRegistered(linear);
-  const root = linear?.schema ?? jsonSchema;
+  const root = rewriteSchema?.(jsonSchema) ?? jsonSchema;
   const result = validatorFor(root).validate(value);
   if (result.valid) return { ok: true, value: value as T };
   const ctx: Context = { root, instance: value, errors: result.errors };

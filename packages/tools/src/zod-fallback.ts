@@ -8,13 +8,8 @@ import {
   notObject,
   withoutDialect,
 } from "./tool-parameters";
-import {
-  fromIssues,
-  type SafeParseResult,
-  type ZodIssueLike,
-  zod3IssueMessage,
-  zod4IssueMessage,
-} from "./zod-issues";
+import { fromIssues, type SafeParseResult, type ZodIssueLike, zod4IssueMessage } from "./zod-issues";
+import { zod3IssueMessage } from "./zod3-issues";
 
 /**
  * Compiles zod 3 schemas (zod-to-json-schema) and zod 4 schemas without their own JSON Schema,

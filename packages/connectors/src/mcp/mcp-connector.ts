@@ -1,7 +1,12 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { type Tool as McpTool, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  type Tool as McpTool,
+  type Progress,
+  ProgressNotificationSchema,
+  ToolListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
 import { ToolError } from "@patchbay/tools";
 import {
   type ConnectorContext,
@@ -26,6 +31,9 @@ class McpSession implements ConnectorSession {
   #closed = false;
   #restarts = 0;
   #restartTimer: NodeJS.Timeout | undefined;
+  /** The progress updates of the calls in flight, by the progress token their request carries. */
+  readonly #progress = new Map<number, (text: string) => void>();
+  #lastToken = 0;
 
   constructor(
     private readonly config: McpConfig,
@@ -45,6 +53,13 @@ class McpSession implements ConnectorSession {
           error: error instanceof Error ? error.message : String(error),
         });
       });
+    });
+    // One router per connection for every call's progress: each request carries its own
+    // `_meta.progressToken`, cheaper than the SDK's per-request `onprogress` (a copy of the params
+    // and a handler per call). Progress for a call that already ended is dropped.
+    client.setNotificationHandler(ProgressNotificationSchema, (notification) => {
+      const { progressToken, ...progress } = notification.params;
+      if (typeof progressToken === "number") this.#progress.get(progressToken)?.(progressText(progress));
     });
     const transport = this.#transport();
     client.onclose = () => this.#lost(client);
@@ -101,7 +116,9 @@ class McpSession implements ConnectorSession {
       name: tool.name,
       description: tool.description ?? tool.title ?? "",
       inputSchema: tool.inputSchema as ConnectorTool["inputSchema"],
-      run: (args, signal, ctx) => this.#call(tool.name, args, signal, ctx.update.bind(ctx)),
+      run: (args, signal, ctx) => this.#call(tool.name, args, signal, ctx.update),
+      // The SDK only watches the signal for the abort (then sends `notifications/cancelled`).
+      lightSignal: true,
     };
     if (tool.annotations) connectorTool.annotations = { ...tool.annotations };
     const title = tool.title ?? tool.annotations?.title;
@@ -121,14 +138,12 @@ class McpSession implements ConnectorSession {
         code: "connector_unavailable",
       });
     let result: Awaited<ReturnType<Client["callTool"]>>;
+    const progressToken = ++this.#lastToken;
+    this.#progress.set(progressToken, update);
     try {
-      result = await client.callTool({ name, arguments: args }, undefined, {
+      result = await client.callTool({ name, arguments: args, _meta: { progressToken } }, undefined, {
         signal,
         timeout: NO_SDK_TIMEOUT,
-        onprogress: (progress) => {
-          const of = progress.total !== undefined ? ` of ${progress.total}` : "";
-          update(progress.message ?? `${progress.progress}${of}`);
-        },
       });
     } catch (error) {
       if (signal.aborted) throw error;
@@ -137,6 +152,8 @@ class McpSession implements ConnectorSession {
         code: "mcp_call_failed",
         cause: error,
       });
+    } finally {
+      this.#progress.delete(progressToken);
     }
     return toToolResultValue(result as Parameters<typeof toToolResultValue>[0]);
   }
@@ -187,6 +204,12 @@ class McpSession implements ConnectorSession {
     this.#client = undefined;
     await client?.close();
   }
+}
+
+/** A progress notification as the update text: its message, or "3 of 10". */
+function progressText(progress: Omit<Progress, "progressToken">): string {
+  const of = progress.total !== undefined ? ` of ${progress.total}` : "";
+  return progress.message ?? `${progress.progress}${of}`;
 }
 
 /**

@@ -1,0 +1,25 @@
+import { USER_TOKEN_AUDIENCE } from "@patchbay/protocol/lite";
+import { SignJWT } from "jose";
+
+// The signing half of `createUserToken` (its checks stay there), imported on first use together
+// with jose.
+export function signUserToken(
+  secret: string,
+  userId: string,
+  options: { expiresIn?: number | string; name?: string },
+): Promise<string> {
+  const now = Math.floor(Date.now() / 1000);
+  const expiresIn = options.expiresIn ?? "1h";
+  const claims: Record<string, string> = {};
+  if (options.name !== undefined) claims.name = options.name;
+  return (
+    new SignJWT(claims)
+      .setProtectedHeader({ alg: "HS256", typ: "JWT" })
+      .setSubject(userId)
+      .setAudience(USER_TOKEN_AUDIENCE)
+      .setIssuedAt(now)
+      // jose reads a number as an absolute time; a number here means seconds from now.
+      .setExpirationTime(typeof expiresIn === "number" ? now + expiresIn : expiresIn)
+      .sign(new TextEncoder().encode(secret))
+  );
+}
