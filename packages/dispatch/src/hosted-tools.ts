@@ -177,17 +177,27 @@ export class HostedTools {
 
   host(agent: HostableAgent, options: HostOptions): void {
     if (!agent || typeof agent.name !== "string" || agent.name.length === 0) {
-      throw new DispatchError("invalid_options", "host(agent): the agent needs a name");
+      throw new DispatchError("invalid_options", "host(agent): the agent needs a name", {
+        path: "agent.name",
+      });
     }
     if (!agent.tools || typeof agent.tools.list !== "function") {
-      throw new DispatchError("invalid_options", `host(agent): agent ${agent.name} has no tools registry`);
+      throw new DispatchError("invalid_options", `host(agent): agent ${agent.name} has no tools registry`, {
+        path: "agent.tools",
+      });
     }
     for (const [name, value] of [
       ["toolTimeoutMs", options.toolTimeoutMs],
       ["maxConcurrentCalls", options.maxConcurrentCalls],
     ] as const) {
       if (value !== undefined && (!Number.isInteger(value) || value < 1)) {
-        throw new DispatchError("invalid_options", `host(${agent.name}): ${name} must be a positive integer`);
+        throw new DispatchError(
+          "invalid_options",
+          `host(${agent.name}): ${name} must be a positive integer`,
+          {
+            path: name,
+          },
+        );
       }
     }
     const store = options.idempotencyStore;
@@ -195,6 +205,7 @@ export class HostedTools {
       throw new DispatchError(
         "invalid_options",
         `host(${agent.name}): idempotencyStore must have get(key) and set(key, result) methods`,
+        { path: "idempotencyStore" },
       );
     }
     this.#agents.set(agent.name, { agent, options });
