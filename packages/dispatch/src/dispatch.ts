@@ -508,6 +508,9 @@ export class Dispatch extends EventEmitter<DispatchEvents> {
       case "hosted.hold.ack":
         this.#hosted.holdAnswered(frame);
         return;
+      case "hosted.approval.ack":
+        this.#hosted.approvalAnswered(frame);
+        return;
       case "error":
         this.emit("error", new DispatchError("protocol", `server error ${frame.code}: ${frame.message}`));
         return;

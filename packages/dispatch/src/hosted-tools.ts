@@ -9,6 +9,7 @@ import type {
 } from "@patchbay/protocol";
 import { RecentMap } from "@patchbay/protocol/runtime";
 import {
+  type ConditionalApprovalAnswer,
   type HoldDecision,
   type IdempotencyStore,
   InMemoryIdempotencyStore,
@@ -61,6 +62,7 @@ export interface HostOptions {
 type HostedCall = ServerToWorkerFrame & { type: "hosted.call" };
 type HostedCancel = ServerToWorkerFrame & { type: "hosted.cancel" };
 type HoldAck = ServerToWorkerFrame & { type: "hosted.hold.ack" };
+type ApprovalAck = ServerToWorkerFrame & { type: "hosted.approval.ack" };
 
 interface Hosted {
   agent: HostableAgent;
@@ -89,6 +91,8 @@ interface RunningCall {
   held: boolean;
   /** Answers the hold sent and not acknowledged yet. */
   holdAnswer: ((decision: HoldDecision) => void) | undefined;
+  /** Answers the conditional approval asked (`hosted.approval`) and not answered yet. */
+  approvalAnswer: ((answer: ConditionalApprovalAnswer) => void) | undefined;
   done: Promise<void>;
 }
 
@@ -240,6 +244,7 @@ export class HostedTools {
       running.attempt = Math.max(running.attempt, frame.attempt);
       // A new delivery: the hold (held, or waiting for its answer) is asked again for it.
       if (running.held || running.holdAnswer) this.#sendHold(frame.callId, running);
+      if (running.approvalAnswer) this.#sendApproval(frame.callId, running);
       this.#link.emit("hosted.joined", { callId: frame.callId, attempt: frame.attempt });
       return;
     }
@@ -264,6 +269,7 @@ export class HostedTools {
       session,
       held: false,
       holdAnswer: undefined,
+      approvalAnswer: undefined,
       done: Promise.resolve(),
     };
     this.#running.set(frame.callId, entry);
@@ -333,6 +339,19 @@ export class HostedTools {
     const answer = running.holdAnswer;
     running.holdAnswer = undefined;
     answer({ accepted: frame.accepted, ...(frame.reason === undefined ? {} : { reason: frame.reason }) });
+  }
+
+  /** `hosted.approval.ack`: how the conditional approval this worker asked for ended. */
+  approvalAnswered(frame: ApprovalAck): void {
+    const running = this.#running.get(frame.callId);
+    if (!running?.approvalAnswer || frame.attempt !== running.attempt) return;
+    const answer = running.approvalAnswer;
+    running.approvalAnswer = undefined;
+    answer({ outcome: frame.outcome, ...(frame.reason === undefined ? {} : { reason: frame.reason }) });
+  }
+
+  #sendApproval(callId: string, running: RunningCall): void {
+    this.#link.send({ type: "hosted.approval", callId, attempt: running.attempt }, true);
   }
 
   #sendHold(callId: string, running: RunningCall): void {
@@ -421,7 +440,8 @@ export class HostedTools {
       idleSince: 0,
       conversation: frame.conversation,
     };
-    // The server asks the user before it routes a call here; asking again would hang.
+    // The server asks the user before it routes a call here; asking again would hang. Only a
+    // conditional approval is decided here: its `when` runs, and a yes asks the server.
     const executor = new PreapprovedToolExecutor({
       tools: hosted.agent.tools,
       sessionId: frame.sessionId,
@@ -448,6 +468,18 @@ export class HostedTools {
           signal.addEventListener("abort", onAbort, { once: true });
           running.holdAnswer = answer;
           this.#sendHold(callId, running);
+        }),
+      confirmApproval: ({ callId, signal }) =>
+        new Promise<ConditionalApprovalAnswer>((resolve) => {
+          const running = this.#running.get(callId);
+          if (!running) {
+            resolve({ outcome: "cancelled", reason: "unknown_call" });
+            return;
+          }
+          // The call's end (a cancel) answers it too; the pipeline stops the call either way.
+          signal.addEventListener("abort", () => resolve({ outcome: "cancelled" }), { once: true });
+          running.approvalAnswer = resolve;
+          this.#sendApproval(callId, running);
         }),
     });
     session.executor = executor;

@@ -81,6 +81,11 @@ export function approvalUnavailable(name: string): string {
   return `"${name}" needs the user's approval and there is no one to ask here, so it did not run.`;
 }
 
+/** The tool's `approval.when` threw, so whether to ask could not be decided (the error is in the host's log). */
+export function approvalCheckFailed(name: string): string {
+  return `"${name}" did not run: whether it needs the user's approval could not be decided.`;
+}
+
 export function approvalMismatch(name: string): string {
   return `"${name}" did not run: the approval given was for a different call or different arguments.`;
 }

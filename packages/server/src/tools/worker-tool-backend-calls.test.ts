@@ -22,6 +22,7 @@ const handlers: ToolCallHandlers = {
   say() {},
   hold: () => ({ accepted: true }),
   attempt() {},
+  approval: async () => ({ outcome: "allowed" as const }),
 };
 
 async function sessionLog(agent: Partial<AgentFileInput> = {}, id = "s_1", userId = "u_1") {

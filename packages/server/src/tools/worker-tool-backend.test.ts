@@ -18,6 +18,7 @@ const handlers: ToolCallHandlers = {
   say() {},
   hold: () => ({ accepted: true }),
   attempt() {},
+  approval: async () => ({ outcome: "allowed" as const }),
 };
 
 /** A session of `count` messages whose hosted calls go to a router that records each request. */
