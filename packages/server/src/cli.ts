@@ -4,6 +4,7 @@ import { parseArgs } from "node:util";
 import { createUserToken } from "./auth/user-token";
 import { closest } from "./config/config-keys";
 import { parseLimitFlags } from "./config/limits";
+import { MIN_SECRET_BYTES } from "./config/server-credentials";
 import { createServer } from "./create-server";
 import { ServerError } from "./errors";
 import { parseCorsOrigins } from "./http/cors";
@@ -41,8 +42,8 @@ Model (agents that name no model key read these; see docs/models.md):
   PATCHBAY_MODEL_IMAGES=true|false                whether the model takes images in tool results
 `;
 
-/** The shortest secret production mode accepts: tokens are HMAC-signed with it. */
-export const MIN_SECRET_BYTES = 32;
+export { MIN_SECRET_BYTES } from "./config/server-credentials";
+
 const FLAGS = [
   "dev",
   "port",
@@ -153,6 +154,7 @@ async function main(argv: string[]): Promise<number> {
       600_000,
     ),
     logger,
+    mode: dev ? "development" : "production",
     processMetrics: true,
     limits: parseLimitFlags(values.limit ?? []),
     ...(corsOrigins ? { cors: parseCorsOrigins(corsOrigins) } : {}),
