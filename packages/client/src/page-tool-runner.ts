@@ -128,16 +128,11 @@ export class PageToolRunner {
   /** `tool.hold.ack` / `tool.approval.ack`: the server's answer to a hold or an approval this page asked for. */
   answered(frame: ToolAck): void {
     if (frame.attempt !== this.#latestAttempt.get(frame.callId)) return;
-    const reason = frame.reason === undefined ? {} : { reason: frame.reason };
-    if (frame.type === "tool.approval.ack") {
-      const answer = this.#approvals.get(frame.callId);
-      this.#approvals.delete(frame.callId);
-      answer?.({ outcome: frame.outcome, ...reason });
-      return;
-    }
-    const answer = this.#holds.get(frame.callId);
-    this.#holds.delete(frame.callId);
-    answer?.({ accepted: frame.accepted, ...reason });
+    const waiting: Map<string, unknown> = frame.type === "tool.hold.ack" ? this.#holds : this.#approvals;
+    const answer = waiting.get(frame.callId) as ((ack: ToolAck) => void) | undefined;
+    waiting.delete(frame.callId);
+    // The ack is the answer: `accepted` (and `reason`) for a hold, `outcome` for an approval.
+    answer?.(frame);
   }
 
   /**

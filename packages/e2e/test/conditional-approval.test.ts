@@ -155,7 +155,7 @@ describe.each(places)("approval.when of a tool that runs in the %s", (place) => 
       const session = await open(place);
       const reply = await session.responses.create(`pay ${place} 13`);
       expect(reply.text).toBe(
-        `Failed: "pay_${place}" did not run: whether it needs the user's approval could not be decided.`,
+        `Failed: "pay_${place}" did not run: whether to ask the user could not be decided.`,
       );
       expect(runs[place]).toEqual([]);
       const callId = session.conversation.find((i) => i.type === "tool_call")?.id;

@@ -129,14 +129,12 @@ async function main(argv: string[]): Promise<number> {
   if (missing.length > 0) {
     throw usage(`missing ${missing.join(" and ")}; for development, --dev makes them up`);
   }
+  // Said here with the flag that lifts it; createServer refuses it too (production), or warns (--dev).
   const secretBytes = Buffer.byteLength(secret!, "utf8");
-  if (secretBytes < MIN_SECRET_BYTES) {
-    if (!dev) {
-      throw usage(
-        `the secret is ${secretBytes} bytes; production needs at least ${MIN_SECRET_BYTES} (\`openssl rand -hex 32\` makes one), or pass --dev`,
-      );
-    }
-    logger.warn(`the secret is ${secretBytes} bytes: fine for --dev, refused without it`);
+  if (secretBytes < MIN_SECRET_BYTES && !dev) {
+    throw usage(
+      `the secret is ${secretBytes} bytes; production needs at least ${MIN_SECRET_BYTES} (\`openssl rand -hex 32\` makes one), or pass --dev`,
+    );
   }
   const corsOrigins = values["cors-origins"] ?? env.PATCHBAY_CORS_ORIGINS;
   const databaseUrl = values["database-url"] ?? env.PATCHBAY_DATABASE_URL;

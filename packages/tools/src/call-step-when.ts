@@ -1,9 +1,10 @@
+import type { ToolOutcome } from "@patchbay/protocol";
 import { CallContext, type ContextHost } from "./call-context";
 import { type CallFinisher, messageOf } from "./call-ending";
 import { type CallState, signalOf } from "./call-state";
 import * as Sentences from "./model-sentences";
 import type { CompiledTool } from "./tool-definition";
-import type { ConditionalApprovalAnswer, ToolExecutorOptions } from "./tool-executor-options";
+import type { ToolExecutorOptions } from "./tool-executor-options";
 
 /** What deciding a conditional approval asks of the executor. */
 export interface WhenHost extends CallFinisher, ContextHost {
@@ -34,7 +35,7 @@ export async function whenStep(
       host.finish(state, "failed", {
         text: Sentences.approvalCheckFailed(state.call.name),
         code: "approval_check_failed",
-        message: `approval.when threw: ${messageOf(error)}`,
+        message: messageOf(error),
       });
     }
     return "ended";
@@ -51,8 +52,10 @@ export interface ConfirmHost extends WhenHost {
 /**
  * The approval step of an executor whose calls were approved upstream, for a tool whose approval
  * is conditional: `when` decides, and a call it says yes to is asked about where the approvals
- * live (`confirmApproval`: a page or worker asks the server). True when the call may run;
- * otherwise it ended here (`declined`, `approval_expired`, `cancelled` or `failed`).
+ * live (`confirmApproval`: a page or worker asks the server, which tells the model how a
+ * question that did not allow the call ended). True when the call may run; otherwise it ended
+ * here: `declined` (also `approval_unavailable` without `confirmApproval`), `approval_expired`,
+ * `cancelled` (the question was withdrawn, or not asked) or `failed` (`confirmApproval` threw).
  */
 export async function confirmStep(
   host: ConfirmHost,
@@ -64,61 +67,35 @@ export async function confirmStep(
   if (need !== "ask") return need === "run";
   const { call } = state;
   const confirm = host.confirmApproval;
-  if (!confirm) {
-    host.finish(state, "declined", {
-      text: Sentences.approvalUnavailable(call.name),
-      code: "approval_unavailable",
-      message: "approval.when asked for approval and no confirmApproval is configured",
-    });
-    return false;
-  }
   const signal = signalOf(state);
-  let answer: ConditionalApprovalAnswer | "ended";
+  let outcome: string;
   try {
-    answer = await Promise.race([
-      Promise.resolve().then(() =>
-        confirm({ callId: call.id, name: call.name, attempt: state.attempt, signal }),
-      ),
-      new Promise<"ended">((resolve) => {
-        if (signal.aborted) resolve("ended");
-        else signal.addEventListener("abort", () => resolve("ended"), { once: true });
-      }),
-    ]);
-  } catch (error) {
-    if (!state.settled) {
-      host.finish(state, "failed", {
-        text: Sentences.approvalFailed(call.name, messageOf(error)),
-        code: "approval_failed",
-        message: messageOf(error),
-      });
-    }
-    return false;
+    outcome = confirm
+      ? await Promise.race([
+          Promise.resolve()
+            .then(() => confirm({ callId: call.id, name: call.name, attempt: state.attempt, signal }))
+            .then((answer) => answer?.outcome ?? "cancelled"),
+          new Promise<string>((resolve) => {
+            if (signal.aborted) resolve("ended");
+            else signal.addEventListener("abort", () => resolve("ended"), { once: true });
+          }),
+        ])
+      : "unavailable";
+  } catch {
+    outcome = "failed";
   }
-  if (state.settled || answer === "ended") return false;
-  switch (answer?.outcome) {
-    case "allowed":
-      return true;
-    case "declined":
-      host.finish(state, "declined", {
-        text: Sentences.declined(call.name, answer.reason),
-        code: "declined",
-        message: "the user declined",
-      });
-      return false;
-    case "expired":
-      host.finish(state, "approval_expired", {
-        text: Sentences.approvalExpired(call.name),
-        code: "approval_expired",
-        message: "the approval request expired",
-      });
-      return false;
-    default:
-      // The question was withdrawn (an interrupt, the session closing) or not asked at all.
-      host.finish(state, "cancelled", {
-        text: Sentences.withdrawn(),
-        code: "cancelled",
-        message: `the approval ended ${answer?.outcome ?? "without an answer"}${answer?.reason ? ` (${answer.reason})` : ""}`,
-      });
-      return false;
-  }
+  if (state.settled || outcome === "ended") return false;
+  if (outcome === "allowed") return true;
+  // declined, expired, cancelled; unavailable (no confirmApproval) and failed (it threw).
+  const ended: ToolOutcome =
+    outcome === "expired"
+      ? "approval_expired"
+      : outcome === "failed" || outcome === "cancelled"
+        ? outcome
+        : "declined";
+  host.finish(state, ended, {
+    text: Sentences.approvalNotGiven(call.name, outcome),
+    code: outcome === "declined" || outcome === "cancelled" ? outcome : `approval_${outcome}`,
+  });
+  return false;
 }

@@ -83,7 +83,15 @@ export function approvalUnavailable(name: string): string {
 
 /** The tool's `approval.when` threw, so whether to ask could not be decided (the error is in the host's log). */
 export function approvalCheckFailed(name: string): string {
-  return `"${name}" did not run: whether it needs the user's approval could not be decided.`;
+  return `"${name}" did not run: whether to ask the user could not be decided.`;
+}
+
+/**
+ * A conditional approval asked upstream did not allow the call (`declined`, `expired`,
+ * `cancelled`, ...). Where the server asked, it tells the model itself, in its own words.
+ */
+export function approvalNotGiven(name: string, outcome: string): string {
+  return `"${name}" did not run: its approval ended ${outcome}.`;
 }
 
 export function approvalMismatch(name: string): string {

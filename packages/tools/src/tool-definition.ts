@@ -197,14 +197,12 @@ export function compileTool(definition: ToolDefinition<any>): CompiledTool {
     }
     approval = checked.value;
     // Set from `when` alone: a spec that says `conditional` has a function behind it.
-    delete approval.conditional;
     const when = (definition.approval as { when?: unknown }).when;
-    if (when !== undefined) {
-      if (typeof when !== "function") {
-        throw new ToolDefinitionError(name, "approval.when", "must be a function (args, ctx) => boolean");
-      }
-      approval.conditional = true;
+    if (when !== undefined && typeof when !== "function") {
+      throw new ToolDefinitionError(name, "approval.when", "must be a function");
     }
+    if (when) approval.conditional = true;
+    else delete approval.conditional;
     const properties = parameters.jsonSchema.properties;
     if (properties && typeof properties === "object") {
       for (const placeholder of templatePlaceholders(approval.title)) {

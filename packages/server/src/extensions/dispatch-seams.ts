@@ -112,9 +112,10 @@ export interface ToolCallHandlers {
    * user (the session's approvals, bound to the call id and arguments hash), pausing the call's
    * timeout, and resolves with how the question ended. Asked again (a later delivery), it gives
    * the same question or its outcome, never a second one. The caller sends the answer back
-   * (`hosted.approval.ack` / `tool.approval.ack`).
+   * (`hosted.approval.ack` / `tool.approval.ack`). The runner always gives it; it is optional so
+   * handlers made elsewhere (tests, benchmarks) need not.
    */
-  approval(attempt?: number): Promise<ApprovalAnswer>;
+  approval?(attempt?: number): Promise<ApprovalAnswer>;
   /** The call was delivered (again) with this attempt number. */
   attempt(attempt: number): void;
 }

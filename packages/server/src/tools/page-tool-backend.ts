@@ -168,7 +168,11 @@ export class PageToolBackend implements ToolBackend {
       return { outcome: "cancelled", reason: this.settled.has(callId) ? "settled" : "unknown_call", attempt };
     }
     if (attempt !== pending.attempt) return { outcome: "cancelled", reason: "stale_attempt", attempt };
-    return { ...(await pending.handlers.approval(attempt)), attempt };
+    const answer = (await pending.handlers.approval?.(attempt)) ?? {
+      outcome: "cancelled",
+      reason: "unknown_call",
+    };
+    return { ...answer, attempt };
   }
 
   /**

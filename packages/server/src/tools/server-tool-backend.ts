@@ -46,7 +46,7 @@ export class ServerToolBackend implements ToolBackend {
       confirmHold: ({ callId }) =>
         this.handlers.get(callId)?.hold() ?? { accepted: false, reason: "unknown_call" },
       confirmApproval: ({ callId, attempt }) =>
-        this.handlers.get(callId)?.approval(attempt) ?? { outcome: "cancelled", reason: "unknown_call" },
+        this.handlers.get(callId)?.approval?.(attempt) ?? { outcome: "cancelled", reason: "unknown_call" },
       ...(options.idempotencyStore ? { idempotencyStore: options.idempotencyStore } : {}),
     });
     this.executor.on("progress", ({ callId, text }) => this.handlers.get(callId)?.progress(text));

@@ -275,7 +275,8 @@ export class WorkerToolRouter implements HostedToolRouter {
       answer = { outcome: "cancelled", reason: this.#settled.has(callId) ? "settled" : "unknown_call" };
     else if (call.worker?.id !== worker.id || attempt !== call.attempt)
       answer = { outcome: "cancelled", reason: "stale_attempt" };
-    else answer = await call.handlers.approval(attempt);
+    else
+      answer = (await call.handlers.approval?.(attempt)) ?? { outcome: "cancelled", reason: "unknown_call" };
     worker.send({
       type: "hosted.approval.ack",
       callId,
