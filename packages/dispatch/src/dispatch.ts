@@ -363,6 +363,7 @@ export class Dispatch extends EventEmitter<DispatchEvents> {
       if (this.#phase === "running") this.emit("state", { state });
     });
     connection.on("ready", ({ workerId, reconnected }) => {
+      if (reconnected) this.#hosted.reattached();
       this.emit("ready", { workerId, reconnected });
       this.#sendLoad();
     });

@@ -350,6 +350,15 @@ export class HostedTools {
     answer({ outcome: frame.outcome, ...(frame.reason === undefined ? {} : { reason: frame.reason }) });
   }
 
+  /**
+   * After a reconnect: ask again for the approvals still waiting (an ack sent to the old socket
+   * is lost with it; the server answers again with the same question's outcome).
+   */
+  reattached(): void {
+    for (const [callId, running] of this.#running)
+      if (running.approvalAnswer) this.#sendApproval(callId, running);
+  }
+
   #sendApproval(callId: string, running: RunningCall): void {
     this.#link.send({ type: "hosted.approval", callId, attempt: running.attempt }, true);
   }
