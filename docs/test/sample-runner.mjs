@@ -64,6 +64,7 @@ function fixtures(owned) {
     orders: () => ({ find: async () => ({ status: "shipped" }) }),
     bookings: () => ({ book: async (flightId, seats, cabin) => `Booked ${seats} ${cabin} on ${flightId}` }),
     crm: () => ({ notes: async () => ["prefers email"] }),
+    limits: () => ({ approvalLimit: async () => 100 }),
     weather: () => async (city) => `It is sunny in ${city}.`,
     redis: () => ({
       get: async (key) => memory.get(key) ?? null,

@@ -344,7 +344,8 @@ export class ClientCore extends EventEmitter<ClientEvents> {
       case "pong":
         return;
       case "tool.hold.ack":
-        this.#channels.get(frame.sessionId)?.handleHoldAck(frame);
+      case "tool.approval.ack":
+        this.#channels.get(frame.sessionId)?.handleToolAck(frame);
         return;
       default:
         this.#channels.get(frame.sessionId)?.handleEvent(frame);

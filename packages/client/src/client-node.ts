@@ -5,6 +5,20 @@ import type { ClientOptions } from "./client-options";
 import { connectFailure } from "./connect-failure";
 
 /**
+ * Where a {@link Client} connects and with which credentials, as `client.credentials` gives them.
+ *
+ * @example
+ * ```ts
+ * const { baseUrl, apiKey, secret }: ClientCredentials = client.credentials;
+ * ```
+ */
+export interface ClientCredentials {
+  readonly baseUrl: string;
+  readonly apiKey: string | undefined;
+  readonly secret: string | undefined;
+}
+
+/**
  * The Patchbay session client for Node: one WebSocket (from `ws`) per client, shared by all its
  * sessions, opened on first use and kept alive across drops. A backend passes `apiKey` and
  * `secret`, acts for any user and mints user tokens.
@@ -18,7 +32,28 @@ import { connectFailure } from "./connect-failure";
  * ```
  */
 export class Client extends ClientCore {
+  readonly #credentials: ClientCredentials;
+
   constructor(options: ClientOptions) {
     super(options, { createSocket: (url) => new WebSocket(url) as unknown as WebSocketLike, connectFailure });
+    this.#credentials = Object.freeze({
+      baseUrl: options.baseUrl,
+      apiKey: options.apiKey,
+      secret: options.secret,
+    });
+  }
+
+  /**
+   * The server URL, API key and secret this client was made with, so a dispatch worker in the
+   * same process can use them: `new Dispatch({ client })`. A getter, so the secret does not show
+   * when the client is logged.
+   *
+   * @example
+   * ```ts
+   * const dispatch = new Dispatch({ client });
+   * ```
+   */
+  get credentials(): ClientCredentials {
+    return this.#credentials;
   }
 }

@@ -21,6 +21,7 @@ export type {
 } from "@patchbay/tools";
 export { CallNotHeld, InMemoryIdempotencyStore, ToolError, ToolOutput, Tools } from "@patchbay/tools";
 export type { ClientCore } from "./client-core";
+export type { ClientCredentials } from "./client-node";
 export { Client } from "./client-node";
 export type {
   AgentHandle,

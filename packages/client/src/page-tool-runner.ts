@@ -9,6 +9,7 @@ import type {
 import { RecentMap } from "@patchbay/protocol/runtime";
 import {
   type CancelReason,
+  type ConditionalApprovalAnswer,
   type HoldDecision,
   type IdempotencyStore,
   PreapprovedToolExecutor,
@@ -18,7 +19,7 @@ import {
 import { journaledStore } from "./page-call-journal";
 
 type ToolCallEvent = Extract<SessionEvent, { type: "tool.call" }>;
-type HoldAck = Extract<ServerToClientFrame, { type: "tool.hold.ack" }>;
+type ToolAck = Extract<ServerToClientFrame, { type: "tool.hold.ack" | "tool.approval.ack" }>;
 
 /**
  * What a {@link PageToolRunner} needs: the page's tools, the session, a way to write frames, and
@@ -43,7 +44,9 @@ const KEPT_RESULTS = 256;
  * Runs one session's page tools when the server sends `tool.call`, through the `@patchbay/tools`
  * executor (validation, timeouts, interruption, coalesced progress, say, hold, images), and
  * answers with `tool.result`. The server already asked for approval, so the executor is a
- * `PreapprovedToolExecutor`.
+ * `PreapprovedToolExecutor`; a tool whose approval is conditional has its `when` called here,
+ * and a call it says yes to asks the server (`tool.approval`) and runs only once
+ * `tool.approval.ack` says `allowed`.
  *
  * It follows the protocol's hold and cancel rules: `ctx.disallowInterruptions()` sends
  * `tool.hold` and resolves only once `tool.hold.ack` accepts it (a refusal throws `CallNotHeld`);
@@ -65,6 +68,8 @@ export class PageToolRunner {
   readonly #held = new Set<string>();
   /** Holds sent and not answered yet, by call id. */
   readonly #holds = new Map<string, (decision: HoldDecision) => void>();
+  /** Conditional approvals asked (`tool.approval`) and not answered yet, by call id. */
+  readonly #approvals = new Map<string, (answer: ConditionalApprovalAnswer) => void>();
   readonly #results = new RecentMap<ToolResult>(KEPT_RESULTS);
   /** Tool names by call, for the sentence of a call a reload cut off. */
   readonly #names = new RecentMap<string>(KEPT_RESULTS);
@@ -89,6 +94,7 @@ export class PageToolRunner {
     this.#names.set(callId, event.call.name);
     // A new delivery of a call that holds, or waits for its hold's answer: ask for this attempt.
     if (event.attempt > latest && (this.#held.has(callId) || this.#holds.has(callId))) this.#sendHold(callId);
+    if (event.attempt > latest && this.#approvals.has(callId)) this.#sendApproval(callId);
     const executor = this.#executorFor(event);
     void executor
       .execute(
@@ -119,18 +125,23 @@ export class PageToolRunner {
     if (result !== undefined && !this.#stopped) this.#sendResult(callId, latest, result);
   }
 
-  /** `tool.hold.ack`: the server's answer to a hold this page asked for. */
-  holdAnswered(frame: HoldAck): void {
-    const answer = this.#holds.get(frame.callId);
-    if (!answer) return;
+  /** `tool.hold.ack` / `tool.approval.ack`: the server's answer to a hold or an approval this page asked for. */
+  answered(frame: ToolAck): void {
     if (frame.attempt !== this.#latestAttempt.get(frame.callId)) return;
-    this.#holds.delete(frame.callId);
-    answer({ accepted: frame.accepted, ...(frame.reason === undefined ? {} : { reason: frame.reason }) });
+    const waiting: Map<string, unknown> = frame.type === "tool.hold.ack" ? this.#holds : this.#approvals;
+    const answer = waiting.get(frame.callId) as ((ack: ToolAck) => void) | undefined;
+    waiting.delete(frame.callId);
+    // The ack is the answer: `accepted` (and `reason`) for a hold, `outcome` for an approval.
+    answer?.(frame);
   }
 
-  /** After a reconnect: ask again for the holds of running calls (answered again as accepted). */
+  /**
+   * After a reconnect: ask again for the holds of running calls (answered again as accepted) and
+   * the approvals still waiting (the server answers with the same question's outcome).
+   */
   reattached(): void {
     for (const callId of new Set([...this.#held, ...this.#holds.keys()])) this.#sendHold(callId);
+    for (const callId of this.#approvals.keys()) this.#sendApproval(callId);
   }
 
   /** The session was closed in this page: stop every running call. */
@@ -176,6 +187,13 @@ export class PageToolRunner {
           this.#holds.set(callId, done);
           this.#sendHold(callId);
         }),
+      confirmApproval: ({ callId, signal }) =>
+        new Promise<ConditionalApprovalAnswer>((resolve) => {
+          // The call's end (a cancel) answers it too; the pipeline stops the call either way.
+          signal.addEventListener("abort", () => resolve({ outcome: "cancelled" }), { once: true });
+          this.#approvals.set(callId, resolve);
+          this.#sendApproval(callId);
+        }),
     });
     executor.on("progress", ({ callId, text }) =>
       this.#options.send({ type: "tool.progress", sessionId, callId, text }),
@@ -191,6 +209,7 @@ export class PageToolRunner {
     executor.on("finished", (result) => {
       this.#held.delete(result.callId);
       this.#holds.delete(result.callId);
+      this.#approvals.delete(result.callId);
     });
     this.#executor = executor;
     return executor;
@@ -204,6 +223,16 @@ export class PageToolRunner {
       sessionId: this.#options.sessionId,
       callId,
       ...(attempt === undefined ? {} : { attempt }),
+    });
+  }
+
+  #sendApproval(callId: string): void {
+    // While the socket is down a frame is dropped: `reattached` asks again.
+    this.#options.send({
+      type: "tool.approval",
+      sessionId: this.#options.sessionId,
+      callId,
+      attempt: this.#latestAttempt.get(callId) ?? 1,
     });
   }
 

@@ -257,9 +257,9 @@ export class SessionChannel implements SessionControl {
     this.session.emit("closed", reason);
   }
 
-  /** The server's answer to a page tool's hold (`tool.hold.ack`). */
-  handleHoldAck(frame: Extract<ServerToClientFrame, { type: "tool.hold.ack" }>): void {
-    this.#tools?.holdAnswered(frame);
+  /** The server's answer to a page tool's hold or conditional approval (`tool.hold.ack`, `tool.approval.ack`). */
+  handleToolAck(frame: Extract<ServerToClientFrame, { type: "tool.hold.ack" | "tool.approval.ack" }>): void {
+    this.#tools?.answered(frame);
   }
 
   /** A session event from the socket. */

@@ -9,7 +9,7 @@
 export const DispatchErrorCodes = {
   /** An option is missing or has the wrong shape (a bad URL, a negative timeout). */
   invalidOptions: "invalid_options",
-  /** No API key or secret in the options or in `PATCHBAY_API_KEY` / `PATCHBAY_API_SECRET`. */
+  /** No API key or secret in the options, the `client` or `PATCHBAY_API_KEY` / `PATCHBAY_API_SECRET`. */
   missingCredentials: "missing_credentials",
   /** `capacity` is not a positive integer. */
   invalidCapacity: "invalid_capacity",
@@ -48,9 +48,12 @@ export type DispatchErrorCode = (typeof DispatchErrorCodes)[keyof typeof Dispatc
  */
 export class DispatchError extends Error {
   readonly code: DispatchErrorCode;
-  constructor(code: DispatchErrorCode, message: string, options: { cause?: unknown } = {}) {
+  /** The option that is missing or wrong (`url`, `client.secret`, `tools`), when one is. */
+  readonly path: string | undefined;
+  constructor(code: DispatchErrorCode, message: string, options: { cause?: unknown; path?: string } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "DispatchError";
     this.code = code;
+    this.path = options.path;
   }
 }

@@ -1,17 +1,20 @@
 // The public option, handler and event types of a dispatch worker, apart from the class
 // (dispatch.ts).
+import type { ClientCredentials } from "@patchbay/client";
 import type { InboundCall, InboundMessage, WireError } from "@patchbay/protocol";
 import type { BackoffPolicy } from "./backoff";
 import type { DispatchError } from "./dispatch-error";
 import type { ConnectionState } from "./worker-connection";
 
 /**
- * Options of {@link Dispatch}. The server URL, API key and secret fall back to the environment
- * (`PATCHBAY_URL`, `PATCHBAY_API_KEY`, `PATCHBAY_API_SECRET`).
+ * Options of {@link Dispatch}. The server URL, API key and secret come from the options, else
+ * from the `client` you pass, else from the environment (`PATCHBAY_URL`, `PATCHBAY_API_KEY`,
+ * `PATCHBAY_API_SECRET`).
  *
  * @example
  * ```ts
  * const options: DispatchOptions = { capacity: 8, url: "http://127.0.0.1:8787" };
+ * const fromClient: DispatchOptions = { client }; // the Client's baseUrl, apiKey and secret
  * ```
  */
 export interface DispatchOptions {
@@ -20,6 +23,12 @@ export interface DispatchOptions {
    * a worker that only hosts tools leaves it out; one with `onMessage` or `onCall` needs it.
    */
   capacity?: number;
+  /**
+   * A `@patchbay/client` `Client` (made with `baseUrl`, `apiKey` and `secret`) whose server and
+   * credentials the worker uses, so they are written once. `url`, `apiKey` and `secret` given
+   * here too win over the client's; the environment is not read for them.
+   */
+  client?: DispatchClient;
   /** The server's base URL (`http://host:port`) or its worker socket URL. */
   url?: string;
   /** The API key the server is configured with. */
@@ -44,6 +53,18 @@ export interface DispatchOptions {
    * (the `reconnecting` event carries the same).
    */
   logger?: DispatchLogger | false;
+}
+
+/**
+ * What a worker reads from a `Client` passed as `new Dispatch({ client })`: its `credentials`.
+ *
+ * @example
+ * ```ts
+ * const client: DispatchClient = new Client({ baseUrl: "http://127.0.0.1:8787", apiKey, secret });
+ * ```
+ */
+export interface DispatchClient {
+  readonly credentials: ClientCredentials;
 }
 
 /**

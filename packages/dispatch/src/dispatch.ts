@@ -13,6 +13,7 @@ import {
   type WorkerToServerFrame,
 } from "@patchbay/protocol";
 import { EventEmitter, RecentMap } from "@patchbay/protocol/runtime";
+import type { Tools } from "@patchbay/tools";
 import { ChannelSessions, type SessionFactory } from "./channel-sessions";
 import { DispatchError } from "./dispatch-error";
 import {
@@ -30,6 +31,7 @@ import {
 import { type HostableAgent, HostedTools, type HostOptions } from "./hosted-tools";
 import { WorkerConnection } from "./worker-connection";
 import { type ConnectOptions, startWorkerConnectors } from "./worker-connectors";
+import { resolveCredentials } from "./worker-credentials";
 import { WorkerReplies } from "./worker-replies";
 import { workerSocketUrl } from "./worker-url";
 
@@ -100,18 +102,13 @@ export class Dispatch extends EventEmitter<DispatchEvents> {
         `capacity must be a positive integer (how many messages and calls run at once); got ${String(options.capacity)}`,
       );
     }
-    const url = options.url ?? env.PATCHBAY_URL;
-    if (!url) {
-      throw new DispatchError("invalid_options", "url: no server URL; pass { url } or set PATCHBAY_URL");
-    }
-    const apiKey = options.apiKey ?? env.PATCHBAY_API_KEY;
-    const secret = options.secret ?? env.PATCHBAY_API_SECRET;
-    if (!apiKey || !secret) {
-      throw new DispatchError(
-        "missing_credentials",
-        `a worker needs the API key and secret; ${!apiKey ? "apiKey (or PATCHBAY_API_KEY)" : "secret (or PATCHBAY_API_SECRET)"} is missing`,
-      );
-    }
+    const { url, apiKey, secret } = resolveCredentials({
+      url: options.url,
+      apiKey: options.apiKey,
+      secret: options.secret,
+      client: options.client,
+      env,
+    });
     for (const [name, value] of [
       ["connectTimeoutMs", options.connectTimeoutMs],
       ["maxChannelSessions", options.maxChannelSessions],
@@ -120,6 +117,7 @@ export class Dispatch extends EventEmitter<DispatchEvents> {
         throw new DispatchError(
           "invalid_options",
           `${name} must be a positive integer; got ${String(value)}`,
+          { path: name },
         );
       }
     }
@@ -191,20 +189,35 @@ export class Dispatch extends EventEmitter<DispatchEvents> {
   }
 
   /**
-   * Host an agent's tools for every session of the agent. Call before `run()`: the worker tells
-   * the server what it hosts when it connects. A tool registered on the agent later (after
-   * `run()`) is offered too: the worker tells the server again (`worker.hosts`).
+   * Host an agent's tools for every session of the agent: an agent handle
+   * (`client.agent("support")`, whose `tools` you registered), or the agent's name and a `Tools`
+   * registry, with no `Client` needed. Call before `run()`: the worker tells the server what it
+   * hosts when it connects. A tool registered on the registry later (after `run()`) is offered
+   * too: the worker tells the server again (`worker.hosts`).
    *
    * @example
    * ```ts
-   * const agent = client.agent("support");
-   * agent.tools.register({ name: "lookup_order", description: "Look up an order", parameters, run });
-   * dispatch.host(agent, { toolTimeoutMs: 60_000 });
+   * const tools = new Tools().register({ name: "lookup_order", description: "Look up an order", parameters, run });
+   * dispatch.host("support", tools, { toolTimeoutMs: 60_000 });
    * ```
    */
-  host(agent: HostableAgent, options: HostOptions = {}): this {
+  host(agent: HostableAgent, options?: HostOptions): this;
+  host(agent: string, tools: Tools, options?: HostOptions): this;
+  host(agent: HostableAgent | string, toolsOrOptions?: Tools | HostOptions, options?: HostOptions): this {
     this.#mustNotRun("host");
-    this.#hosted.host(agent, options);
+    if (typeof agent === "string") {
+      const tools = toolsOrOptions as Tools | undefined;
+      if (typeof tools?.register !== "function" || typeof tools.list !== "function") {
+        throw new DispatchError(
+          "invalid_options",
+          `tools: host("${agent}", tools) needs a Tools registry from @patchbay/tools as its second argument`,
+          { path: "tools" },
+        );
+      }
+      this.#hosted.host({ name: agent, tools }, options ?? {});
+      return this;
+    }
+    this.#hosted.host(agent, (toolsOrOptions as HostOptions | undefined) ?? {});
     return this;
   }
 
@@ -350,6 +363,7 @@ export class Dispatch extends EventEmitter<DispatchEvents> {
       if (this.#phase === "running") this.emit("state", { state });
     });
     connection.on("ready", ({ workerId, reconnected }) => {
+      if (reconnected) this.#hosted.reattached();
       this.emit("ready", { workerId, reconnected });
       this.#sendLoad();
     });
@@ -494,6 +508,9 @@ export class Dispatch extends EventEmitter<DispatchEvents> {
         return;
       case "hosted.hold.ack":
         this.#hosted.holdAnswered(frame);
+        return;
+      case "hosted.approval.ack":
+        this.#hosted.approvalAnswered(frame);
         return;
       case "error":
         this.emit("error", new DispatchError("protocol", `server error ${frame.code}: ${frame.message}`));

@@ -9,6 +9,7 @@ import type {
 } from "@patchbay/protocol";
 import { RecentMap } from "@patchbay/protocol/runtime";
 import {
+  type ConditionalApprovalAnswer,
   type HoldDecision,
   type IdempotencyStore,
   InMemoryIdempotencyStore,
@@ -61,6 +62,7 @@ export interface HostOptions {
 type HostedCall = ServerToWorkerFrame & { type: "hosted.call" };
 type HostedCancel = ServerToWorkerFrame & { type: "hosted.cancel" };
 type HoldAck = ServerToWorkerFrame & { type: "hosted.hold.ack" };
+type ApprovalAck = ServerToWorkerFrame & { type: "hosted.approval.ack" };
 
 interface Hosted {
   agent: HostableAgent;
@@ -89,6 +91,8 @@ interface RunningCall {
   held: boolean;
   /** Answers the hold sent and not acknowledged yet. */
   holdAnswer: ((decision: HoldDecision) => void) | undefined;
+  /** Answers the conditional approval asked (`hosted.approval`) and not answered yet. */
+  approvalAnswer: ((answer: ConditionalApprovalAnswer) => void) | undefined;
   done: Promise<void>;
 }
 
@@ -177,17 +181,27 @@ export class HostedTools {
 
   host(agent: HostableAgent, options: HostOptions): void {
     if (!agent || typeof agent.name !== "string" || agent.name.length === 0) {
-      throw new DispatchError("invalid_options", "host(agent): the agent needs a name");
+      throw new DispatchError("invalid_options", "host(agent): the agent needs a name", {
+        path: "agent.name",
+      });
     }
     if (!agent.tools || typeof agent.tools.list !== "function") {
-      throw new DispatchError("invalid_options", `host(agent): agent ${agent.name} has no tools registry`);
+      throw new DispatchError("invalid_options", `host(agent): agent ${agent.name} has no tools registry`, {
+        path: "agent.tools",
+      });
     }
     for (const [name, value] of [
       ["toolTimeoutMs", options.toolTimeoutMs],
       ["maxConcurrentCalls", options.maxConcurrentCalls],
     ] as const) {
       if (value !== undefined && (!Number.isInteger(value) || value < 1)) {
-        throw new DispatchError("invalid_options", `host(${agent.name}): ${name} must be a positive integer`);
+        throw new DispatchError(
+          "invalid_options",
+          `host(${agent.name}): ${name} must be a positive integer`,
+          {
+            path: name,
+          },
+        );
       }
     }
     const store = options.idempotencyStore;
@@ -195,6 +209,7 @@ export class HostedTools {
       throw new DispatchError(
         "invalid_options",
         `host(${agent.name}): idempotencyStore must have get(key) and set(key, result) methods`,
+        { path: "idempotencyStore" },
       );
     }
     this.#agents.set(agent.name, { agent, options });
@@ -229,6 +244,7 @@ export class HostedTools {
       running.attempt = Math.max(running.attempt, frame.attempt);
       // A new delivery: the hold (held, or waiting for its answer) is asked again for it.
       if (running.held || running.holdAnswer) this.#sendHold(frame.callId, running);
+      if (running.approvalAnswer) this.#sendApproval(frame.callId, running);
       this.#link.emit("hosted.joined", { callId: frame.callId, attempt: frame.attempt });
       return;
     }
@@ -253,6 +269,7 @@ export class HostedTools {
       session,
       held: false,
       holdAnswer: undefined,
+      approvalAnswer: undefined,
       done: Promise.resolve(),
     };
     this.#running.set(frame.callId, entry);
@@ -322,6 +339,28 @@ export class HostedTools {
     const answer = running.holdAnswer;
     running.holdAnswer = undefined;
     answer({ accepted: frame.accepted, ...(frame.reason === undefined ? {} : { reason: frame.reason }) });
+  }
+
+  /** `hosted.approval.ack`: how the conditional approval this worker asked for ended. */
+  approvalAnswered(frame: ApprovalAck): void {
+    const running = this.#running.get(frame.callId);
+    if (!running?.approvalAnswer || frame.attempt !== running.attempt) return;
+    const answer = running.approvalAnswer;
+    running.approvalAnswer = undefined;
+    answer({ outcome: frame.outcome, ...(frame.reason === undefined ? {} : { reason: frame.reason }) });
+  }
+
+  /**
+   * After a reconnect: ask again for the approvals still waiting (an ack sent to the old socket
+   * is lost with it; the server answers again with the same question's outcome).
+   */
+  reattached(): void {
+    for (const [callId, running] of this.#running)
+      if (running.approvalAnswer) this.#sendApproval(callId, running);
+  }
+
+  #sendApproval(callId: string, running: RunningCall): void {
+    this.#link.send({ type: "hosted.approval", callId, attempt: running.attempt }, true);
   }
 
   #sendHold(callId: string, running: RunningCall): void {
@@ -410,7 +449,8 @@ export class HostedTools {
       idleSince: 0,
       conversation: frame.conversation,
     };
-    // The server asks the user before it routes a call here; asking again would hang.
+    // The server asks the user before it routes a call here; asking again would hang. Only a
+    // conditional approval is decided here: its `when` runs, and a yes asks the server.
     const executor = new PreapprovedToolExecutor({
       tools: hosted.agent.tools,
       sessionId: frame.sessionId,
@@ -437,6 +477,18 @@ export class HostedTools {
           signal.addEventListener("abort", onAbort, { once: true });
           running.holdAnswer = answer;
           this.#sendHold(callId, running);
+        }),
+      confirmApproval: ({ callId, signal }) =>
+        new Promise<ConditionalApprovalAnswer>((resolve) => {
+          const running = this.#running.get(callId);
+          if (!running) {
+            resolve({ outcome: "cancelled", reason: "unknown_call" });
+            return;
+          }
+          // The call's end (a cancel) answers it too; the pipeline stops the call either way.
+          signal.addEventListener("abort", () => resolve({ outcome: "cancelled" }), { once: true });
+          running.approvalAnswer = resolve;
+          this.#sendApproval(callId, running);
         }),
     });
     session.executor = executor;

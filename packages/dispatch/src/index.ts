@@ -1,5 +1,11 @@
-export type { IdempotencyStore, ToolExecutionResult } from "@patchbay/tools";
-export { CallNotHeld, InMemoryIdempotencyStore } from "@patchbay/tools";
+export type {
+  IdempotencyStore,
+  ToolCallContext,
+  ToolDefinition,
+  ToolExecutionResult,
+} from "@patchbay/tools";
+// What hosting tools by name takes (`dispatch.host("support", tools)`), so a worker needs no other import.
+export { CallNotHeld, InMemoryIdempotencyStore, ToolError, ToolOutput, Tools } from "@patchbay/tools";
 export type { BackoffPolicy } from "./backoff";
 export { DEFAULT_BACKOFF } from "./backoff";
 export type { ChannelSessionOptions, SessionFactory, SessionSource } from "./channel-sessions";
@@ -8,6 +14,7 @@ export type { DispatchErrorCode } from "./dispatch-error";
 export { DispatchError, DispatchErrorCodes } from "./dispatch-error";
 export type {
   CallHandler,
+  DispatchClient,
   DispatchEvents,
   DispatchLogger,
   DispatchOptions,

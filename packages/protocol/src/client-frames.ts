@@ -182,6 +182,25 @@ export const ClientToolHoldFrameSchema = z.object({
 });
 
 /**
+ * A page tool whose approval is conditional (`approval.conditional`) decided that this call asks
+ * the user: the server asks (`approval.requested`, bound to the call id and its arguments hash,
+ * as for any approval) and answers `tool.approval.ack` with how the question ended. The call runs
+ * only on `allowed`. Asked again for a later delivery of the same call, it gets the same
+ * question (or its outcome), never a second one.
+ *
+ * @example
+ * ```ts
+ * { type: "tool.approval", sessionId: "s_1", callId: "call_1", attempt: 1 }
+ * ```
+ */
+export const ClientToolApprovalFrameSchema = z.object({
+  type: z.literal("tool.approval"),
+  sessionId: IdSchema,
+  callId: IdSchema,
+  attempt: z.number().int().positive(),
+});
+
+/**
  * The result of a page tool call. `attempt` echoes the delivery it answers.
  *
  * @example
@@ -254,6 +273,7 @@ export const ClientToServerFrameSchema = z.discriminatedUnion("type", [
   ClientToolProgressFrameSchema,
   ClientToolSayFrameSchema,
   ClientToolHoldFrameSchema,
+  ClientToolApprovalFrameSchema,
   ClientToolResultFrameSchema,
   ApprovalDecideFrameSchema,
   PingFrameSchema,
@@ -336,6 +356,37 @@ export const ToolHoldAckFrameSchema = z.object({
   callId: IdSchema,
   attempt: z.number().int().positive(),
   accepted: z.boolean(),
+  reason: z.string().max(1_000).optional(),
+});
+
+/**
+ * How a conditional approval a call asked for ended (see `ApprovalAckOutcomeSchema`): the answer
+ * to `tool.approval` / `hosted.approval`, for the delivery `attempt` that asked.
+ *
+ * @example
+ * ```ts
+ * ApprovalAckOutcomeSchema.parse("allowed");
+ * ```
+ */
+export const ApprovalAckOutcomeSchema = z.enum(["allowed", "declined", "expired", "cancelled"]);
+
+/**
+ * The server's answer to `tool.approval`, to the socket that asked: how the question ended. The
+ * call runs only on `allowed`; the model was told already of any other outcome. `reason` says why
+ * the server would not ask at all (`settled`, `unknown_call`, `stale_attempt`, outcome
+ * `cancelled`).
+ *
+ * @example
+ * ```ts
+ * { type: "tool.approval.ack", sessionId: "s_1", callId: "call_1", attempt: 1, outcome: "allowed" }
+ * ```
+ */
+export const ToolApprovalAckFrameSchema = z.object({
+  type: z.literal("tool.approval.ack"),
+  sessionId: IdSchema,
+  callId: IdSchema,
+  attempt: z.number().int().positive(),
+  outcome: ApprovalAckOutcomeSchema,
   reason: z.string().max(1_000).optional(),
 });
 
@@ -651,6 +702,7 @@ export const ServerToClientFrameSchema = z.discriminatedUnion("type", [
   SessionOpenedFrameSchema,
   ErrorFrameSchema,
   ToolHoldAckFrameSchema,
+  ToolApprovalAckFrameSchema,
   PongFrameSchema,
   PingFrameSchema,
   ...SessionEventSchema.options,

@@ -1,9 +1,11 @@
 export type { ClientToServerFrame, ServerToClientFrame, SessionEvent, Usage } from "./client-frames";
 export {
+  ApprovalAckOutcomeSchema,
   ApprovalDecideFrameSchema,
   ApprovalRequestedEventSchema,
   ApprovalResolvedEventSchema,
   ClientHelloFrameSchema,
+  ClientToolApprovalFrameSchema,
   ClientToolHoldFrameSchema,
   ClientToolProgressFrameSchema,
   ClientToolResultFrameSchema,
@@ -29,6 +31,7 @@ export {
   SessionOpenedFrameSchema,
   SessionResumeFrameSchema,
   TextDeltaEventSchema,
+  ToolApprovalAckFrameSchema,
   ToolCallEventSchema,
   ToolCancelEventSchema,
   ToolHeldEventSchema,
@@ -124,6 +127,8 @@ export {
   AnswerFrameSchema,
   HOLD_REFUSAL_REASONS,
   HostedAgentSchema,
+  HostedApprovalAckFrameSchema,
+  HostedApprovalFrameSchema,
   HostedCallFrameSchema,
   HostedCancelFrameSchema,
   HostedHoldAckFrameSchema,

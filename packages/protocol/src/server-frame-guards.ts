@@ -170,6 +170,14 @@ const serverFrames: Record<string, Guard> = {
     accepted: bool,
     reason: opt(str(0, 1_000)),
   }),
+  "tool.approval.ack": obj({
+    type: literal("tool.approval.ack"),
+    sessionId: id,
+    callId: id,
+    attempt: positive,
+    outcome: oneOf("allowed", "declined", "expired", "cancelled"),
+    reason: opt(str(0, 1_000)),
+  }),
   "approval.requested": event("approval.requested", {
     approval: obj({
       id,
@@ -270,6 +278,7 @@ const approvalSpec = obj({
   allowTitle: opt(nonEmpty),
   declineTitle: opt(nonEmpty),
   expiresInMs: opt(positive),
+  conditional: opt(bool),
 });
 
 /**

@@ -28,6 +28,13 @@ export const ToolApprovalSpecSchema = z.object({
   declineTitle: z.string().min(1).optional(),
   /** How long the user has to answer before the call fails as `approval_expired`. */
   expiresInMs: z.number().int().positive().optional(),
+  /**
+   * The tool decides per call whether to ask (its `when` function, which stays where the tool is
+   * defined). The server then does not ask before it routes the call: the page or worker running
+   * it evaluates `when` and, when it says yes, asks the server to ask the user (`tool.approval` /
+   * `hosted.approval`) before the tool runs. A server that does not know the field asks every time.
+   */
+  conditional: z.boolean().optional(),
 });
 
 /** How a tool asks the user before it runs. */

@@ -1,5 +1,10 @@
 import { z } from "zod";
-import { ErrorFrameSchema, PingFrameSchema, PongFrameSchema } from "./client-frames";
+import {
+  ApprovalAckOutcomeSchema,
+  ErrorFrameSchema,
+  PingFrameSchema,
+  PongFrameSchema,
+} from "./client-frames";
 import { ConversationItemSchema, TimestampSchema } from "./conversation";
 import { IdSchema, JsonObjectSchema, UserSchema, WireErrorSchema } from "./primitives";
 import { ToolResultSchema } from "./tool-call";
@@ -139,6 +144,23 @@ export const HostedHoldFrameSchema = z.object({
 });
 
 /**
+ * A hosted tool whose approval is conditional (`approval.conditional`) decided that this call
+ * asks the user: the server asks (bound to the call id and its arguments hash) and answers
+ * `hosted.approval.ack`. The call runs only on `allowed`. A later delivery of the same call that
+ * asks again gets the same question (or its outcome), never a second one.
+ *
+ * @example
+ * ```ts
+ * { type: "hosted.approval", callId: "call_1", attempt: 1 }
+ * ```
+ */
+export const HostedApprovalFrameSchema = z.object({
+  type: z.literal("hosted.approval"),
+  callId: IdSchema,
+  attempt: z.number().int().positive(),
+});
+
+/**
  * The result of a hosted tool call, for the delivery `attempt` it answers.
  *
  * @example
@@ -197,6 +219,7 @@ export const WorkerToServerFrameSchema = z.discriminatedUnion("type", [
   HostedProgressFrameSchema,
   HostedSayFrameSchema,
   HostedHoldFrameSchema,
+  HostedApprovalFrameSchema,
   HostedResultFrameSchema,
   LoadFrameSchema,
   WorkerHostsFrameSchema,
@@ -353,6 +376,24 @@ export const HostedHoldAckFrameSchema = z.object({
 });
 
 /**
+ * The server's answer to `hosted.approval`: how the question ended, for the delivery `attempt`
+ * that asked. The call runs only on `allowed`. `reason` says why the server would not ask at all
+ * (`settled`, `unknown_call`, `stale_attempt`, outcome `cancelled`).
+ *
+ * @example
+ * ```ts
+ * { type: "hosted.approval.ack", callId: "call_1", attempt: 1, outcome: "declined" }
+ * ```
+ */
+export const HostedApprovalAckFrameSchema = z.object({
+  type: z.literal("hosted.approval.ack"),
+  callId: IdSchema,
+  attempt: z.number().int().positive(),
+  outcome: ApprovalAckOutcomeSchema,
+  reason: z.string().max(1_000).optional(),
+});
+
+/**
  * Asks the worker to stop a hosted tool call (an interrupt, the server's timeout, the session
  * closing). A request, not a verdict: the worker answers with the `hosted.result` of that
  * attempt, a cancelled result or, when the call finished or is held, its real one. `timed_out`
@@ -384,6 +425,7 @@ export const ServerToWorkerFrameSchema = z.discriminatedUnion("type", [
   HostedCallFrameSchema,
   HostedCancelFrameSchema,
   HostedHoldAckFrameSchema,
+  HostedApprovalAckFrameSchema,
   ErrorFrameSchema,
   PingFrameSchema,
   PongFrameSchema,

@@ -4,6 +4,7 @@ import { parseArgs } from "node:util";
 import { createUserToken } from "./auth/user-token";
 import { closest } from "./config/config-keys";
 import { parseLimitFlags } from "./config/limits";
+import { MIN_SECRET_BYTES } from "./config/server-credentials";
 import { createServer } from "./create-server";
 import { ServerError } from "./errors";
 import { parseCorsOrigins } from "./http/cors";
@@ -41,8 +42,8 @@ Model (agents that name no model key read these; see docs/models.md):
   PATCHBAY_MODEL_IMAGES=true|false                whether the model takes images in tool results
 `;
 
-/** The shortest secret production mode accepts: tokens are HMAC-signed with it. */
-export const MIN_SECRET_BYTES = 32;
+export { MIN_SECRET_BYTES } from "./config/server-credentials";
+
 const FLAGS = [
   "dev",
   "port",
@@ -128,14 +129,12 @@ async function main(argv: string[]): Promise<number> {
   if (missing.length > 0) {
     throw usage(`missing ${missing.join(" and ")}; for development, --dev makes them up`);
   }
+  // Said here with the flag that lifts it; createServer refuses it too (production), or warns (--dev).
   const secretBytes = Buffer.byteLength(secret!, "utf8");
-  if (secretBytes < MIN_SECRET_BYTES) {
-    if (!dev) {
-      throw usage(
-        `the secret is ${secretBytes} bytes; production needs at least ${MIN_SECRET_BYTES} (\`openssl rand -hex 32\` makes one), or pass --dev`,
-      );
-    }
-    logger.warn(`the secret is ${secretBytes} bytes: fine for --dev, refused without it`);
+  if (secretBytes < MIN_SECRET_BYTES && !dev) {
+    throw usage(
+      `the secret is ${secretBytes} bytes; production needs at least ${MIN_SECRET_BYTES} (\`openssl rand -hex 32\` makes one), or pass --dev`,
+    );
   }
   const corsOrigins = values["cors-origins"] ?? env.PATCHBAY_CORS_ORIGINS;
   const databaseUrl = values["database-url"] ?? env.PATCHBAY_DATABASE_URL;
@@ -153,6 +152,7 @@ async function main(argv: string[]): Promise<number> {
       600_000,
     ),
     logger,
+    mode: dev ? "development" : "production",
     processMetrics: true,
     limits: parseLimitFlags(values.limit ?? []),
     ...(corsOrigins ? { cors: parseCorsOrigins(corsOrigins) } : {}),

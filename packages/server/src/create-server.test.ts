@@ -62,7 +62,8 @@ describe("createServer", () => {
     expect(created.status).toBe(201);
     const { id } = (await created.json()) as { id: string };
     expect((await store.getSession(id))?.userId).toBe("u_1");
-    await expect(start({ dataDir: undefined })).rejects.toThrow(
+    // Production needs a place for data; development keeps sessions in memory (config/server-credentials.test.ts).
+    await expect(start({ dataDir: undefined, mode: "production", secret: "s".repeat(32) })).rejects.toThrow(
       /dataDir \(SQLite\), databaseUrl \(Postgres\) or a store/,
     );
     await expect(start({ dataDir: undefined, databaseUrl: "mysql://db/x" })).rejects.toThrow(/postgres:\/\//);

@@ -6,6 +6,7 @@ import { type IdempotencyStore, InMemoryIdempotencyStore, type Tools } from "@pa
 import { Authenticator } from "./auth/auth";
 import { type AgentConfig, type AgentFileInput, defineAgent, loadAgentConfigs } from "./config/agent-config";
 import { resolveLimits, type ServerLimits } from "./config/limits";
+import { resolveServerCredentials, type ServerMode, serverMode } from "./config/server-credentials";
 import { checkServerOptions } from "./config/server-options";
 import { ServerError } from "./errors";
 import type { DispatchContext, DispatchExtension } from "./extensions/dispatch-extension";
@@ -13,11 +14,13 @@ import { type CorsOptions, CorsPolicy, parseCorsOrigins } from "./http/cors";
 import { createHttpApi, type HttpApiLimits } from "./http/http-api";
 import { createLogger, type Logger, type LogLevel } from "./observability/logger";
 import { ServerMetrics } from "./observability/metrics";
+import { type ReplyOptions, replyOnce, type ServerReply } from "./server-reply";
 import type { LiveSessionDeps } from "./sessions/live-session";
 import { recoverInterruptedTurns } from "./sessions/recovery";
 import { SessionDirectory } from "./sessions/session-directory";
 import { type ClientSocketLimits, ClientSocketServer } from "./sockets/client-socket";
 import { SocketGuards } from "./sockets/socket-guards";
+import { MemoryStore } from "./store/memory-store";
 import { describeStore, openStore } from "./store/open-store";
 import type { Store } from "./store/store";
 import {
@@ -32,8 +35,11 @@ import { forEndUsers } from "./turns/reasoning-state";
 import { createDispatch } from "./workers";
 
 /**
- * Options of {@link createServer}. Everything has a default except the credentials (options or
- * `PATCHBAY_API_KEY` / `PATCHBAY_API_SECRET`) and a place for data (`dataDir` or `store`).
+ * Options of {@link createServer}. Everything has a default. In production the credentials
+ * (options or `PATCHBAY_API_KEY` / `PATCHBAY_API_SECRET`, a secret of 32 bytes or more) and a place
+ * for data (`dataDir`, `databaseUrl` or `store`) are required; in development (`mode`) the
+ * credentials are made up and printed once, and sessions are kept in memory when no place for
+ * data is given.
  *
  * @example
  * ```ts
@@ -41,6 +47,12 @@ import { createDispatch } from "./workers";
  * ```
  */
 export interface CreateServerOptions {
+  /**
+   * `development` or `production` (see {@link ServerMode}). Default `PATCHBAY_MODE`, else
+   * `production` when `NODE_ENV` is `production`, else `development`. `patchbay serve` passes
+   * `production` unless `--dev`.
+   */
+  mode?: ServerMode;
   /** Port to listen on; 0 picks a free one. Default 8787. */
   port?: number;
   /** Interface to bind. Default `127.0.0.1` (put a reverse proxy in front for the outside). */
@@ -137,6 +149,28 @@ export interface PatchbayServer {
   limits: ServerLimits;
   /** Each agent's running connectors (only agents that have some), with their `status()`. */
   connectors: ReadonlyMap<string, ConnectorSet>;
+  /** Whether the server started in `development` or `production` mode. */
+  mode: ServerMode;
+  /**
+   * The API key and secret backends and workers use (the made-up ones in development), so a
+   * script can connect: `new Client({ baseUrl: server.url, ...server.credentials })`.
+   */
+  credentials: { readonly apiKey: string; readonly secret: string };
+  /**
+   * One reply of an agent, in this process, through the real turn loop (model rounds, tools,
+   * approvals), in a new session unless `options.sessionId` continues one. Resolves with the
+   * final text once the reply ended, also when it ended early (`reason` says: `max_rounds`,
+   * `interrupted` when `options.signal` aborted it, `answered_by_worker`); tool calls ran
+   * meanwhile and are in `toolCalls`. A question for approval is declined unless
+   * `options.onApproval` allows it. A failed reply (the model's provider failed, no worker)
+   * rejects with a `ServerError` carrying the reply's error code.
+   *
+   * @example
+   * ```ts
+   * const { text } = await server.reply("support", "Where is my order A1?");
+   * ```
+   */
+  reply(agent: string, message: string, options?: ReplyOptions): Promise<ServerReply>;
   /** Stops accepting, ends or hands back running work (bounded), closes sockets and the store. */
   close(): Promise<void>;
 }
@@ -160,17 +194,9 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
   );
   const env = options.env ?? process.env;
   const logger = options.logger ?? createLogger({ level: options.logLevel ?? "info" });
-  const apiKey = options.apiKey ?? env.PATCHBAY_API_KEY;
-  const secret = options.secret ?? env.PATCHBAY_API_SECRET;
-  if (!apiKey || !secret) {
-    const missing = [
-      ...(apiKey ? [] : ["apiKey (or PATCHBAY_API_KEY)"]),
-      ...(secret ? [] : ["secret (or PATCHBAY_API_SECRET)"]),
-    ];
-    throw new ServerError("invalid_config", `createServer: missing ${missing.join(" and ")}`, {
-      path: apiKey ? "secret" : "apiKey",
-    });
-  }
+  const mode = serverMode(options.mode, env);
+  const credentials = resolveServerCredentials(options, env, mode, (message) => logger.warn(message));
+  const { apiKey, secret } = credentials;
   const agents = new Map<string, AgentConfig>();
   if (options.configDir !== undefined)
     for (const [id, agent] of loadAgentConfigs(options.configDir, {
@@ -203,7 +229,15 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
     ...(options.connectors ? { kinds: options.connectors } : {}),
     env,
   });
-  const { store, unlock } = await openStore(options, env);
+  // Development with no place for data: sessions live in this process's memory.
+  const inMemory =
+    mode === "development" &&
+    !options.store &&
+    options.dataDir === undefined &&
+    !(options.databaseUrl ?? env.PATCHBAY_DATABASE_URL);
+  const { store, unlock } = inMemory
+    ? { store: new MemoryStore(), unlock: undefined }
+    : await openStore(options, env);
   const metrics = new ServerMetrics({ defaultMetrics: options.processMetrics ?? false });
   const authenticator = new Authenticator({ apiKey, secret });
   const progressIntervalMs = options.progressIntervalMs ?? 250;
@@ -307,7 +341,20 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
   const port = (http.address() as AddressInfo).port;
   const urlHost = host.includes(":") ? `[${host}]` : host;
   const url = `http://${urlHost}:${port}`;
-  logger.info("patchbay server listening", { url, agents: [...agents.keys()], store: describeStore(store) });
+  logger.info("patchbay server listening", {
+    url,
+    agents: [...agents.keys()],
+    store: describeStore(store),
+    mode,
+  });
+  if (inMemory) logger.info("no dataDir: sessions are kept in memory and are gone when the process ends");
+  if (credentials.generated) {
+    // Printed once, here: nothing else knows them. Set them to keep them across starts.
+    logger.warn(
+      "development credentials, made up on this start (set apiKey and secret, or PATCHBAY_API_KEY and PATCHBAY_API_SECRET, to keep them)",
+      { apiKey, secret },
+    );
+  }
 
   let closing: Promise<void> | undefined;
   const close = () => {
@@ -341,6 +388,9 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
     logger,
     limits,
     connectors: connectorSets,
+    mode,
+    credentials: { apiKey, secret },
+    reply: (agent, message, replyOptions) => replyOnce(sessions, agent, message, replyOptions),
     close,
   };
 }

@@ -41,6 +41,7 @@ export class CallRunner implements PipelineHost {
   readonly defaultTimeoutMs: number;
   readonly caps: SlotCaps;
   readonly confirmHold: ToolExecutorOptions["confirmHold"];
+  readonly confirmApproval: ToolExecutorOptions["confirmApproval"];
   readonly approve: ApproveStep | undefined;
   readonly now: () => number;
   readonly #events: EventEmitter<ToolExecutorEvents>;
@@ -81,6 +82,7 @@ export class CallRunner implements PipelineHost {
     this.#scheduleProgress = options.scheduleProgress ?? ((flush) => void setTimeout(flush, 0));
     this.now = options.now ?? Date.now;
     this.confirmHold = options.confirmHold;
+    this.confirmApproval = options.confirmApproval;
   }
 
   get activeCallIds(): string[] {

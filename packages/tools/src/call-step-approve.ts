@@ -2,11 +2,12 @@ import type { ApprovalDecision, ApprovalGate } from "./approval-gate";
 import { buildApprovalRequest } from "./approval-request";
 import { type CallFinisher, messageOf } from "./call-ending";
 import { abortError, type CallState, signalOf } from "./call-state";
+import { type WhenHost, whenStep } from "./call-step-when";
 import * as Sentences from "./model-sentences";
 import type { CompiledTool } from "./tool-definition";
 
 /** What the approval step asks of the executor. */
-export interface ApproveHost extends CallFinisher {
+export interface ApproveHost extends CallFinisher, WhenHost {
   readonly approvalGate: ApprovalGate | undefined;
   /** How long a request stays open unless the tool says otherwise. */
   readonly approvalExpiresInMs: number;
@@ -14,14 +15,24 @@ export interface ApproveHost extends CallFinisher {
 }
 
 /**
- * The second step, for a tool with `approval`: asks the approval gate and waits for its answer,
+ * The second step, for a tool with `approval`: unless its `when` says this call runs without
+ * asking, asks the approval gate and waits for its answer,
  * the request's expiry or the call's end, whichever comes first. True when the user allowed
  * this call with these arguments; otherwise the call ended here (`declined`, `approval_expired`
  * or `failed`), or had already ended.
  */
-export async function approveStep(host: ApproveHost, state: CallState, tool: CompiledTool): Promise<boolean> {
+export async function approveStep(
+  host: ApproveHost,
+  state: CallState,
+  tool: CompiledTool,
+  args: unknown,
+): Promise<boolean> {
   const { call } = state;
   const approval = tool.spec.approval!;
+  if (approval.conditional) {
+    const need = await whenStep(host, state, tool, args);
+    if (need !== "ask") return need === "run";
+  }
   const gate = host.approvalGate;
   if (!gate) {
     host.finish(state, "declined", {

@@ -39,13 +39,15 @@ export { PreapprovedToolExecutor } from "./preapproved-tool-executor";
 export type { ToolInputMapping } from "./project-tool-input";
 export { projectToolInput } from "./project-tool-input";
 export type { ToolCallInput } from "./tool-call-input";
-export type { ToolApproval, ToolCallContext, ToolDefinition } from "./tool-definition";
+export type { ToolApproval, ToolApprovalContext, ToolCallContext, ToolDefinition } from "./tool-definition";
 export { toolSpecOf } from "./tool-definition";
 export type { ToolExecutionResult } from "./tool-execution-result";
 export { toToolResult } from "./tool-execution-result";
 export { ToolExecutor } from "./tool-executor";
 export type {
   CancelReason,
+  ConditionalApprovalAnswer,
+  ConditionalApprovalRequest,
   ExecuteOptions,
   HoldDecision,
   HoldRequest,

@@ -81,6 +81,19 @@ export function approvalUnavailable(name: string): string {
   return `"${name}" needs the user's approval and there is no one to ask here, so it did not run.`;
 }
 
+/** The tool's `approval.when` threw, so whether to ask could not be decided (the error is in the host's log). */
+export function approvalCheckFailed(name: string): string {
+  return `"${name}" did not run: whether to ask the user could not be decided.`;
+}
+
+/**
+ * A conditional approval asked upstream did not allow the call (`declined`, `expired`,
+ * `cancelled`, ...). Where the server asked, it tells the model itself, in its own words.
+ */
+export function approvalNotGiven(name: string, outcome: string): string {
+  return `"${name}" did not run: its approval ended ${outcome}.`;
+}
+
 export function approvalMismatch(name: string): string {
   return `"${name}" did not run: the approval given was for a different call or different arguments.`;
 }

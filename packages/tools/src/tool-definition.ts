@@ -46,15 +46,39 @@ export interface ToolCallContext {
 }
 
 /**
- * How a tool asks the user before it runs. `{argument}` placeholders in `title` are filled from
- * the call's arguments.
+ * What `approval.when` is given besides the arguments: the call as `run` would see it, without
+ * the ways to talk back (the call has not started).
  *
  * @example
  * ```ts
- * const approval: ToolApproval = { title: "Share your location?", reasonArgument: "reason", allowTitle: "Share", declineTitle: "Not now" };
+ * when: (args, ctx) => ctx.user.id !== "admin"
  * ```
  */
-export type ToolApproval = ToolApprovalSpec;
+export type ToolApprovalContext = Pick<
+  ToolCallContext,
+  "id" | "name" | "sessionId" | "user" | "conversation" | "attempt" | "signal"
+>;
+
+/**
+ * How a tool asks the user before it runs. `{argument}` placeholders in `title` are filled from
+ * the call's arguments. With `when`, only the calls it says yes to ask; the others run at once.
+ *
+ * @example
+ * ```ts
+ * const approval: ToolApproval<{ amount: number }> = { title: "Pay {amount} EUR?", when: ({ amount }) => amount > 100 };
+ * ```
+ */
+export interface ToolApproval<TArgs = Record<string, unknown>> extends Omit<ToolApprovalSpec, "conditional"> {
+  /**
+   * Decides per call whether to ask, with the parsed arguments (as `run` gets them): `true` asks,
+   * `false` runs the call without asking. It runs where the tool is defined (the server process,
+   * the worker, the page), when the call arrives and before it takes a concurrency slot; the
+   * question then goes through the session's approvals like any other, bound to the call. A
+   * `when` that throws or rejects fails the call: the model reads a short sentence, the error
+   * goes to the host's log. Default: every call asks.
+   */
+  when?: (args: TArgs, ctx: ToolApprovalContext) => boolean | Promise<boolean>;
+}
 
 /**
  * A tool: its name, what it does, its arguments, and the function that runs it.
@@ -79,8 +103,8 @@ export interface ToolDefinition<TArgs = Record<string, unknown>> {
   parameters?: ToolParameters<TArgs>;
   /** Runs the tool. The return value becomes the result: a string as is, `undefined` as empty, a `ToolOutput` as text and images, anything else as JSON. */
   run: (args: TArgs, signal: AbortSignal, ctx: ToolCallContext) => unknown;
-  /** Ask the user before running. */
-  approval?: ToolApproval;
+  /** Ask the user before running (every call, or those `approval.when` says yes to). */
+  approval?: ToolApproval<TArgs>;
   /** What the user sees while the tool runs ("Checking where you are"). */
   displayTitle?: string;
   /** Whether an interrupt cancels the call (until it is held). Default `false`. */
@@ -183,6 +207,13 @@ export function compileTool(definition: ToolDefinition<any>): CompiledTool {
       );
     }
     approval = checked.value;
+    // Set from `when` alone: a spec that says `conditional` has a function behind it.
+    const when = (definition.approval as { when?: unknown }).when;
+    if (when !== undefined && typeof when !== "function") {
+      throw new ToolDefinitionError(name, "approval.when", "must be a function");
+    }
+    if (when) approval.conditional = true;
+    else delete approval.conditional;
     const properties = parameters.jsonSchema.properties;
     if (properties && typeof properties === "object") {
       for (const placeholder of templatePlaceholders(approval.title)) {

@@ -28,8 +28,9 @@ export interface ToolExecutorEvents {
   say: (event: { callId: string; name: string; text: string }) => void;
   held: (event: { callId: string; name: string }) => void;
   /**
-   * A tool's `run` threw: the error itself, stack and all, for the developer's log (the model
-   * only gets a short sentence in the result). Emitted before `finished`.
+   * A tool's `run` (or its `approval.when`) threw: the error itself, stack and all, for the
+   * developer's log (the model only gets a short sentence in the result). Emitted before
+   * `finished`.
    */
   threw: (event: { callId: string; name: string; sessionId: string; error: unknown }) => void;
   finished: (result: ToolExecutionResult) => void;
@@ -72,6 +73,16 @@ export interface ToolExecutorOptions {
    * (`tool.hold` / `hosted.hold`, answered by the ack frame). Default: every hold is accepted.
    */
   confirmHold?: (request: HoldRequest) => HoldDecision | Promise<HoldDecision>;
+  /**
+   * For a `PreapprovedToolExecutor` (calls approved upstream): asked when a tool's
+   * `approval.when` says a call needs the user's approval, since the question lives where the
+   * approvals are. A page or worker asks the server here (`tool.approval` / `hosted.approval`,
+   * answered by the ack frame); the call runs only on `allowed`. Without it such a call is
+   * declined (`approval_unavailable`). A `ToolExecutor` asks its `approvalGate` instead.
+   */
+  confirmApproval?: (
+    request: ConditionalApprovalRequest,
+  ) => ConditionalApprovalAnswer | Promise<ConditionalApprovalAnswer>;
   /** Process-wide per-tool caps shared with other executors. */
   limiter?: ToolLimiter;
   /**
@@ -112,6 +123,38 @@ export interface HoldRequest {
  */
 export interface HoldDecision {
   accepted: boolean;
+  reason?: string;
+}
+
+/**
+ * A tool's `approval.when` said this call asks the user (see
+ * {@link ToolExecutorOptions.confirmApproval}).
+ *
+ * @example
+ * ```ts
+ * const request: ConditionalApprovalRequest = { callId: "call_1", name: "pay", attempt: 1, signal };
+ * ```
+ */
+export interface ConditionalApprovalRequest {
+  callId: string;
+  name: string;
+  attempt: number;
+  /** Aborts when the call ends before the answer comes. */
+  signal: AbortSignal;
+}
+
+/**
+ * How the question of a {@link ConditionalApprovalRequest} ended, as `tool.approval.ack` /
+ * `hosted.approval.ack` carry it. `reason`: the user's words on a decline, or why the question
+ * was not asked.
+ *
+ * @example
+ * ```ts
+ * const answer: ConditionalApprovalAnswer = { outcome: "declined", reason: "too expensive" };
+ * ```
+ */
+export interface ConditionalApprovalAnswer {
+  outcome: "allowed" | "declined" | "expired" | "cancelled";
   reason?: string;
 }
 

@@ -39,6 +39,7 @@ describe("createServer's options", () => {
     // A key missing on either side is a compile error here (the record must be complete) or a
     // difference in the list below.
     const declared: Record<keyof CreateServerOptions, true> = {
+      mode: true,
       port: true,
       host: true,
       dataDir: true,
@@ -98,9 +99,11 @@ describe("createServer's options", () => {
     expect((await refusal({ env: "PATH=/bin" })).path).toBe("env");
   });
 
-  it("names which credential is missing", async () => {
-    const error = await refusal({ secret: undefined, env: {} });
-    expect(error.message).toBe("createServer: missing secret (or PATCHBAY_API_SECRET)");
+  it("names which credential is missing in production", async () => {
+    const error = await refusal({ secret: undefined, env: {}, mode: "production" });
+    expect(error.message).toBe(
+      'createServer: missing secret (or PATCHBAY_API_SECRET); production needs both (in development, mode: "development", they are made up)',
+    );
     expect(error.path).toBe("secret");
   });
 

@@ -23,6 +23,7 @@ const logger = z.custom<object>(
  * store, dispatch and limits objects are checked where they are used.
  */
 const ServerOptionsSchema = z.object({
+  mode: z.enum(["development", "production"]).optional(),
   port: z.number().int().min(0).max(65_535).optional(),
   host: z.string().min(1).optional(),
   dataDir: z.string().min(1).optional(),

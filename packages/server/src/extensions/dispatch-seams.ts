@@ -40,6 +40,21 @@ export interface HoldAnswer {
 }
 
 /**
+ * How a conditional approval a call asked for ended (`handlers.approval`), sent back on the wire
+ * as `hosted.approval.ack` / `tool.approval.ack`. The call runs only on `allowed`; `reason` is the
+ * user's on a decline, or why nothing was asked (`settled`, `unknown_call`, `stale_attempt`).
+ *
+ * @example
+ * ```ts
+ * const answer: ApprovalAnswer = { outcome: "declined", reason: "too expensive" };
+ * ```
+ */
+export interface ApprovalAnswer {
+  outcome: "allowed" | "declined" | "expired" | "cancelled";
+  reason?: string;
+}
+
+/**
  * One hosted tool call the turn loop hands to the {@link HostedToolRouter}. Approval, argument
  * validation and the timeout are decided already: the server only routes a call that was
  * allowed.
@@ -92,6 +107,15 @@ export interface ToolCallHandlers {
    * back (`hosted.hold.ack` / `tool.hold.ack`).
    */
   hold(attempt?: number): HoldAnswer;
+  /**
+   * The tool's approval is conditional and its `when` said this call asks: the runner asks the
+   * user (the session's approvals, bound to the call id and arguments hash), pausing the call's
+   * timeout, and resolves with how the question ended. Asked again (a later delivery), it gives
+   * the same question or its outcome, never a second one. The caller sends the answer back
+   * (`hosted.approval.ack` / `tool.approval.ack`). The runner always gives it; it is optional so
+   * handlers made elsewhere (tests, benchmarks) need not.
+   */
+  approval?(attempt?: number): Promise<ApprovalAnswer>;
   /** The call was delivered (again) with this attempt number. */
   attempt(attempt: number): void;
 }

@@ -334,6 +334,21 @@ class ClientConnection implements PeerEndpoint<"client-to-server"> {
         });
         return;
       }
+      case "tool.approval": {
+        // Answered when the user has: the question must not hold up this socket's other frames.
+        const pages = this.sessions.require(frame.sessionId).live.pages;
+        void pages.approval(frame.callId, frame.attempt).then((answer) =>
+          this.send({
+            type: "tool.approval.ack",
+            sessionId: frame.sessionId,
+            callId: frame.callId,
+            attempt: answer.attempt,
+            outcome: answer.outcome,
+            ...(answer.reason === undefined ? {} : { reason: answer.reason }),
+          }),
+        );
+        return;
+      }
       case "tool.result":
         this.sessions.require(frame.sessionId).live.pages.result(frame.callId, frame.attempt, frame.result);
         return;

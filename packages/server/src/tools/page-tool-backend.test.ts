@@ -33,6 +33,7 @@ function recordingHandlers(accept = true) {
     attempt(attempt) {
       attempts.push(attempt);
     },
+    approval: async () => ({ outcome: "allowed" }),
   };
   return { handlers, attempts, holds };
 }

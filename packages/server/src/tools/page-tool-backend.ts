@@ -1,7 +1,12 @@
 import type { JsonObject, ToolResult, ToolSpec, User } from "@patchbay/protocol";
 import { RecentMap } from "@patchbay/protocol/runtime";
 import { ModelSentences } from "@patchbay/tools";
-import type { CancelReason, HoldAnswer, ToolCallHandlers } from "../extensions/dispatch-seams";
+import type {
+  ApprovalAnswer,
+  CancelReason,
+  HoldAnswer,
+  ToolCallHandlers,
+} from "../extensions/dispatch-seams";
 import type { Logger } from "../observability/logger";
 import type { SessionLog } from "../sessions/session-log";
 import type { PendingToolCallRecord } from "../store/store";
@@ -152,6 +157,23 @@ export class PageToolBackend implements ToolBackend {
     const named = attempt ?? pending.attempt;
     if (named !== pending.attempt) return { accepted: false, reason: "stale_attempt", attempt: named };
     return { ...pending.handlers.hold(named), attempt: named };
+  }
+
+  /**
+   * A `tool.approval` from a page (a conditional approval's `when` said yes): the runner's
+   * answer once the question ended, with the attempt it is for, for the `tool.approval.ack` frame.
+   */
+  async approval(callId: string, attempt: number): Promise<ApprovalAnswer & { attempt: number }> {
+    const pending = this.pending.get(callId);
+    if (!pending) {
+      return { outcome: "cancelled", reason: this.settled.has(callId) ? "settled" : "unknown_call", attempt };
+    }
+    if (attempt !== pending.attempt) return { outcome: "cancelled", reason: "stale_attempt", attempt };
+    const answer = (await pending.handlers.approval?.(attempt)) ?? {
+      outcome: "cancelled",
+      reason: "unknown_call",
+    };
+    return { ...answer, attempt };
   }
 
   /**

@@ -1,5 +1,5 @@
 import type { ConversationItem, JsonObject, ToolResult, ToolSpec, User } from "@patchbay/protocol";
-import { allowAll, type IdempotencyStore, ToolExecutor, type Tools, toToolResult } from "@patchbay/tools";
+import { type IdempotencyStore, PreapprovedToolExecutor, type Tools, toToolResult } from "@patchbay/tools";
 import type { CancelReason, ToolCallHandlers } from "../extensions/dispatch-seams";
 import type { Logger } from "../observability/logger";
 import type { ArgumentCheck, RoutedToolCall, ToolBackend } from "./tool-backend";
@@ -25,25 +25,28 @@ export interface ServerToolBackendOptions {
  * session's `ToolExecutor`. The tool-call runner decides what the executor would otherwise
  * decide a second time: arguments are parsed once (here, with the tool's own schema, through
  * `checkArguments`), the session's concurrency is capped once (by the runner; the executor keeps
- * only per-tool caps), the user was asked already (the gate allows all), the timeout is the
- * runner's, and a hold is accepted only when the runner says so.
+ * only per-tool caps), the user was asked already (a `PreapprovedToolExecutor`), the timeout is
+ * the runner's, and a hold is accepted only when the runner says so. A tool whose approval is
+ * conditional has its `when` called here, in the server process, and a call it says yes to asks
+ * the user through the runner (`handlers.approval`).
  */
 export class ServerToolBackend implements ToolBackend {
   readonly location = "server" as const;
   readonly remote = false;
   private readonly handlers = new Map<string, ToolCallHandlers>();
-  private readonly executor: ToolExecutor;
+  private readonly executor: PreapprovedToolExecutor;
 
   constructor(private readonly options: ServerToolBackendOptions) {
-    this.executor = new ToolExecutor({
+    this.executor = new PreapprovedToolExecutor({
       tools: options.tools,
       sessionId: options.sessionId,
       user: options.user,
       conversation: options.conversation,
-      approvalGate: allowAll,
       maxConcurrentCalls: null,
       confirmHold: ({ callId }) =>
         this.handlers.get(callId)?.hold() ?? { accepted: false, reason: "unknown_call" },
+      confirmApproval: ({ callId, attempt }) =>
+        this.handlers.get(callId)?.approval?.(attempt) ?? { outcome: "cancelled", reason: "unknown_call" },
       ...(options.idempotencyStore ? { idempotencyStore: options.idempotencyStore } : {}),
     });
     this.executor.on("progress", ({ callId, text }) => this.handlers.get(callId)?.progress(text));

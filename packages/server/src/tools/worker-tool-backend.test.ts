@@ -24,6 +24,7 @@ const handlers: ToolCallHandlers = {
   say() {},
   hold: () => ({ accepted: true }),
   attempt() {},
+  approval: async () => ({ outcome: "allowed" as const }),
 };
 
 /** `count` alternating user and assistant messages, oldest first. */

@@ -3,6 +3,7 @@
 
 import type { ReasoningPart } from "@patchbay/models";
 import type {
+  JsonObject,
   NormalizedToolCall,
   ToolCallItem,
   ToolCallStatus,
@@ -14,7 +15,12 @@ import type {
 
 import { interruptCancels, ModelSentences, validateArguments, type WithdrawReason } from "@patchbay/tools";
 import { nanoid } from "nanoid";
-import type { CancelReason, HoldAnswer, ToolCallHandlers } from "../extensions/dispatch-seams";
+import type {
+  ApprovalAnswer,
+  CancelReason,
+  HoldAnswer,
+  ToolCallHandlers,
+} from "../extensions/dispatch-seams";
 import type { Logger } from "../observability/logger";
 import type { ServerMetrics } from "../observability/metrics";
 import type { SessionLog } from "../sessions/session-log";
@@ -74,6 +80,16 @@ interface Slot {
   cancelling?: CancelReason;
   timer?: ReturnType<typeof setTimeout>;
   grace?: ReturnType<typeof setTimeout>;
+  /** The call's timeout, kept to start it again after a conditional approval. */
+  timeoutMs?: number;
+  /** The call holds one of the session's concurrency slots (given back while its question waits). */
+  holdsCapacity?: boolean;
+  /** The conditional approval the call's host asked for: every delivery gets this one question. */
+  approval?: Promise<ApprovalAnswer>;
+  /** Withdraws the conditional question when the call ends another way. */
+  question?: AbortController;
+  /** The question ended the call (declined, expired, withdrawn): the host's answer after it is no news. */
+  endedByApproval?: boolean;
   /** Resolves when the call is settled, whichever way. */
   done?: () => void;
 }
@@ -257,7 +273,9 @@ export class ToolCallRunner {
     const args = backend.checkArguments ? call.arguments : (checked.value as typeof call.arguments);
 
     if (this.options.signal.aborted) return this.withdrawSlot(call.id);
-    if (spec.approval) {
+    // A conditional approval is decided where the tool runs (its `when`): the host asks through
+    // `handlers.approval` once the call reached it (see `askConditional`).
+    if (spec.approval && !spec.approval.conditional) {
       let declineReason: string | undefined;
       const outcome = await this.options.approvals.ask({
         onDeclineReason: (reason) => {
@@ -285,6 +303,7 @@ export class ToolCallRunner {
 
     // The slot is taken after approval: a question waiting for the user holds no capacity.
     await this.acquire();
+    slot.holdsCapacity = true;
     try {
       if (this.options.signal.aborted) return this.withdrawSlot(call.id);
       slot.started = true;
@@ -293,12 +312,14 @@ export class ToolCallRunner {
       const settled = new Promise<void>((resolve) => {
         slot.done = resolve;
       });
+      slot.timeoutMs = timeoutMs;
       slot.timer = setTimeout(() => this.timeOut(call.id, timeoutMs), timeoutMs);
       const handlers: ToolCallHandlers = {
         progress: (text) => this.progress.push(call.id, text),
         say: (text) =>
           void this.options.runtime.append({ type: "tool.say", callId: call.id, text }).catch(() => {}),
         hold: (attempt) => this.hold(call.id, attempt),
+        approval: (attempt) => this.approval(call.id, attempt, args),
         // A router reports every delivery, the first one included; the item starts at attempt 1,
         // so only a redelivery is a change worth a transaction.
         attempt: (attempt) => {
@@ -331,8 +352,104 @@ export class ToolCallRunner {
         );
       await settled;
     } finally {
+      if (slot.holdsCapacity) {
+        slot.holdsCapacity = false;
+        this.release();
+      }
+    }
+  }
+
+  /**
+   * The host of a call whose approval is conditional asks the user (its `when` said yes). One
+   * question per call, whichever delivery asks; an older delivery than the latest is refused.
+   */
+  private approval(callId: string, attempt: number | undefined, args: JsonObject): Promise<ApprovalAnswer> {
+    const slot = this.slots.get(callId);
+    if (!slot) return Promise.resolve({ outcome: "cancelled", reason: "unknown_call" });
+    if (slot.approval) return slot.approval;
+    if (slot.settled) return Promise.resolve({ outcome: "cancelled", reason: "settled" });
+    if (attempt !== undefined && attempt < slot.item.attempt) {
+      return Promise.resolve({ outcome: "cancelled", reason: "stale_attempt" });
+    }
+    // An unconditional approval was asked before the call was routed: it is allowed.
+    if (!slot.spec?.approval?.conditional) return Promise.resolve({ outcome: "allowed" });
+    slot.approval = this.askConditional(callId, slot, slot.spec.approval, args);
+    return slot.approval;
+  }
+
+  /**
+   * Asks the user about a running call, as an upfront approval would: the call's timeout stops
+   * and its concurrency slot is given back while the question waits (the user's time to answer
+   * counts for neither); on `allowed` the call takes a slot again and its timeout starts anew.
+   * Any other outcome ends the call here, and the host hears it does not run.
+   */
+  private async askConditional(
+    callId: string,
+    slot: Slot,
+    approval: NonNullable<ToolSpec["approval"]>,
+    args: JsonObject,
+  ): Promise<ApprovalAnswer> {
+    clearTimeout(slot.timer);
+    slot.timer = undefined;
+    if (slot.holdsCapacity) {
+      slot.holdsCapacity = false;
       this.release();
     }
+    const question = new AbortController();
+    slot.question = question;
+    const onInterrupt = () => question.abort();
+    this.options.signal.addEventListener("abort", onInterrupt, { once: true });
+    let declineReason: string | undefined;
+    let outcome: ApprovalAnswer["outcome"];
+    try {
+      outcome = await this.options.approvals.ask({
+        callId,
+        tool: slot.item.name,
+        approval,
+        arguments: args,
+        signal: this.options.signal.aborted ? this.options.signal : question.signal,
+        items: [this.patch(callId, { status: "awaiting_approval" })],
+        onDeclineReason: (reason) => {
+          declineReason = reason;
+        },
+      });
+    } finally {
+      this.options.signal.removeEventListener("abort", onInterrupt);
+    }
+    if (slot.settled) return { outcome: "cancelled", reason: "settled" };
+    if (outcome === "allowed") {
+      await this.acquire();
+      if (slot.settled) {
+        this.release();
+        return { outcome: "cancelled", reason: "settled" };
+      }
+      slot.holdsCapacity = true;
+      await this.update(callId, { status: "running" });
+      const timeoutMs = slot.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
+      slot.timer = setTimeout(() => this.timeOut(callId, timeoutMs), timeoutMs);
+      return { outcome };
+    }
+    slot.endedByApproval = true;
+    const name = slot.item.name;
+    if (outcome === "declined") {
+      await this.settle(
+        callId,
+        failedResult("declined", "declined", ModelSentences.declined(name, declineReason)),
+      );
+    } else if (outcome === "expired") {
+      await this.settle(
+        callId,
+        failedResult("approval_expired", "approval_expired", ModelSentences.approvalExpired(name)),
+      );
+    } else {
+      await this.settle(
+        callId,
+        failedResult("cancelled", "withdrawn", ModelSentences.withdrawn(this.withdrawReason())),
+        undefined,
+        "withdrawn",
+      );
+    }
+    return { outcome, ...(declineReason === undefined ? {} : { reason: declineReason }) };
   }
 
   /** A hold, decided here for every backend (see the class comment). */
@@ -351,6 +468,8 @@ export class ToolCallRunner {
   private interrupt(): void {
     for (const [callId, slot] of this.slots) {
       if (!slot.started || slot.settled || slot.cancelling || !slot.backend) continue;
+      // A call whose question waits has not run: the interrupt withdraws the question, and it.
+      if (slot.item.status === "awaiting_approval") continue;
       if (!interruptCancels({ interruptible: slot.spec?.interruptible === true, held: slot.item.held }))
         continue;
       slot.cancelling = this.closing ? "session_closed" : "interrupted";
@@ -392,8 +511,9 @@ export class ToolCallRunner {
   private async answered(callId: string, result: ToolResult, started: number): Promise<void> {
     const slot = this.slots.get(callId)!;
     if (slot.settled) {
-      // In-process calls stop when told: their answer after a timeout only echoes it.
-      if (result.error?.code === "unanswered" || !slot.backend?.remote) return;
+      // In-process calls stop when told: their answer after a timeout only echoes it; a host's
+      // answer to a call its question ended only says it did not run.
+      if (result.error?.code === "unanswered" || !slot.backend?.remote || slot.endedByApproval) return;
       this.options.logger.info("late tool result recorded", {
         sessionId: this.options.runtime.id,
         callId,
@@ -432,12 +552,19 @@ export class ToolCallRunner {
   }
 
   /** Ends a call: the model is told through its item's final status and result, once. */
-  private async settle(callId: string, result: ToolResult, started?: number): Promise<void> {
+  private async settle(
+    callId: string,
+    result: ToolResult,
+    started?: number,
+    status: ToolCallStatus = STATUS_BY_OUTCOME[result.outcome],
+  ): Promise<void> {
     const slot = this.slots.get(callId)!;
     if (slot.settled) return;
     slot.settled = true;
     clearTimeout(slot.timer);
     clearTimeout(slot.grace);
+    // A question still open for the call (its host ran it without asking, after all) is withdrawn.
+    slot.question?.abort();
     this.progress.drop(callId);
     const location = slot.item.location ?? "server";
     this.options.metrics.toolCalls.inc({ tool: slot.item.name, location, outcome: result.outcome });
@@ -449,7 +576,7 @@ export class ToolCallRunner {
     }
     const held = result.held ?? slot.item.held;
     const patch: Partial<ToolCallItem> = {
-      status: STATUS_BY_OUTCOME[result.outcome],
+      status,
       result: result.held === undefined ? { ...result, held } : result,
       held,
       progress: undefined,

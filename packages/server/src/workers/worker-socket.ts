@@ -283,6 +283,7 @@ export function acceptWorkerSocket(ws: WebSocket, deps: WorkerSocketDeps, guards
       case "hosted.progress":
       case "hosted.say":
       case "hosted.hold":
+      case "hosted.approval":
       case "hosted.result":
         deps.tools.onFrame(current, frame);
         return;

@@ -33,6 +33,7 @@ function handlers() {
       return { accepted: true };
     },
     attempt: (n) => seen.attempts.push(n),
+    approval: async () => ({ outcome: "allowed" as const }),
   };
   return { h, seen };
 }

@@ -184,6 +184,9 @@ export class WorkerToolRouter implements HostedToolRouter {
       case "hosted.hold":
         this.#hold(worker, frame.callId, frame.attempt);
         return;
+      case "hosted.approval":
+        void this.#approval(worker, frame.callId, frame.attempt);
+        return;
       default:
         return;
     }
@@ -257,6 +260,29 @@ export class WorkerToolRouter implements HostedToolRouter {
       callId,
       attempt: named,
       accepted: answer.accepted,
+      ...(answer.reason === undefined ? {} : { reason: answer.reason }),
+    });
+  }
+
+  /**
+   * A `hosted.approval` (a conditional approval's `when` said yes): the runner asks the user; the
+   * worker hears how it ended, for the attempt it named. A worker that has gone since gets
+   * nothing: the call's next delivery asks again and gets the same question's outcome.
+   */
+  async #approval(worker: ConnectedWorker, callId: string, attempt: number): Promise<void> {
+    const call = this.#pending.get(callId);
+    let answer: { outcome: "allowed" | "declined" | "expired" | "cancelled"; reason?: string };
+    if (!call)
+      answer = { outcome: "cancelled", reason: this.#settled.has(callId) ? "settled" : "unknown_call" };
+    else if (call.worker?.id !== worker.id || attempt !== call.attempt)
+      answer = { outcome: "cancelled", reason: "stale_attempt" };
+    else
+      answer = (await call.handlers.approval?.(attempt)) ?? { outcome: "cancelled", reason: "unknown_call" };
+    worker.send({
+      type: "hosted.approval.ack",
+      callId,
+      attempt,
+      outcome: answer.outcome,
       ...(answer.reason === undefined ? {} : { reason: answer.reason }),
     });
   }
