@@ -17,7 +17,13 @@ describe("ChangeJson", () => {
   it("writes an event around its item's text, which parses back to the event", () => {
     const json = new ChangeJson();
     const item = message("m_1", 'a "quoted" text');
-    const event = { type: "message.created", commandId: "c_1", item, sessionId: "s_1", seq: 3 } as SessionEvent;
+    const event = {
+      type: "message.created",
+      commandId: "c_1",
+      item,
+      sessionId: "s_1",
+      seq: 3,
+    } as SessionEvent;
     const text = json.event(event);
     expect(JSON.parse(text)).toEqual(event);
     expect(text.endsWith(`"item":${json.item(item)}}`)).toBe(true);
