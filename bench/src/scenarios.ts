@@ -9,6 +9,7 @@ import { scaleMemoryScenario } from "./scale-memory";
 import { scaleWorkersScenario } from "./scale-workers";
 import type { Scenario } from "./scenario";
 import { turnLoopScenario } from "./turn-loop";
+import { underAttackScenario } from "./under-attack";
 import { wholeTurnScenario } from "./whole-turn";
 
 export const scenarios: Scenario[] = [
@@ -23,4 +24,5 @@ export const scenarios: Scenario[] = [
   scaleWorkersScenario,
   executorScenario,
   connectorScenario,
+  underAttackScenario,
 ];

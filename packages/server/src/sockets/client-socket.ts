@@ -16,7 +16,7 @@ import { AuthError, ServerError, toWireError } from "../errors";
 import type { Logger } from "../observability/logger";
 import type { ServerMetrics } from "../observability/metrics";
 import type { SessionDirectory } from "../sessions/session-directory";
-import { correlation, correlationOf } from "./frame-correlation";
+import { type Correlation, correlation, correlationOf } from "./frame-correlation";
 import { oversizedResult } from "./oversized-result";
 import { type PeerEndpoint, PeerSocket, type PeerSocketLimits, peerSocketServer } from "./peer-socket";
 import { SessionAttachments } from "./session-attachments";
@@ -220,13 +220,13 @@ class ClientConnection implements PeerEndpoint<"client-to-server"> {
     );
   }
 
-  invalid(error: FrameDecodeError, buffer: Buffer): void {
+  invalid(error: FrameDecodeError, buffer: Buffer, ids?: Correlation): void {
     if (error.code === "frame_too_large" && this.failOversizedResult(buffer)) return;
     this.reject({
       code: error.code,
       message: error.message,
       ...(error.path === undefined ? {} : { path: error.path }),
-      ...correlation(buffer),
+      ...(ids ?? correlation(buffer)),
     });
   }
 

@@ -2,7 +2,8 @@ import type { ClientToServerFrame } from "@patchbay/protocol";
 
 // The ids an error frame carries back so the client can tell which request or command failed.
 
-type Correlation = { requestId?: string; commandId?: string; sessionId?: string };
+/** The ids an error frame carries back. */
+export type Correlation = { requestId?: string; commandId?: string; sessionId?: string };
 
 export function correlationOf(frame: ClientToServerFrame): Correlation {
   const ids: Correlation = {};

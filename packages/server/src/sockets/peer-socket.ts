@@ -1,6 +1,14 @@
-import { type DecodeResult, decodeFrame, type FrameDecodeError, type FrameOf } from "@patchbay/protocol";
+import {
+  DEFAULT_MAX_JSON_DEPTH,
+  type DecodeResult,
+  decodeFrame,
+  FrameDecodeError,
+  type FrameOf,
+} from "@patchbay/protocol";
 import { type RawData, type WebSocket, WebSocketServer } from "ws";
 import type { Logger } from "../observability/logger";
+import { FrameInbox, type FrameScheduler, sharedFrameScheduler } from "./frame-inbox";
+import { type TooDeep, tooDeep } from "./json-depth";
 import { afterSlowReader } from "./memory-reclaim";
 import { TokenBucket } from "./rate-limit";
 import type { ConnectionGuards } from "./socket-guards";
@@ -47,8 +55,11 @@ export interface PeerSocketLimits {
 export interface PeerEndpoint<C extends PeerChannel> {
   /** A decoded frame (after hello, `ping` and `pong` are answered here and not passed on). */
   frame(frame: FrameOf<C>): void;
-  /** A frame that did not decode: the endpoint answers it (and may close). */
-  invalid(error: FrameDecodeError, buffer: Buffer): void;
+  /**
+   * A frame that did not decode: the endpoint answers it (and may close). `ids` are the frame's
+   * top-level ids when the socket already read them (a frame nested too deep is not parsed).
+   */
+  invalid(error: FrameDecodeError, buffer: Buffer, ids?: TooDeep["ids"]): void;
   /** No hello within `helloTimeoutMs`. */
   helloTimeout(): void;
   /** The socket closed, for whatever reason. */
@@ -72,7 +83,12 @@ export interface PeerSocketOptions<C extends PeerChannel> {
   onRefused?: (code: string) => void;
   /** The connection's id (in logs, and `welcome.connectionId` on /v1/client). */
   id: string;
+  /** Whose turns this socket's frames wait for (frame-inbox.ts); the process-wide one by default. */
+  scheduler?: FrameScheduler | undefined;
 }
+
+/** Bytes of read frames a socket may have waiting for their turn before it is paused (frame-inbox.ts). */
+const MAX_QUEUED_BYTES = 1024 * 1024;
 
 /** A WebSocket server for peer sockets: upgrades are handed to it by the HTTP server. */
 export function peerSocketServer(limits: Pick<PeerSocketLimits, "maxFrameBytes" | "maxResultFrameBytes">) {
@@ -107,6 +123,8 @@ export class PeerSocket<C extends PeerChannel> {
   private gone = false;
   private readonly logger: Logger;
   private readonly limits: PeerSocketLimits;
+  /** Frames read and waiting for their turn (frame-inbox.ts). */
+  private readonly inbox: FrameInbox;
 
   constructor(
     private readonly ws: WebSocket,
@@ -128,7 +146,13 @@ export class PeerSocket<C extends PeerChannel> {
       this.helloTimer = undefined;
       if (!this.authenticated && !this.closing) endpoint.helloTimeout();
     }, options.limits.helloTimeoutMs);
-    ws.on("message", (data) => this.receive(data));
+    this.inbox = new FrameInbox(
+      options.scheduler ?? sharedFrameScheduler,
+      (buffer) => this.receive(buffer),
+      ws,
+      MAX_QUEUED_BYTES,
+    );
+    ws.on("message", (data) => this.arrive(data));
     ws.on("close", (code, reason) => this.cleanup(code, String(reason)));
     ws.on("error", (error) => this.logger.debug("peer socket error", { error }));
   }
@@ -222,7 +246,11 @@ export class PeerSocket<C extends PeerChannel> {
     this.send({ type: "ping", nonce: `s${this.pings}` });
   }
 
-  private receive(data: RawData): void {
+  /**
+   * A frame as it is read: charged at once (a frame over a byte quota is refused without waiting
+   * or being kept), then queued for its turn (frame-inbox.ts), where it is decoded and handled.
+   */
+  private arrive(data: RawData): void {
     this.lastHeard = Date.now();
     if (this.closing) return;
     const refused = this.options.guards?.charge(data, this.authenticated);
@@ -233,11 +261,18 @@ export class PeerSocket<C extends PeerChannel> {
       return;
     }
     // ws hands over a Buffer of its own for each message: read it in place, without a copy.
-    const buffer = Array.isArray(data)
-      ? Buffer.concat(data)
-      : Buffer.isBuffer(data)
-        ? data
-        : Buffer.from(data as ArrayBuffer);
+    this.inbox.push(
+      Array.isArray(data)
+        ? Buffer.concat(data)
+        : Buffer.isBuffer(data)
+          ? data
+          : Buffer.from(data as ArrayBuffer),
+    );
+  }
+
+  /** A frame's turn: the frame rate, then decode, then the endpoint. */
+  private receive(buffer: Buffer): void {
+    if (this.closing) return;
     let decoded: DecodeResult<C> | undefined;
     if (this.bucket && !this.bucket.take()) {
       // Over the rate, a frame is still decoded when it may be a free answer: a flood costs at
@@ -261,7 +296,8 @@ export class PeerSocket<C extends PeerChannel> {
       if (this.bucket && decoded.ok && this.endpoint.freeAnswer?.(decoded.frame)) this.bucket.refund();
     }
     if (!decoded.ok) {
-      this.endpoint.invalid(decoded.error, buffer);
+      const ids = (decoded.error as DeepFrameError).ids;
+      this.endpoint.invalid(decoded.error, buffer, ids);
       return;
     }
     const frame = decoded.frame as { type: string; nonce?: string };
@@ -282,11 +318,20 @@ export class PeerSocket<C extends PeerChannel> {
 
   /** Text and binary messages alike are decoded as UTF-8 bytes: invalid UTF-8 is `invalid_json`. */
   private decode(buffer: Buffer): DecodeResult<C> {
+    const maxDepth = this.options.guards?.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH;
+    // Refused before it is parsed (json-depth.ts), as decodeFrame would refuse it after.
+    // (A frame over maxFrameBytes is decodeFrame's: it refuses most of them by size alone.)
+    const deep = buffer.byteLength <= this.limits.maxFrameBytes ? tooDeep(buffer, maxDepth) : undefined;
+    if (deep) {
+      const error: DeepFrameError = new FrameDecodeError("invalid_frame", deep.message, { path: deep.path });
+      error.ids = deep.ids;
+      return { ok: false, error };
+    }
     return decodeFrame(buffer, {
       channel: this.options.channel,
       maxBytes: this.limits.maxFrameBytes,
       maxResultBytes: this.limits.maxResultFrameBytes,
-      ...(this.options.guards ? { maxDepth: this.options.guards.maxJsonDepth } : {}),
+      maxDepth,
     });
   }
 
@@ -304,10 +349,14 @@ export class PeerSocket<C extends PeerChannel> {
     clearTimeout(this.helloTimer);
     clearInterval(this.heartbeat);
     clearTimeout(this.slowTimer);
+    this.inbox.drop();
     this.options.guards?.gone();
     this.endpoint.closed(code, reason);
   }
 }
+
+/** A decode error of a frame refused by the depth scan, with the ids the scan read. */
+type DeepFrameError = FrameDecodeError & { ids?: TooDeep["ids"] };
 
 /** A close reason within the 123 bytes a close frame allows. */
 function closeReason(reason: string): string {

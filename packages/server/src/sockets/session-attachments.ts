@@ -3,6 +3,7 @@ import type { Principal } from "../auth/auth";
 import { ServerError } from "../errors";
 import type { LiveSession } from "../sessions/live-session";
 import type { SessionDirectory } from "../sessions/session-directory";
+import { committedEventJson } from "../store/change-json";
 
 /** One session open on a client socket. */
 export interface Attachment {
@@ -16,7 +17,8 @@ export interface AttachmentSocket {
   /** The connection id: the page tools a session has are kept per connection. */
   readonly id: string;
   readonly isOpen: boolean;
-  send(frame: ServerToClientFrame): void;
+  /** Sends a frame, or its JSON text. */
+  send(frame: ServerToClientFrame | string): void;
   /** Resolves when the send buffer is half empty (bounded). */
   drained(): Promise<void>;
 }
@@ -81,7 +83,8 @@ export class SessionAttachments {
       if (replaying) waiting.push(event);
       else if (event.seq > lastSent) {
         lastSent = event.seq;
-        socket.send(event);
+        // The text the store wrote: a megabyte message is not serialized again per socket.
+        socket.send(committedEventJson(event) ?? event);
       }
     });
     const onClosed = (reason: string) => {
@@ -121,7 +124,7 @@ export class SessionAttachments {
       for (const event of waiting) {
         if (event.seq > lastSent) {
           lastSent = event.seq;
-          socket.send(event);
+          socket.send(committedEventJson(event) ?? event);
         }
       }
     }

@@ -1,4 +1,5 @@
 import type { ConversationItem, SessionEvent, ToolResult, ToolSpec } from "@patchbay/protocol";
+import { rememberEventJson } from "./change-json";
 import type {
   ApprovalRecord,
   CommitResult,
@@ -101,7 +102,9 @@ export class MemoryStore implements Store {
         const body = JSON.stringify({ ...draft, sessionId, seq: state.record.lastSeq + 1 });
         state.record.lastSeq += 1;
         state.events.push(body);
-        events.push(parse<SessionEvent>(body));
+        const event = parse<SessionEvent>(body);
+        rememberEventJson(event, body);
+        events.push(event);
       }
     }
     return { events, duplicate: false };

@@ -1,5 +1,6 @@
 import type { SessionEvent } from "@patchbay/protocol";
 import type { PoolClient } from "pg";
+import { ChangeJson } from "./change-json";
 import type { CommitResult, SessionChange } from "./store";
 
 // How PostgresStore writes one SessionChange inside its transaction (the rest of the store is
@@ -11,6 +12,7 @@ export async function applyChange(
   sessionId: string,
   change: SessionChange,
 ): Promise<CommitResult> {
+  const json = new ChangeJson();
   if (change.command) {
     const inserted = await client.query(
       "INSERT INTO commands (session_id, command_id, kind, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
@@ -22,7 +24,7 @@ export async function applyChange(
     // One row per id (the last body wins, the first occurrence keeps its place), as the SQLite
     // store's row-by-row upsert leaves it; ON CONFLICT may touch a row only once per statement.
     const bodies = new Map<string, string>();
-    for (const item of change.items) bodies.set(item.id, JSON.stringify(item));
+    for (const item of change.items) bodies.set(item.id, json.item(item));
     await client.query(
       `INSERT INTO items (session_id, item_id, position, body)
        SELECT $1, t.id, (SELECT COALESCE(MAX(position), 0) FROM items WHERE session_id = $1) + t.ord, t.body
@@ -86,7 +88,7 @@ export async function applyChange(
       const event = { ...draft, sessionId, seq } as SessionEvent;
       seqs.push(seq);
       types.push(event.type);
-      bodies.push(JSON.stringify(event));
+      bodies.push(json.event(event));
       events.push(event);
     }
     await client.query(

@@ -2,6 +2,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { ConversationItem, SessionEvent, ToolResult, ToolSpec } from "@patchbay/protocol";
 import Database from "better-sqlite3";
+import { ChangeJson } from "./change-json";
 import { migrateSqlite } from "./sqlite-migrations";
 import type {
   ApprovalRecord,
@@ -214,6 +215,7 @@ export class SqliteStore implements Store {
 
   private applyChange(sessionId: string, change: SessionChange): CommitResult {
     const s = this.stmts;
+    const json = new ChangeJson();
     if (change.command) {
       const inserted = s.insertCommand.run(
         sessionId,
@@ -224,7 +226,7 @@ export class SqliteStore implements Store {
       if (inserted.changes === 0) return { events: [], duplicate: true };
     }
     for (const item of change.items ?? []) {
-      s.upsertItem.run(sessionId, item.id, sessionId, JSON.stringify(item));
+      s.upsertItem.run(sessionId, item.id, sessionId, json.item(item));
     }
     if (change.pageTools) s.setPageTools.run(JSON.stringify(change.pageTools), sessionId);
     if (change.turn) {
@@ -258,7 +260,7 @@ export class SqliteStore implements Store {
       for (const draft of change.events) {
         seq += 1;
         const event = { ...draft, sessionId, seq } as SessionEvent;
-        s.insertEvent.run(sessionId, seq, event.type, JSON.stringify(event));
+        s.insertEvent.run(sessionId, seq, event.type, json.event(event));
         events.push(event);
       }
       s.setLastSeq.run(seq, sessionId);

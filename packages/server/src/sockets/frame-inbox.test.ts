@@ -1,0 +1,112 @@
+import { describe, expect, it } from "vitest";
+import { FrameInbox, FrameScheduler } from "./frame-inbox";
+
+const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+function inbox(scheduler: FrameScheduler, name: string, seen: string[], maxQueuedBytes = 1_000) {
+  const flow = {
+    paused: 0,
+    resumed: 0,
+    pause: () => {
+      flow.paused++;
+    },
+    resume: () => {
+      flow.resumed++;
+    },
+  };
+  const box = new FrameInbox(scheduler, (data) => seen.push(`${name}${data}`), flow, maxQueuedBytes);
+  return { box, flow };
+}
+
+describe("FrameInbox", () => {
+  it("takes one frame of each socket per round, so a flood waits behind itself", async () => {
+    const scheduler = new FrameScheduler();
+    const seen: string[] = [];
+    const flood = inbox(scheduler, "a", seen).box;
+    const healthy = inbox(scheduler, "b", seen).box;
+    for (let i = 1; i <= 4; i++) flood.push(Buffer.from(String(i)));
+    healthy.push(Buffer.from("1"));
+    expect(seen).toEqual([]);
+    await turn();
+    expect(seen).toEqual(["a1", "b1", "a2", "a3", "a4"]);
+    expect(flood.size).toBe(0);
+    expect(flood.queuedBytes).toBe(0);
+  });
+
+  it("lets the event loop read again once a turn used its slice", async () => {
+    const scheduler = new FrameScheduler(1);
+    const seen: string[] = [];
+    const slow = new FrameInbox(
+      scheduler,
+      (data) => {
+        const until = performance.now() + 2;
+        while (performance.now() < until) {} // a frame that takes 2 ms to handle
+        seen.push(String(data));
+      },
+      { pause() {}, resume() {} },
+      1_000,
+    );
+    for (let i = 1; i <= 3; i++) slow.push(Buffer.from(String(i)));
+    await turn();
+    expect(seen).toEqual(["1"]);
+    await turn();
+    expect(seen).toEqual(["1", "2"]);
+  });
+
+  it("pauses a socket over its bound until half of it is handled, and drops what a closed socket left", async () => {
+    const scheduler = new FrameScheduler();
+    const seen: string[] = [];
+    const { box, flow } = inbox(scheduler, "a", seen, 10);
+    for (let i = 0; i < 3; i++) box.push(Buffer.alloc(4, 48 + i));
+    expect(flow.paused).toBe(1); // 12 bytes waiting, over 10
+    let resumedAt = -1;
+    const flowResume = flow.resume;
+    flow.resume = () => {
+      resumedAt = box.size; // frames still waiting when it was resumed
+      flowResume();
+    };
+    box.push(Buffer.alloc(0));
+    await turn();
+    expect(flow.resumed).toBe(1);
+    expect(resumedAt).toBe(2); // after the second frame: 4 bytes left, at most half of 10
+    expect(seen).toEqual(["a0000", "a1111", "a2222", "a"]);
+    box.push(Buffer.from("x"));
+    box.drop();
+    expect(box.size).toBe(0); // a closed socket's frames are forgotten, never handled
+    box.push(Buffer.from("late"));
+    for (let i = 0; i < 3; i++) await turn();
+    expect(seen).toEqual(["a0000", "a1111", "a2222", "a"]);
+  });
+
+  it("goes on with the other sockets when one frame's handler throws", async () => {
+    const scheduler = new FrameScheduler();
+    const seen: string[] = [];
+    const thrown: unknown[] = [];
+    const listener = (error: unknown) => thrown.push(error);
+    const before = process.listeners("uncaughtException");
+    process.removeAllListeners("uncaughtException");
+    process.on("uncaughtException", listener);
+    try {
+      const bad = new FrameInbox(
+        scheduler,
+        (data) => {
+          if (String(data) === "boom") throw new Error("boom");
+          seen.push(`bad${data}`);
+        },
+        { pause() {}, resume() {} },
+        1_000,
+      );
+      const good = inbox(scheduler, "good", seen).box;
+      bad.push(Buffer.from("boom"));
+      bad.push(Buffer.from("2"));
+      good.push(Buffer.from("1"));
+      await turn();
+      await turn();
+      expect(seen).toEqual(["good1", "bad2"]);
+      expect(thrown).toHaveLength(1);
+    } finally {
+      process.off("uncaughtException", listener);
+      for (const l of before) process.on("uncaughtException", l);
+    }
+  });
+});

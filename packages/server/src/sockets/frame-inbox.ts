@@ -1,0 +1,137 @@
+// Frames of every peer socket are handled in turns, round-robin: one frame of each socket that
+// has some waiting, then the next round, until the turn has used its slice (1 ms) or nothing is
+// left; then the event loop reads sockets again. Handled as they were read, one read of an
+// attacker's socket (up to 2 MB of refused frames and megabyte messages) held the loop for
+// 100 ms and more while a healthy session's frame, read in the same poll, waited behind all of
+// it. Now it waits behind at most one frame of each other socket and the rest of a slice. A
+// socket with more than `maxQueuedBytes` waiting is paused (no more reads: TCP pushes back on
+// its sender) until it is at or below half of that.
+
+/** How long one turn may go on taking frames before it lets the event loop read again. */
+const SLICE_MS = 1;
+
+/** What an inbox pauses and resumes: the socket's reading. */
+export interface FrameFlow {
+  pause(): void;
+  resume(): void;
+}
+
+/** One socket's frames waiting for their turn. */
+export class FrameInbox {
+  private readonly frames: Buffer[] = [];
+  /** Index of the oldest waiting frame (a shifting array would copy on every frame). */
+  private head = 0;
+  private bytes = 0;
+  private paused = false;
+  private dropped = false;
+
+  constructor(
+    private readonly scheduler: FrameScheduler,
+    private readonly handle: (data: Buffer) => void,
+    private readonly flow: FrameFlow,
+    private readonly maxQueuedBytes: number,
+  ) {}
+
+  /** Queues a frame as it was read. */
+  push(data: Buffer): void {
+    if (this.dropped) return;
+    this.frames.push(data);
+    this.bytes += data.byteLength;
+    if (!this.paused && this.bytes > this.maxQueuedBytes) {
+      this.paused = true;
+      this.flow.pause();
+    }
+    if (this.size === 1) this.scheduler.ready(this);
+  }
+
+  /** Handles the oldest frame; whether more are waiting. */
+  runOne(): boolean {
+    if (this.head >= this.frames.length) return false;
+    const next = this.frames[this.head]!;
+    this.frames[this.head] = EMPTY; // the inbox stops holding a handled frame's bytes
+    this.head += 1;
+    if (this.head === this.frames.length) {
+      this.frames.length = 0;
+      this.head = 0;
+    }
+    this.bytes -= next.byteLength;
+    if (this.paused && this.bytes <= this.maxQueuedBytes / 2) {
+      this.paused = false;
+      this.flow.resume();
+    }
+    this.handle(next);
+    return this.size > 0;
+  }
+
+  /** Forgets every waiting frame (the socket is gone), so nothing holds their bytes. */
+  drop(): void {
+    this.dropped = true;
+    this.frames.length = 0;
+    this.head = 0;
+    this.bytes = 0;
+  }
+
+  /** Frames waiting. */
+  get size(): number {
+    return this.frames.length - this.head;
+  }
+
+  /** Bytes waiting. */
+  get queuedBytes(): number {
+    return this.bytes;
+  }
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/** The turns: inboxes with frames waiting, served round-robin within a slice of each loop turn. */
+export class FrameScheduler {
+  private queue: FrameInbox[] = [];
+  private scheduled = false;
+
+  constructor(private readonly sliceMs = SLICE_MS) {}
+
+  /** An inbox that was empty has a frame. */
+  ready(inbox: FrameInbox): void {
+    this.queue.push(inbox);
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => this.turn());
+  }
+
+  private turn(): void {
+    this.scheduled = false;
+    const deadline = performance.now() + this.sliceMs;
+    try {
+      while (this.queue.length > 0) {
+        const round = this.queue;
+        this.queue = [];
+        for (let i = 0; i < round.length; i++) {
+          const inbox = round[i]!;
+          let more = false;
+          try {
+            more = inbox.runOne();
+          } catch (error) {
+            // A handler that throws loses its own frame only; the round goes on. Rethrown once
+            // the turn is over, so the process sees it as it saw it before frames waited here.
+            more = inbox.size > 0;
+            queueMicrotask(() => {
+              throw error;
+            });
+          }
+          if (more) this.queue.push(inbox);
+        }
+        if (performance.now() >= deadline) break;
+      }
+    } finally {
+      if (this.queue.length > 0) this.schedule();
+    }
+  }
+}
+
+/** The scheduler every peer socket of this process shares: one event loop, one set of turns. */
+export const sharedFrameScheduler = new FrameScheduler();
