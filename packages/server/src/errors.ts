@@ -22,6 +22,8 @@ export const HTTP_STATUS_BY_CODE: Readonly<Record<string, number>> = {
   invalid_tool_spec: 400,
   no_worker: 503,
   unavailable: 503,
+  lease_lost: 503,
+  bus_timeout: 503,
 };
 
 /**
@@ -165,5 +167,40 @@ export class StoreLockedError extends ServerError {
         "Stop that server first, or give this one its own data",
     );
     this.name = "StoreLockedError";
+  }
+}
+
+/**
+ * A write of a session by a node that no longer owns it: in a cluster, another node took the
+ * session's lease (a higher fencing token) and the store refused the whole change. `code` is
+ * `lease_lost`; the node stops the session's work and unloads it. See docs/cluster.md.
+ *
+ * @example
+ * ```ts
+ * if (error instanceof LeaseLostError) live.close(0);
+ * ```
+ */
+export class LeaseLostError extends ServerError {
+  readonly sessionId: string;
+  constructor(sessionId: string, detail: string) {
+    super("lease_lost", `session ${sessionId}: this node no longer owns it (${detail})`);
+    this.name = "LeaseLostError";
+    this.sessionId = sessionId;
+  }
+}
+
+/**
+ * A request over the cluster's bus that got no reply in time (the node it asked is gone, or the
+ * bus is down). `code` is `bus_timeout`; the message names the subject and the time waited.
+ *
+ * @example
+ * ```ts
+ * if (error instanceof BusTimeoutError) logger.warn(error.message);
+ * ```
+ */
+export class BusTimeoutError extends ServerError {
+  constructor(subject: string, timeoutMs: number) {
+    super("bus_timeout", `no reply on ${subject} within ${timeoutMs} ms`);
+    this.name = "BusTimeoutError";
   }
 }
