@@ -23,7 +23,9 @@ export { createServer } from "./create-server";
 export type { AuthFailureReason } from "./errors";
 export {
   AuthError,
+  BusTimeoutError,
   HTTP_STATUS_BY_CODE,
+  LeaseLostError,
   NotFoundError,
   ServerError,
   StoreLockedError,
@@ -62,8 +64,11 @@ export type {
   ApprovalRecord,
   CommitResult,
   EventDraft,
+  LeaseAttempt,
   PendingToolCallRecord,
   SessionChange,
+  SessionLease,
+  SessionLeases,
   SessionRecord,
   Store,
   TurnRecord,
