@@ -1,9 +1,14 @@
+// A little over 400 lines: createServer wires every part in the one order that works (options,
+// store, cluster, recovery, connectors, sessions, dispatch, sockets, HTTP, listen, close), and
+// its option and result types document the public surface beside it.
 import { createServer as createHttpServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Connector, ConnectorSet } from "@patchbay/connectors";
 import { createModel, type LanguageModel } from "@patchbay/models";
 import { type IdempotencyStore, InMemoryIdempotencyStore, type Tools } from "@patchbay/tools";
 import { Authenticator } from "./auth/auth";
+import type { ClusterNode } from "./cluster/cluster-node";
+import { type ClusterOptions, clusterWanted, joinCluster } from "./cluster/cluster-options";
 import { type AgentConfig, type AgentFileInput, defineAgent, loadAgentConfigs } from "./config/agent-config";
 import { resolveLimits, type ServerLimits } from "./config/limits";
 import { checkServerOptions } from "./config/server-options";
@@ -108,6 +113,13 @@ export interface CreateServerOptions {
   connectors?: readonly Connector<any>[];
   /** How long the start waits for each connector before reporting it down (it may come up later). Default 20 s. */
   connectorStartTimeoutMs?: number;
+  /**
+   * The NATS server(s) of a cluster (`PATCHBAY_NATS_URL`): with it this server is one node of a
+   * cluster sharing one Postgres (`databaseUrl`). See docs/cluster.md.
+   */
+  natsUrl?: string;
+  /** Cluster settings (lease TTL, node id, a bus given in code); giving it turns cluster mode on. */
+  cluster?: ClusterOptions;
 }
 
 /**
@@ -137,6 +149,8 @@ export interface PatchbayServer {
   limits: ServerLimits;
   /** Each agent's running connectors (only agents that have some), with their `status()`. */
   connectors: ReadonlyMap<string, ConnectorSet>;
+  /** This server as a node of its cluster (cluster mode only; docs/cluster.md). */
+  cluster: ClusterNode | undefined;
   /** Stops accepting, ends or hands back running work (bounded), closes sockets and the store. */
   close(): Promise<void>;
 }
@@ -203,7 +217,18 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
     ...(options.connectors ? { kinds: options.connectors } : {}),
     env,
   });
-  const { store, unlock } = await openStore(options, env);
+  const clustered = clusterWanted(options, env);
+  // In a cluster, per-session leases replace the store-wide lock (docs/cluster.md).
+  const { store, unlock } = await openStore({ ...options, exclusive: !clustered }, env);
+  let cluster: { node: ClusterNode; leaseTtlMs: number } | undefined;
+  if (clustered) {
+    try {
+      cluster = await joinCluster(options, env, store, logger);
+    } catch (error) {
+      await store.close();
+      throw error;
+    }
+  }
   const metrics = new ServerMetrics({ defaultMetrics: options.processMetrics ?? false });
   const authenticator = new Authenticator({ apiKey, secret });
   const progressIntervalMs = options.progressIntervalMs ?? 250;
@@ -212,7 +237,9 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
   const cors = corsOptions ? new CorsPolicy(corsOptions) : undefined;
   const idempotency = options.idempotencyStore ?? new InMemoryIdempotencyStore();
 
-  await recoverInterruptedTurns(store, logger);
+  // A cluster recovers each session when a node takes its lease; at start every other node's
+  // running turns would look cut off.
+  if (!cluster) await recoverInterruptedTurns(store, logger);
 
   const connectorSets = await startAgentConnectors(preparedConnectors, {
     logger,
@@ -243,7 +270,11 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
     metrics,
     maxSessionsPerUser: limits.maxSessionsPerUser,
     liveWindowItems: limits.liveWindowItems,
+    ...(cluster
+      ? { cluster: { leases: store.leases!, nodeId: cluster.node.nodeId, leaseTtlMs: cluster.leaseTtlMs } }
+      : {}),
   });
+  if (cluster) cluster.node.sessionsOwned = () => sessions.owned?.size ?? 0;
   const installDispatch = options.dispatch === undefined ? createDispatch : options.dispatch;
   extension = installDispatch
     ? installDispatch({ authenticator, store, sessions, agents, logger, metrics })
@@ -263,9 +294,14 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
     sessions,
     metrics,
     logger,
-    isReady: () => accepting && (extension?.isReady?.() ?? true),
-    ...(connectorSets.size > 0
-      ? { readiness: () => ({ connectors_down: connectorReadiness(connectorSets) }) }
+    isReady: () => accepting && (extension?.isReady?.() ?? true) && (cluster?.node.ready ?? true),
+    ...(connectorSets.size > 0 || cluster
+      ? {
+          readiness: () => ({
+            ...(connectorSets.size > 0 ? { connectors_down: connectorReadiness(connectorSets) } : {}),
+            ...(cluster ? { cluster: cluster.node.readiness() } : {}),
+          }),
+        }
       : {}),
     ...(options.http ? { limits: options.http } : {}),
     ...(extension?.http ? { extensions: [extension.http] } : {}),
@@ -299,6 +335,8 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
     });
   }).catch(async (error: unknown) => {
     await closeConnectors();
+    await sessions.close(0);
+    await cluster?.node.close();
     await store.close();
     unlock?.();
     throw error;
@@ -316,6 +354,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
       const stopped = new Promise<void>((resolve) => http.close(() => resolve()));
       http.closeIdleConnections();
       await sessions.close(options.shutdownGraceMs ?? 10_000);
+      await cluster?.node.close();
       await extension?.close?.();
       await closeConnectors();
       await clients.close(1001, "server shutting down");
@@ -341,6 +380,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
     logger,
     limits,
     connectors: connectorSets,
+    cluster: cluster?.node,
     close,
   };
 }

@@ -43,6 +43,8 @@ export interface Bus {
   publish(subject: string, data: string): void;
   /** Calls `handler` for each message on `subject`; returns the function that unsubscribes. */
   subscribe(subject: string, handler: (message: BusMessage) => void): () => void;
+  /** Resolves once everything subscribed and published so far reached the bus's server. */
+  flush(): Promise<void>;
   /** Publishes and waits for the first reply; rejects with `BusTimeoutError` after `timeoutMs`. */
   request(subject: string, data: string, options: { timeoutMs: number }): Promise<string>;
   /** Calls `listener` on each change of {@link status}; returns the function that stops it. */

@@ -70,6 +70,10 @@ export class MemoryBus implements Bus {
     };
   }
 
+  async flush(): Promise<void> {
+    // Subscriptions take effect at once in one process.
+  }
+
   request(subject: string, data: string, options: { timeoutMs: number }): Promise<string> {
     const inbox = this.hub.inbox();
     return new Promise((resolve, reject) => {

@@ -96,6 +96,10 @@ export class NatsBus implements Bus {
     return () => subscription.unsubscribe();
   }
 
+  async flush(): Promise<void> {
+    await this.nc.flush();
+  }
+
   async request(subject: string, data: string, options: { timeoutMs: number }): Promise<string> {
     try {
       const answer = await this.nc.request(subject, this.encoder.encode(data), {
