@@ -9,11 +9,13 @@ import { type IdempotencyStore, InMemoryIdempotencyStore, type Tools } from "@pa
 import { Authenticator } from "./auth/auth";
 import type { ClusterNode } from "./cluster/cluster-node";
 import { type ClusterOptions, clusterWanted, joinCluster } from "./cluster/cluster-options";
+import { ClusterToolRouter } from "./cluster/cluster-tool-router";
 import { type AgentConfig, type AgentFileInput, defineAgent, loadAgentConfigs } from "./config/agent-config";
 import { resolveLimits, type ServerLimits } from "./config/limits";
 import { checkServerOptions } from "./config/server-options";
 import { ServerError } from "./errors";
 import type { DispatchContext, DispatchExtension } from "./extensions/dispatch-extension";
+import type { HostedToolRouter } from "./extensions/dispatch-seams";
 import { type CorsOptions, CorsPolicy, parseCorsOrigins } from "./http/cors";
 import { createHttpApi, type HttpApiLimits } from "./http/http-api";
 import { createLogger, type Logger, type LogLevel } from "./observability/logger";
@@ -21,7 +23,12 @@ import { ServerMetrics } from "./observability/metrics";
 import type { LiveSessionDeps } from "./sessions/live-session";
 import { recoverInterruptedTurns } from "./sessions/recovery";
 import { SessionDirectory } from "./sessions/session-directory";
-import { type ClientSocketLimits, ClientSocketServer } from "./sockets/client-socket";
+import { ClientRelay } from "./sockets/client-relay";
+import {
+  type ClientSocketLimits,
+  ClientSocketServer,
+  DEFAULT_CLIENT_SOCKET_LIMITS,
+} from "./sockets/client-socket";
 import { SocketGuards } from "./sockets/socket-guards";
 import { describeStore, openStore } from "./store/open-store";
 import type { Store } from "./store/store";
@@ -252,6 +259,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
   const closeConnectors = () => Promise.all([...connectorSets.values()].map((set) => set.close()));
 
   let extension: DispatchExtension | undefined;
+  let hostedTools: HostedToolRouter | undefined;
   const deps = (agent: AgentConfig): LiveSessionDeps => ({
     model: models.get(agent.id)!,
     logger,
@@ -259,7 +267,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
     progressIntervalMs,
     limits,
     ...serverToolsOf(options.tools, connectorSets.get(agent.id), agent, idempotency, logger),
-    ...(extension?.hostedTools ? { hostedTools: extension.hostedTools } : {}),
+    ...(hostedTools ? { hostedTools } : {}),
     ...(extension?.messageRouter ? { messageRouter: extension.messageRouter } : {}),
   });
   const sessions = new SessionDirectory({
@@ -279,15 +287,44 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
   extension = installDispatch
     ? installDispatch({ authenticator, store, sessions, agents, logger, metrics })
     : undefined;
+  // In a cluster, hosted calls reach the workers of every node (docs/cluster.md).
+  const local = extension?.hostedTools;
+  const clusterTools =
+    cluster && local
+      ? new ClusterToolRouter({
+          local,
+          bus: cluster.node.bus,
+          nodeId: cluster.node.nodeId,
+          remoteTools: () => cluster.node.remoteHosted(),
+          isAlive: (nodeId) => cluster.node.isAlive(nodeId),
+          logger,
+        })
+      : undefined;
+  if (cluster && local)
+    cluster.node.hostedTools = () =>
+      Object.fromEntries([...agents.keys()].map((id) => [id, local.specs(id)]));
+  hostedTools = clusterTools ?? local;
 
   let accepting = false;
   const socketGuards = new SocketGuards(limits);
+  const relay = cluster
+    ? new ClientRelay({
+        bus: cluster.node.bus,
+        nodeId: cluster.node.nodeId,
+        isAlive: (nodeId) => cluster.node.isAlive(nodeId),
+        directory: sessions,
+        logger,
+        maxSessionsPerSocket: { ...DEFAULT_CLIENT_SOCKET_LIMITS, ...options.clientSocket }
+          .maxSessionsPerSocket,
+      })
+    : undefined;
   const clients = new ClientSocketServer({
     authenticator,
     sessions,
     logger,
     metrics,
     ...(options.clientSocket ? { limits: options.clientSocket } : {}),
+    ...(relay ? { relay } : {}),
   });
   const handle = createHttpApi({
     authenticator,
@@ -354,6 +391,8 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
       const stopped = new Promise<void>((resolve) => http.close(() => resolve()));
       http.closeIdleConnections();
       await sessions.close(options.shutdownGraceMs ?? 10_000);
+      relay?.close();
+      clusterTools?.close();
       await cluster?.node.close();
       await extension?.close?.();
       await closeConnectors();

@@ -204,3 +204,22 @@ export class BusTimeoutError extends ServerError {
     this.name = "BusTimeoutError";
   }
 }
+
+/**
+ * A session another live node of the cluster owns (its lease runs until `expiresAt`). `code` is
+ * `unavailable`: a client socket relays to the owner when it can, anything else retries.
+ */
+export class SessionElsewhereError extends ServerError {
+  constructor(
+    readonly sessionId: string,
+    readonly owner: string,
+    readonly expiresAt: number,
+  ) {
+    super(
+      "unavailable",
+      `session ${sessionId} is served by node ${owner} (its lease runs until ${new Date(expiresAt).toISOString()}); connect to that node or retry`,
+      { path: "sessionId" },
+    );
+    this.name = "SessionElsewhereError";
+  }
+}

@@ -1,3 +1,4 @@
+import type { ToolSpec } from "@patchbay/protocol";
 import { nanoid } from "nanoid";
 import type { Logger } from "../observability/logger";
 import type { SessionLeases } from "../store/store";
@@ -19,6 +20,8 @@ export interface NodeHeartbeat {
   startedAt: number;
   /** Sessions whose lease the node holds. */
   sessions: number;
+  /** The tools its connected workers host, per agent. */
+  hosted?: Record<string, ToolSpec[]>;
 }
 
 /** Options of {@link ClusterNode}. */
@@ -47,6 +50,8 @@ export class ClusterNode {
   private databaseUp = true;
   /** Sessions this node owns now, for its heartbeat (set once the session directory exists). */
   sessionsOwned: (() => number) | undefined;
+  /** The tools this node's workers host, per agent, for its heartbeat (set by the server). */
+  hostedTools: (() => Record<string, ToolSpec[]>) | undefined;
   private readonly stopListening: () => void;
   private readonly stopStatus: () => void;
 
@@ -81,6 +86,19 @@ export class ClusterNode {
     return [...this.peers.values()].map((peer) => peer.beat);
   }
 
+  /** The hosted tools of every other live node's workers, by node and agent. */
+  remoteHosted(): Map<string, Record<string, ToolSpec[]>> {
+    const hosted = new Map<string, Record<string, ToolSpec[]>>();
+    for (const beat of this.nodes()) if (beat.hosted) hosted.set(beat.nodeId, beat.hosted);
+    return hosted;
+  }
+
+  /** Whether another node was heard from within three heartbeats. */
+  isAlive(nodeId: string): boolean {
+    const peer = this.peers.get(nodeId);
+    return peer !== undefined && peer.seenAt >= Date.now() - 3 * this.intervalMs;
+  }
+
   /** Whether this node can take work: the bus is connected and the database answers. */
   get ready(): boolean {
     return this.bus.status === "connected" && this.databaseUp;
@@ -102,6 +120,7 @@ export class ClusterNode {
       nodeId: this.nodeId,
       startedAt: this.startedAt,
       sessions: this.sessionsOwned?.() ?? 0,
+      ...(this.hostedTools ? { hosted: this.hostedTools() } : {}),
     };
     this.bus.publish(NODES_SUBJECT, JSON.stringify(beat));
     const wasUp = this.databaseUp;

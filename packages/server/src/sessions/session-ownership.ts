@@ -1,4 +1,4 @@
-import { LeaseLostError, ServerError } from "../errors";
+import { LeaseLostError, SessionElsewhereError } from "../errors";
 import type { Logger } from "../observability/logger";
 import type { CommitResult, SessionChange, SessionLeases, Store } from "../store/store";
 
@@ -52,11 +52,7 @@ export class SessionOwnership {
       this.options.leaseTtlMs,
     );
     if (!attempt.acquired) {
-      throw new ServerError(
-        "unavailable",
-        `session ${sessionId} is served by node ${attempt.owner} (its lease runs until ${new Date(attempt.expiresAt).toISOString()}); connect to that node or retry`,
-        { path: "sessionId" },
-      );
+      throw new SessionElsewhereError(sessionId, attempt.owner, attempt.expiresAt);
     }
     this.owned.set(sessionId, attempt.token);
     return { token: attempt.token, fresh: attempt.fresh };
