@@ -1,4 +1,5 @@
 // Every scenario, in the order the table prints them.
+import { clusterTurnScenario } from "./cluster-turn";
 import { connectorScenario } from "./connector-call";
 import { executorScenario } from "./executor";
 import { hostedToolCallScenario } from "./hosted-tool-call";
@@ -23,4 +24,5 @@ export const scenarios: Scenario[] = [
   scaleWorkersScenario,
   executorScenario,
   connectorScenario,
+  clusterTurnScenario,
 ];
