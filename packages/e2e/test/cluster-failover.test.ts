@@ -273,4 +273,71 @@ describe("a cluster of three patchbay serve processes (Postgres + NATS)", () => 
       db.close();
     }
   }, 60_000);
+
+  it("kill -9 of a session's owner mid-hosted-call (worker on another node): the side effect happens once and the session answers again", async () => {
+    const dbPath = join(root, "workers.sqlite");
+    const db = new Database(dbPath);
+    const worker = new WorkerProcess(
+      { id: "w_slow", db: dbPath, capacity: 4, hostTools: true, toolDelayMs: 1_500 },
+      nodes[2]!.url,
+    );
+    const token = await createUserToken(SECRET, "u_pay_kill");
+    const takeovers: number[] = [];
+    try {
+      await worker.waitFor("ready", (e) => e.reconnected === false);
+      await new Promise((r) => setTimeout(r, 4_500));
+      for (let trial = 0; trial < 4; trial++) {
+        const ownerIndex = trial % 2;
+        const owner = nodes[ownerIndex]!;
+        const amount = 100 + trial;
+        const page = await RawClient.open(owner.wsUrl, { kind: "user", token });
+        const sessionId = await page.create("support");
+        page.send({ type: "message.send", sessionId, commandId: "c_pay", text: `pay ${amount}` });
+        const call = await page.next((f) => f.type === "conversation.updated" && f.item.type === "tool_call");
+        const callId = call.type === "conversation.updated" ? call.item.id : "";
+        // The worker on node C ran the side effect and is still working when the owner dies.
+        await worker.waitFor("effect", (e) => e.callId === callId);
+        owner.child.kill("SIGKILL");
+        const killedAt = Date.now();
+        await owner.exited;
+        const { client: again } = await resumeWhenTakenOver(
+          nodes[2]!.wsUrl,
+          token,
+          sessionId,
+          killedAt + 15_000,
+        );
+        expect(await again.turnEnd("c_pay")).toMatchObject({
+          type: "response.failed",
+          error: { code: "server_restart" },
+        });
+        takeovers.push(Date.now() - killedAt);
+        expect(takeovers.at(-1)!).toBeLessThan(TAKEOVER_BOUND_MS + 4_000);
+        const replayed = again.events(sessionId);
+        expect(replayed.map((e) => e.seq)).toEqual(replayed.map((_, i) => i + 1));
+        // Once, however the owner died: the worker keys it on the call id.
+        expect(db.prepare("SELECT COUNT(*) AS n FROM effects WHERE amount = ?").get(amount)).toEqual({
+          n: 1,
+        });
+        expect(db.prepare("SELECT COUNT(*) AS n FROM deliveries WHERE call_id = ?").get(callId)).toEqual({
+          n: 1,
+        });
+        // And the session answers again, with the worker on the surviving node.
+        again.send({ type: "message.send", sessionId, commandId: "c_next", text: `pay ${amount + 50}` });
+        expect(await again.turnEnd("c_next", 10_000)).toMatchObject({
+          type: "response.completed",
+          text: `Done: payment of ${amount + 50} recorded by w_slow, answered by w_slow`,
+        });
+        await again.close();
+        await page.close();
+        nodes[ownerIndex] = await startCli(["serve"], env());
+      }
+      console.log(
+        `cluster failover mid-hosted-call: ${takeovers.length} kill -9 trials, side effect once in each; ` +
+          `answering again after ${takeovers.join(", ")} ms (bound ${TAKEOVER_BOUND_MS} ms)`,
+      );
+    } finally {
+      await worker.kill("SIGKILL");
+      db.close();
+    }
+  }, 120_000);
 });
