@@ -7,6 +7,7 @@ import type { Connector, ConnectorSet } from "@patchbay/connectors";
 import { createModel, type LanguageModel } from "@patchbay/models";
 import { type IdempotencyStore, InMemoryIdempotencyStore, type Tools } from "@patchbay/tools";
 import { Authenticator } from "./auth/auth";
+import type { LeaseEvent } from "./cluster/cluster-metrics";
 import type { ClusterNode } from "./cluster/cluster-node";
 import { type ClusterOptions, clusterWanted, joinCluster } from "./cluster/cluster-options";
 import { ClusterToolRouter } from "./cluster/cluster-tool-router";
@@ -227,16 +228,16 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
   const clustered = clusterWanted(options, env);
   // In a cluster, per-session leases replace the store-wide lock (docs/cluster.md).
   const { store, unlock } = await openStore({ ...options, exclusive: !clustered }, env);
-  let cluster: { node: ClusterNode; leaseTtlMs: number } | undefined;
+  const metrics = new ServerMetrics({ defaultMetrics: options.processMetrics ?? false });
+  let cluster: Awaited<ReturnType<typeof joinCluster>> | undefined;
   if (clustered) {
     try {
-      cluster = await joinCluster(options, env, store, logger);
+      cluster = await joinCluster(options, env, store, logger, metrics.registry);
     } catch (error) {
       await store.close();
       throw error;
     }
   }
-  const metrics = new ServerMetrics({ defaultMetrics: options.processMetrics ?? false });
   const authenticator = new Authenticator({ apiKey, secret });
   const progressIntervalMs = options.progressIntervalMs ?? 250;
   const corsOptions =
@@ -279,7 +280,14 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
     maxSessionsPerUser: limits.maxSessionsPerUser,
     liveWindowItems: limits.liveWindowItems,
     ...(cluster
-      ? { cluster: { leases: store.leases!, nodeId: cluster.node.nodeId, leaseTtlMs: cluster.leaseTtlMs } }
+      ? {
+          cluster: {
+            leases: store.leases!,
+            nodeId: cluster.node.nodeId,
+            leaseTtlMs: cluster.leaseTtlMs,
+            onLease: (event: LeaseEvent) => cluster.metrics.leases.inc({ event }),
+          },
+        }
       : {}),
   });
   if (cluster) cluster.node.sessionsOwned = () => sessions.owned?.size ?? 0;

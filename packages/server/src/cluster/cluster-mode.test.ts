@@ -4,7 +4,7 @@ import WebSocket from "ws";
 import { createServer, type PatchbayServer } from "../create-server";
 import { silentLogger } from "../observability/logger";
 import { MemoryStore } from "../store/memory-store";
-import { MemoryBusHub } from "./memory-bus";
+import { type MemoryBus, MemoryBusHub } from "./memory-bus";
 
 // Two nodes of a cluster in this process, on one MemoryStore (its leases) and an in-process bus:
 // the relay of a client on the node that does not own its session, what a node does when it
@@ -19,7 +19,10 @@ let now = 1_000_000;
 async function twoNodes() {
   const store = new MemoryStore({ now: () => now });
   const hub = new MemoryBusHub();
+  const buses = new Map<string, MemoryBus>();
   const node = async (nodeId: string) => {
+    const bus = hub.connect();
+    buses.set(nodeId, bus);
     const server = await createServer({
       port: 0,
       store,
@@ -30,14 +33,14 @@ async function twoNodes() {
       agents: {
         support: { model: { provider: "scripted", rules: [{ match: "hello", reply: "Hi there." }] } },
       },
-      cluster: { bus: hub.connect(), nodeId, leaseTtlMs: 60_000, heartbeatIntervalMs: 50 },
+      cluster: { bus, nodeId, leaseTtlMs: 60_000, heartbeatIntervalMs: 50 },
     });
     servers.push(server);
     return server;
   };
   const a = await node("n_a");
   const b = await node("n_b");
-  return { store, a, b };
+  return { store, a, b, buses };
 }
 
 class Peer {
@@ -114,6 +117,35 @@ describe("cluster mode (createServer({ cluster }))", () => {
       });
     }
     expect(a.sessions.loaded()).toEqual([]);
+    // What /metrics says of it: the claim and the loss on n_a, the peer it hears, a bus round trip.
+    await new Promise((r) => setTimeout(r, 120));
+    const metrics = await (await fetch(`${a.url}/metrics`)).text();
+    expect(metrics).toMatch(/patchbay_cluster_lease_events_total\{event="claimed"\} 1\b/);
+    expect(metrics).toMatch(/patchbay_cluster_lease_events_total\{event="lost"\} 1\b/);
+    expect(metrics).toMatch(/patchbay_cluster_peers 1\b/);
+    expect(metrics).toMatch(/patchbay_cluster_bus_connected 1\b/);
+    expect(metrics).toMatch(/patchbay_cluster_bus_round_trip_seconds_count [1-9]/);
+    owner.close();
+    relayed.close();
+  });
+
+  it("answers a resume of a session another node owns with `unavailable` at once while this node's bus is down", async () => {
+    const { a, b, buses } = await twoNodes();
+    await until(() => a.cluster!.isAlive("n_b") && b.cluster!.isAlive("n_a"));
+    const owner = await Peer.open(a);
+    owner.send({ type: "session.create", requestId: "c", agent: "support", userId: "u_1" });
+    const opened = await owner.next((f) => f.type === "session.opened");
+    const sessionId = opened.type === "session.opened" ? opened.session.id : "";
+    buses.get("n_b")!.disconnect();
+    const relayed = await Peer.open(b);
+    const asked = Date.now();
+    relayed.send({ type: "session.resume", requestId: "r", sessionId, afterSeq: 0 });
+    expect(await relayed.next((f) => f.type === "error")).toMatchObject({
+      code: "unavailable",
+      requestId: "r",
+      message: expect.stringMatching(/lost its connection to the cluster's bus/),
+    });
+    expect(Date.now() - asked).toBeLessThan(1_000);
     owner.close();
     relayed.close();
   });

@@ -3,6 +3,7 @@ import { nanoid } from "nanoid";
 import type { Logger } from "../observability/logger";
 import type { SessionLeases } from "../store/store";
 import type { Bus, BusStatus } from "./bus";
+import type { ClusterMetrics } from "./cluster-metrics";
 
 /** The subject every node's heartbeat goes to. */
 export const NODES_SUBJECT = "patchbay.nodes";
@@ -33,6 +34,7 @@ export interface ClusterNodeOptions {
   nodeId?: string;
   /** How often the node says it is alive and checks the database (default 2 000 ms). */
   heartbeatIntervalMs?: number;
+  metrics?: ClusterMetrics;
 }
 
 /**
@@ -53,6 +55,7 @@ export class ClusterNode {
   /** The tools this node's workers host, per agent, for its heartbeat (set by the server). */
   hostedTools: (() => Record<string, ToolSpec[]>) | undefined;
   private readonly stopListening: () => void;
+  private readonly stopPing: () => void;
   private readonly stopStatus: () => void;
 
   constructor(private readonly options: ClusterNodeOptions) {
@@ -68,6 +71,7 @@ export class ClusterNode {
         // Not a heartbeat of ours: ignored.
       }
     });
+    this.stopPing = this.bus.subscribe(`patchbay.node.${this.nodeId}.ping`, (message) => message.reply(""));
     this.stopStatus = this.bus.onStatus((status: BusStatus) =>
       options.logger[status === "connected" ? "info" : "warn"]("cluster bus status", {
         nodeId: this.nodeId,
@@ -128,6 +132,19 @@ export class ClusterNode {
       () => true,
       () => false,
     );
+    const metrics = this.options.metrics;
+    if (metrics) {
+      metrics.databaseUp.set(this.databaseUp ? 1 : 0);
+      metrics.busConnected.set(this.bus.status === "connected" ? 1 : 0);
+      metrics.peers.set(this.nodes().length);
+      if (this.bus.status === "connected") {
+        const started = performance.now();
+        await this.bus.request(`patchbay.node.${this.nodeId}.ping`, "", { timeoutMs: this.intervalMs }).then(
+          () => metrics.busRoundTrip.observe((performance.now() - started) / 1000),
+          () => {},
+        );
+      }
+    }
     if (wasUp !== this.databaseUp)
       this.options.logger[this.databaseUp ? "info" : "warn"]("cluster database status", {
         nodeId: this.nodeId,
@@ -138,6 +155,7 @@ export class ClusterNode {
   async close(): Promise<void> {
     clearInterval(this.timer);
     this.stopListening();
+    this.stopPing();
     this.stopStatus();
     await this.bus.close();
   }

@@ -1,7 +1,9 @@
+import type { Registry } from "prom-client";
 import { ServerError } from "../errors";
 import type { Logger } from "../observability/logger";
 import type { Store } from "../store/store";
 import type { Bus } from "./bus";
+import { ClusterMetrics } from "./cluster-metrics";
 import { ClusterNode } from "./cluster-node";
 import { NatsBus } from "./nats-bus";
 
@@ -48,7 +50,8 @@ export async function joinCluster(
   env: Record<string, string | undefined>,
   store: Store,
   logger: Logger,
-): Promise<{ node: ClusterNode; leaseTtlMs: number }> {
+  registry: Registry,
+): Promise<{ node: ClusterNode; leaseTtlMs: number; metrics: ClusterMetrics }> {
   if (!store.leases) {
     throw new ServerError(
       "invalid_config",
@@ -76,15 +79,17 @@ export async function joinCluster(
       },
     );
   }
+  const metrics = new ClusterMetrics(registry);
   const node = new ClusterNode({
     bus,
     leases: store.leases,
     logger,
+    metrics,
     ...(options.cluster?.nodeId ? { nodeId: options.cluster.nodeId } : {}),
     ...(options.cluster?.heartbeatIntervalMs
       ? { heartbeatIntervalMs: options.cluster.heartbeatIntervalMs }
       : {}),
   });
   logger.info("joined the cluster", { nodeId: node.nodeId, leaseTtlMs });
-  return { node, leaseTtlMs };
+  return { node, leaseTtlMs, metrics };
 }

@@ -30,7 +30,13 @@ export interface SessionDirectoryOptions {
    * Cluster mode (docs/cluster.md): a session loads only under a lease of this node, its writes
    * are fenced with the lease's token, and sessions whose owner died are recovered here.
    */
-  cluster?: { leases: SessionLeases; nodeId: string; leaseTtlMs: number };
+  cluster?: {
+    leases: SessionLeases;
+    nodeId: string;
+    leaseTtlMs: number;
+    /** Each lease movement (metrics); `taken_over` is a dead node's session recovered here. */
+    onLease?: (event: "claimed" | "released" | "lost" | "taken_over") => void;
+  };
 }
 
 /**
@@ -233,6 +239,7 @@ export class SessionDirectory {
    */
   async takeOverExpired(): Promise<number> {
     const ownership = this.ownership;
+    const cluster = this.options.cluster;
     if (!ownership || this.sweeping || this.closed) return 0;
     this.sweeping = true;
     let recovered = 0;
@@ -246,6 +253,7 @@ export class SessionDirectory {
           const store = ownership.fenced(this.options.store, lease.sessionId, claim.token);
           if (claim.fresh) await recoverSession(store, lease.sessionId, this.options.logger);
           recovered += 1;
+          cluster?.onLease?.("taken_over");
           this.options.logger.info("took over a session whose node stopped renewing its lease", {
             sessionId: lease.sessionId,
             from: lease.nodeId,

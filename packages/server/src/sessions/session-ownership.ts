@@ -13,6 +13,8 @@ export interface SessionOwnershipOptions {
   logger: Logger;
   /** Called once when a lease of a loaded session is lost (a renewal or a fenced write refused). */
   onLost: (sessionId: string) => void;
+  /** Each lease movement, for metrics: a fresh claim, a release, a loss. */
+  onLease?: ((event: "claimed" | "released" | "lost") => void) | undefined;
 }
 
 /**
@@ -55,6 +57,7 @@ export class SessionOwnership {
       throw new SessionElsewhereError(sessionId, attempt.owner, attempt.expiresAt);
     }
     this.owned.set(sessionId, attempt.token);
+    if (attempt.fresh) this.options.onLease?.("claimed");
     return { token: attempt.token, fresh: attempt.fresh };
   }
 
@@ -82,6 +85,7 @@ export class SessionOwnership {
     const token = this.owned.get(sessionId);
     if (token === undefined) return;
     this.owned.delete(sessionId);
+    this.options.onLease?.("released");
     await this.options.leases.release(sessionId, this.options.nodeId, token).catch((error: unknown) => {
       // It expires on its own within the TTL.
       this.options.logger.warn("could not release a session lease", { sessionId, error });
@@ -118,6 +122,7 @@ export class SessionOwnership {
   private lost(sessionId: string, token: number): void {
     if (this.owned.get(sessionId) !== token) return;
     this.owned.delete(sessionId);
+    this.options.onLease?.("lost");
     this.options.logger.warn("lost the lease of a session: another node owns it now", {
       sessionId,
       nodeId: this.options.nodeId,

@@ -57,6 +57,17 @@ export class EdgeRelay {
 
   /** Starts or continues relaying the frame's session to `owner`. */
   forward(owner: string, principal: Principal, frame: SessionFrame): void {
+    if (!this.relay.busUp) {
+      // This node cannot reach the owner: the client should attach through another node.
+      if ("sessionId" in frame) this.remote.delete(frame.sessionId);
+      throw new ServerError(
+        "unavailable",
+        "this node lost its connection to the cluster's bus; connect to another node",
+        {
+          path: "sessionId",
+        },
+      );
+    }
     if (!this.relay.isAlive(owner)) {
       if ("sessionId" in frame) this.remote.delete(frame.sessionId);
       throw new ServerError(
@@ -210,6 +221,11 @@ export class ClientRelay {
     );
     this.timer = setInterval(() => this.dropSilent(), options.checkIntervalMs ?? 1_000);
     this.timer.unref();
+  }
+
+  /** Whether this node's bus is connected (a relay needs it). */
+  get busUp(): boolean {
+    return this.options.bus.status === "connected";
   }
 
   isAlive(nodeId: string): boolean {
