@@ -49,7 +49,7 @@ class Peer {
     ws.on("message", (data) => this.frames.push(JSON.parse(String(data)) as ServerToClientFrame));
   }
   static async open(server: PatchbayServer): Promise<Peer> {
-    const ws = new WebSocket(server.url.replace(/^http/, "ws") + "/v1/client");
+    const ws = new WebSocket(`${server.url.replace(/^http/, "ws")}/v1/client`);
     await new Promise((resolve, reject) => ws.once("open", resolve).once("error", reject));
     const peer = new Peer(ws);
     peer.send({

@@ -106,7 +106,10 @@ export class ClusterToolRouter implements HostedToolRouter {
 
   cancel(callId: string, reason: CancelReason): void {
     const call = this.remote.get(callId);
-    if (!call) return this.options.local.cancel(callId, reason);
+    if (!call) {
+      this.options.local.cancel(callId, reason);
+      return;
+    }
     call.cancelled = reason;
     this.options.bus.publish(hostedSubject(call.node), JSON.stringify({ kind: "cancel", callId, reason }));
   }
@@ -215,9 +218,16 @@ export class ClusterToolRouter implements HostedToolRouter {
         });
         this.send(call, next);
         call.handlers.attempt(call.delivery);
+        // A call being cancelled stays cancelled on the node it moved to.
+        if (call.cancelled)
+          this.options.bus.publish(
+            hostedSubject(next),
+            JSON.stringify({ kind: "cancel", callId: call.request.callId, reason: call.cancelled }),
+          );
       } else if (this.options.local.hasTool(call.request.agent, call.request.tool)) {
         this.remote.delete(call.request.callId);
         void this.options.local.call(call.request, call.handlers).then(call.resolve);
+        if (call.cancelled) this.options.local.cancel(call.request.callId, call.cancelled);
       }
       // Else nobody hosts the tool now: the runner's timeout ends the call.
     }
