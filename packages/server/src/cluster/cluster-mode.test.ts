@@ -118,8 +118,11 @@ describe("cluster mode (createServer({ cluster }))", () => {
     }
     expect(a.sessions.loaded()).toEqual([]);
     // What /metrics says of it: the claim and the loss on n_a, the peer it hears, a bus round trip.
-    await new Promise((r) => setTimeout(r, 120));
-    const metrics = await (await fetch(`${a.url}/metrics`)).text();
+    let metrics = "";
+    for (let i = 0; i < 100 && !/patchbay_cluster_bus_round_trip_seconds_count [1-9]/.test(metrics); i++) {
+      await new Promise((r) => setTimeout(r, 30));
+      metrics = await (await fetch(`${a.url}/metrics`)).text();
+    }
     expect(metrics).toMatch(/patchbay_cluster_lease_events_total\{event="claimed"\} 1\b/);
     expect(metrics).toMatch(/patchbay_cluster_lease_events_total\{event="lost"\} 1\b/);
     expect(metrics).toMatch(/patchbay_cluster_peers 1\b/);
