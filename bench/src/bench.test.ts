@@ -14,7 +14,7 @@ it("prints every row of every scenario in a quick run", () => {
     cwd: fileURLToPath(new URL("..", import.meta.url)),
     encoding: "utf8",
     env: { ...process.env, TSX_TSCONFIG_PATH: "tsconfig.source.json" },
-    timeout: 150_000,
+    timeout: 90_000,
   });
   expect(run.status, run.stderr).toBe(0);
   // Quiet except the table (stdout) and its progress lines (stderr, each `bench: ...`).
@@ -32,4 +32,4 @@ it("prints every row of every scenario in a quick run", () => {
       expect(row).not.toContain("not measured");
     }
   }
-}, 160_000);
+}, 100_000);

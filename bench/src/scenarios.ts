@@ -24,5 +24,10 @@ export const scenarios: Scenario[] = [
   scaleWorkersScenario,
   executorScenario,
   connectorScenario,
-  clusterTurnScenario,
 ];
+
+/**
+ * Scenarios run only when named with `--only` (not in a full run, nor in the smoke test): they
+ * start services of their own (scenario 8: a PostgreSQL and a nats-server) and take a minute.
+ */
+export const onDemandScenarios: Scenario[] = [clusterTurnScenario];

@@ -19,6 +19,9 @@ const LEASE_TTL_MS = 1_500;
 // A dead owner's sessions are taken by the sweep of a live node within the TTL plus a third.
 const TAKEOVER_BOUND_MS = LEASE_TTL_MS + LEASE_TTL_MS / 3;
 // At least 20 in CI (#19's done-when); fewer only by hand, while working on this file.
+// How long one step may wait for its frame: the whole suite runs many files at once on a small
+// machine. The takeover figures are measured, not these waits.
+const WAIT_MS = 15_000;
 const TRIALS = Math.max(1, Number(process.env.PATCHBAY_CLUSTER_TRIALS ?? 20));
 
 let pg: TestPostgres;
@@ -105,7 +108,7 @@ async function resumeWhenTakenOver(wsUrl: string, token: string, sessionId: stri
 describe("a cluster of three patchbay serve processes (Postgres + NATS)", () => {
   it("starts three nodes on one database (no store lock), each ready and seeing the others", async () => {
     for (let i = 0; i < 3; i++) nodes.push(await startCli(["serve"], env()));
-    const deadline = Date.now() + 10_000;
+    const deadline = Date.now() + 30_000;
     let bodies: Record<string, unknown>[] = [];
     while (Date.now() < deadline) {
       const answers = await Promise.all(nodes.map(readyz));
@@ -147,28 +150,31 @@ describe("a cluster of three patchbay serve processes (Postgres + NATS)", () => 
       const page = await RawClient.open(owner.wsUrl, { kind: "user", token });
       const sessionId = await page.create("support", { tools: [locate] });
       page.send({ type: "message.send", sessionId, commandId: "c_1", text: "hello" });
-      expect(await page.turnEnd("c_1")).toMatchObject({ type: "response.completed" });
+      expect(await page.turnEnd("c_1", WAIT_MS)).toMatchObject({ type: "response.completed" });
       // While its owner lives, a client on another node is served by the owner across the bus.
       const relayed = await RawClient.open(other.wsUrl, { kind: "user", token });
       relayed.send({ type: "session.resume", requestId: "x", sessionId, afterSeq: 0 });
-      expect(await relayed.next((f) => f.type === "error" || f.type === "session.opened")).toMatchObject({
+      expect(
+        await relayed.next((f) => f.type === "error" || f.type === "session.opened", WAIT_MS),
+      ).toMatchObject({
         type: "session.opened",
         session: { id: sessionId },
       });
       relayed.send({ type: "message.send", sessionId, commandId: "c_r", text: "hello" });
-      expect(await relayed.turnEnd("c_r")).toMatchObject({
+      expect(await relayed.turnEnd("c_r", WAIT_MS)).toMatchObject({
         type: "response.completed",
         text: "Hello from the cluster.",
       });
-      expect((await page.turnEnd("c_r")).type).toBe("response.completed");
+      expect((await page.turnEnd("c_r", WAIT_MS)).type).toBe("response.completed");
       relayedTurns += 1;
       // Mid-turn: the model called the page's tool and waits for its result.
       page.send({ type: "message.send", sessionId, commandId: "c_2", text: "where am i" });
-      await page.nextOf("tool.call");
+      await page.nextOf("tool.call", WAIT_MS);
       const seenBefore = page.events(sessionId);
       // The relayed client saw the same events, in the same order, as the owner's own client.
       await relayed.next(
         (f) => f.type === "message.created" && f.sessionId === sessionId && f.item.text === "where am i",
+        WAIT_MS,
       );
       const relayedBefore = relayed.events(sessionId);
       expect(relayedBefore).toEqual(seenBefore.slice(0, relayedBefore.length));
@@ -178,7 +184,7 @@ describe("a cluster of three patchbay serve processes (Postgres + NATS)", () => 
       await page.whenClosed();
 
       const { client: again } = await resumeWhenTakenOver(other.wsUrl, token, sessionId, killedAt + 15_000);
-      const failed = await again.turnEnd("c_2");
+      const failed = await again.turnEnd("c_2", WAIT_MS);
       takeovers.push(Date.now() - killedAt);
       expect(failed).toMatchObject({ type: "response.failed", error: { code: "server_restart" } });
       // Every event the dead owner sent comes back with the same seq and body; none doubled.
@@ -188,7 +194,7 @@ describe("a cluster of three patchbay serve processes (Postgres + NATS)", () => 
       // The accepted message is in the conversation; a retried send of c_1 runs nothing twice.
       again.send({ type: "message.send", sessionId, commandId: "c_1", text: "hello" });
       again.send({ type: "message.send", sessionId, commandId: "c_3", text: "hello" });
-      const end = await again.turnEnd("c_3");
+      const end = await again.turnEnd("c_3", WAIT_MS);
       expect(end.type === "response.completed" && end.text).toBe("Hello from the cluster.");
       const res = await fetch(`${other.url}/v1/sessions/${sessionId}`, {
         headers: { authorization: `Bearer ${token}` },
@@ -213,8 +219,8 @@ describe("a cluster of three patchbay serve processes (Postgres + NATS)", () => 
       const back = await RawClient.open(third.wsUrl, { kind: "user", token });
       const lastSeen = relayedBefore.at(-1)!.seq;
       back.send({ type: "session.resume", requestId: "b", sessionId, afterSeq: lastSeen });
-      await back.next((f) => f.type === "session.opened" || f.type === "error");
-      await back.turnEnd("c_3");
+      await back.next((f) => f.type === "session.opened" || f.type === "error", WAIT_MS);
+      await back.turnEnd("c_3", WAIT_MS);
       const stitched = [...relayedBefore, ...back.events(sessionId)];
       expect(stitched.map((e) => e.seq)).toEqual(stitched.map((_, i) => i + 1));
       expect(stitched).toEqual(again.events(sessionId).slice(0, stitched.length));
@@ -229,8 +235,9 @@ describe("a cluster of three patchbay serve processes (Postgres + NATS)", () => 
         `answering again after min ${takeovers[0]} ms, median ${median} ms, max ${takeovers.at(-1)} ms; ` +
         `${relayedTurns} turns answered to a client on another node than the owner (relayed over NATS)`,
     );
-    // The bound plus the client's own reconnect and one resume round trip under a loaded CI.
-    expect(takeovers.at(-1)!).toBeLessThan(TAKEOVER_BOUND_MS + 2_000);
+    // The bound plus the client's own reconnect, one relayed resume's answer timeout (2 s) and a
+    // loaded CI machine's delays.
+    expect(takeovers.at(-1)!).toBeLessThan(TAKEOVER_BOUND_MS + 4_000);
   }, 240_000);
 
   it("serves hosted calls of sessions two nodes own with a worker connected to the third, each side effect once", async () => {
@@ -253,7 +260,7 @@ describe("a cluster of three patchbay serve processes (Postgres + NATS)", () => 
         const page = await RawClient.open(nodes[i % 2]!.wsUrl, { kind: "user", token });
         const sessionId = await page.create("support");
         page.send({ type: "message.send", sessionId, commandId: "c_pay", text: `pay ${10 + i}` });
-        const end = await page.turnEnd("c_pay", 10_000);
+        const end = await page.turnEnd("c_pay", WAIT_MS);
         answers.push(end.type === "response.completed" ? end.text : JSON.stringify(end));
         await page.close();
       }
@@ -293,7 +300,10 @@ describe("a cluster of three patchbay serve processes (Postgres + NATS)", () => 
         const page = await RawClient.open(owner.wsUrl, { kind: "user", token });
         const sessionId = await page.create("support");
         page.send({ type: "message.send", sessionId, commandId: "c_pay", text: `pay ${amount}` });
-        const call = await page.next((f) => f.type === "conversation.updated" && f.item.type === "tool_call");
+        const call = await page.next(
+          (f) => f.type === "conversation.updated" && f.item.type === "tool_call",
+          WAIT_MS,
+        );
         const callId = call.type === "conversation.updated" ? call.item.id : "";
         // The worker on node C ran the side effect and is still working when the owner dies.
         await worker.waitFor("effect", (e) => e.callId === callId);
@@ -306,7 +316,7 @@ describe("a cluster of three patchbay serve processes (Postgres + NATS)", () => 
           sessionId,
           killedAt + 15_000,
         );
-        expect(await again.turnEnd("c_pay")).toMatchObject({
+        expect(await again.turnEnd("c_pay", WAIT_MS)).toMatchObject({
           type: "response.failed",
           error: { code: "server_restart" },
         });
@@ -323,7 +333,7 @@ describe("a cluster of three patchbay serve processes (Postgres + NATS)", () => 
         });
         // And the session answers again, with the worker on the surviving node.
         again.send({ type: "message.send", sessionId, commandId: "c_next", text: `pay ${amount + 50}` });
-        expect(await again.turnEnd("c_next", 10_000)).toMatchObject({
+        expect(await again.turnEnd("c_next", WAIT_MS)).toMatchObject({
           type: "response.completed",
           text: `Done: payment of ${amount + 50} recorded by w_slow, answered by w_slow`,
         });

@@ -70,7 +70,11 @@ export async function startTestNats(): Promise<TestNats> {
   }
   const dir = mkdtempSync(join(tmpdir(), "patchbay-nats-"));
   let child = launch(dir, -1);
-  const port = await waitForPort(dir, child);
+  const port = await waitForPort(dir, child).catch(async (error: unknown) => {
+    await killChild(child, "SIGKILL");
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  });
   return {
     url: `nats://127.0.0.1:${port}`,
     kill: () => killChild(child, "SIGKILL"),
