@@ -8,7 +8,7 @@ import { killAllChildren } from "./children";
 import { warmUp, withDeadline } from "./measure";
 import { startRawWsFloor } from "./raw-ws-floor";
 import { type BenchContext, failedRows } from "./scenario";
-import { scenarios } from "./scenarios";
+import { onDemandScenarios, scenarios } from "./scenarios";
 import { type Row, renderTable } from "./table";
 
 const args = process.argv.slice(2);
@@ -35,8 +35,9 @@ function machine(): string {
 async function main(): Promise<number> {
   const started = performance.now();
   // An exact id selects that scenario alone; otherwise every id containing the text.
-  const exact = scenarios.filter((s) => s.id === only);
-  const selected = exact.length ? exact : scenarios.filter((s) => only === undefined || s.id.includes(only));
+  const named = only === undefined ? scenarios : [...scenarios, ...onDemandScenarios];
+  const exact = named.filter((s) => s.id === only);
+  const selected = exact.length ? exact : named.filter((s) => only === undefined || s.id.includes(only));
   console.error(`bench: ${budget.quick ? "quick" : "full"} run of ${selected.length} scenarios`);
   const floor = await startRawWsFloor();
   const context: BenchContext = { budget, floor };

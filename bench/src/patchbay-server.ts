@@ -28,14 +28,20 @@ export interface BenchServer {
  * passes within a second. The limit is a guard against abuse, not part of a tool call's cost.
  * The byte, session and pre-authentication quotas are raised for the same reason.
  */
-export async function startBenchServer(): Promise<BenchServer> {
+export async function startBenchServer(
+  options: { databaseUrl?: string; natsUrl?: string } = {},
+): Promise<BenchServer> {
   // BENCH_DATA_ROOT=/dev/shm puts SQLite on tmpfs, to tell the disk's share of a figure from the CPU's.
   const dataDir = mkdtempSync(join(process.env.BENCH_DATA_ROOT ?? tmpdir(), "patchbay-bench-"));
   let dispatch: DispatchModule | undefined;
+  // The cluster scenario runs this server on Postgres, and as a node of a cluster over NATS.
+  const { databaseUrl, natsUrl } = options;
   const server = await createServer({
     port: 0,
     host: "127.0.0.1",
     dataDir,
+    ...(databaseUrl ? { databaseUrl } : {}),
+    ...(natsUrl ? { natsUrl } : {}),
     apiKey: BENCH_API_KEY,
     secret: BENCH_SECRET,
     logger: silentLogger,

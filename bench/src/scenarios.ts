@@ -1,4 +1,5 @@
 // Every scenario, in the order the table prints them.
+import { clusterTurnScenario } from "./cluster-turn";
 import { connectorScenario } from "./connector-call";
 import { executorScenario } from "./executor";
 import { hostedToolCallScenario } from "./hosted-tool-call";
@@ -26,3 +27,9 @@ export const scenarios: Scenario[] = [
   connectorScenario,
   underAttackScenario,
 ];
+
+/**
+ * Scenarios run only when named with `--only` (not in a full run, nor in the smoke test): they
+ * start services of their own (scenario 8: a PostgreSQL and a nats-server) and take a minute.
+ */
+export const onDemandScenarios: Scenario[] = [clusterTurnScenario];

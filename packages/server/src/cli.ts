@@ -24,6 +24,10 @@ Options (each also read from the environment variable shown):
   --host <addr>         PATCHBAY_HOST          interface to bind (default 127.0.0.1)
   --data-dir <dir>      PATCHBAY_DATA_DIR      where the SQLite store lives (default ./patchbay-data)
   --database-url <url>  PATCHBAY_DATABASE_URL  keep sessions in PostgreSQL instead (postgres://...)
+  --nats-url <url>      PATCHBAY_NATS_URL      run as one node of a cluster sharing the Postgres above,
+                                               over this NATS server (nats://...; docs/cluster.md)
+  --lease-ttl-ms <n>    PATCHBAY_LEASE_TTL_MS  cluster: how long a session's lease outlives its node
+                                               (default 15000; takeover within this plus a third)
   --config-dir <dir>    PATCHBAY_CONFIG_DIR    holds agents/<name>.yaml (default .)
   --log-level <level>   PATCHBAY_LOG_LEVEL     debug, info, warn, error or silent (default info)
   --api-key <key>       PATCHBAY_API_KEY       the API key backends and workers send
@@ -50,6 +54,8 @@ const FLAGS = [
   "host",
   "data-dir",
   "database-url",
+  "nats-url",
+  "lease-ttl-ms",
   "config-dir",
   "log-level",
   "api-key",
@@ -74,6 +80,8 @@ async function main(argv: string[]): Promise<number> {
       host: { type: "string" },
       "data-dir": { type: "string" },
       "database-url": { type: "string" },
+      "nats-url": { type: "string" },
+      "lease-ttl-ms": { type: "string" },
       "config-dir": { type: "string" },
       "log-level": { type: "string" },
       "api-key": { type: "string" },
@@ -138,12 +146,18 @@ async function main(argv: string[]): Promise<number> {
   }
   const corsOrigins = values["cors-origins"] ?? env.PATCHBAY_CORS_ORIGINS;
   const databaseUrl = values["database-url"] ?? env.PATCHBAY_DATABASE_URL;
+  const natsUrl = values["nats-url"] ?? env.PATCHBAY_NATS_URL;
+  const leaseTtl = values["lease-ttl-ms"] ?? env.PATCHBAY_LEASE_TTL_MS;
   const port = integer("--port", values.port ?? env.PATCHBAY_PORT ?? "8787", 0, 65_535);
   const server = await createServer({
     port,
     host: values.host ?? env.PATCHBAY_HOST ?? "127.0.0.1",
     dataDir: values["data-dir"] ?? env.PATCHBAY_DATA_DIR ?? "./patchbay-data",
     ...(databaseUrl ? { databaseUrl } : {}),
+    ...(natsUrl ? { natsUrl } : {}),
+    ...(natsUrl && leaseTtl
+      ? { cluster: { leaseTtlMs: integer("--lease-ttl-ms", leaseTtl, 300, 600_000) } }
+      : {}),
     configDir: values["config-dir"] ?? env.PATCHBAY_CONFIG_DIR ?? ".",
     shutdownGraceMs: integer(
       "--shutdown-grace-ms",

@@ -1,15 +1,23 @@
+// A little over 400 lines: createServer wires every part in the one order that works (options,
+// store, cluster, recovery, connectors, sessions, dispatch, sockets, HTTP, listen, close), and
+// its option and result types document the public surface beside it.
 import { createServer as createHttpServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Connector, ConnectorSet } from "@patchbay/connectors";
 import { createModel, type LanguageModel } from "@patchbay/models";
 import { type IdempotencyStore, InMemoryIdempotencyStore, type Tools } from "@patchbay/tools";
 import { Authenticator } from "./auth/auth";
+import type { LeaseEvent } from "./cluster/cluster-metrics";
+import type { ClusterNode } from "./cluster/cluster-node";
+import { type ClusterOptions, clusterWanted, joinCluster } from "./cluster/cluster-options";
+import { ClusterToolRouter } from "./cluster/cluster-tool-router";
 import { type AgentConfig, type AgentFileInput, defineAgent, loadAgentConfigs } from "./config/agent-config";
 import { resolveLimits, type ServerLimits } from "./config/limits";
 import { resolveServerCredentials, type ServerMode, serverMode } from "./config/server-credentials";
 import { checkServerOptions } from "./config/server-options";
 import { ServerError } from "./errors";
 import type { DispatchContext, DispatchExtension } from "./extensions/dispatch-extension";
+import type { HostedToolRouter } from "./extensions/dispatch-seams";
 import { type CorsOptions, CorsPolicy, parseCorsOrigins } from "./http/cors";
 import { createHttpApi, type HttpApiLimits } from "./http/http-api";
 import { createLogger, type Logger, type LogLevel } from "./observability/logger";
@@ -18,7 +26,12 @@ import { type ReplyOptions, replyOnce, type ServerReply } from "./server-reply";
 import type { LiveSessionDeps } from "./sessions/live-session";
 import { recoverInterruptedTurns } from "./sessions/recovery";
 import { SessionDirectory } from "./sessions/session-directory";
-import { type ClientSocketLimits, ClientSocketServer } from "./sockets/client-socket";
+import { ClientRelay } from "./sockets/client-relay";
+import {
+  type ClientSocketLimits,
+  ClientSocketServer,
+  DEFAULT_CLIENT_SOCKET_LIMITS,
+} from "./sockets/client-socket";
 import { SocketGuards } from "./sockets/socket-guards";
 import { MemoryStore } from "./store/memory-store";
 import { describeStore, openStore } from "./store/open-store";
@@ -120,6 +133,13 @@ export interface CreateServerOptions {
   connectors?: readonly Connector<any>[];
   /** How long the start waits for each connector before reporting it down (it may come up later). Default 20 s. */
   connectorStartTimeoutMs?: number;
+  /**
+   * The NATS server(s) of a cluster (`PATCHBAY_NATS_URL`): with it this server is one node of a
+   * cluster sharing one Postgres (`databaseUrl`). See docs/cluster.md.
+   */
+  natsUrl?: string;
+  /** Cluster settings (lease TTL, node id, a bus given in code); giving it turns cluster mode on. */
+  cluster?: ClusterOptions;
 }
 
 /**
@@ -171,6 +191,8 @@ export interface PatchbayServer {
    * ```
    */
   reply(agent: string, message: string, options?: ReplyOptions): Promise<ServerReply>;
+  /** This server as a node of its cluster (cluster mode only; docs/cluster.md). */
+  cluster: ClusterNode | undefined;
   /** Stops accepting, ends or hands back running work (bounded), closes sockets and the store. */
   close(): Promise<void>;
 }
@@ -229,16 +251,27 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
     ...(options.connectors ? { kinds: options.connectors } : {}),
     env,
   });
+  const clustered = clusterWanted(options, env);
   // Development with no place for data: sessions live in this process's memory.
   const inMemory =
     mode === "development" &&
     !options.store &&
     options.dataDir === undefined &&
     !(options.databaseUrl ?? env.PATCHBAY_DATABASE_URL);
+  // In a cluster, per-session leases replace the store-wide lock (docs/cluster.md).
   const { store, unlock } = inMemory
     ? { store: new MemoryStore(), unlock: undefined }
-    : await openStore(options, env);
+    : await openStore({ ...options, exclusive: !clustered }, env);
   const metrics = new ServerMetrics({ defaultMetrics: options.processMetrics ?? false });
+  let cluster: Awaited<ReturnType<typeof joinCluster>> | undefined;
+  if (clustered) {
+    try {
+      cluster = await joinCluster(options, env, store, logger, metrics.registry);
+    } catch (error) {
+      await store.close();
+      throw error;
+    }
+  }
   const authenticator = new Authenticator({ apiKey, secret });
   const progressIntervalMs = options.progressIntervalMs ?? 250;
   const corsOptions =
@@ -246,7 +279,9 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
   const cors = corsOptions ? new CorsPolicy(corsOptions) : undefined;
   const idempotency = options.idempotencyStore ?? new InMemoryIdempotencyStore();
 
-  await recoverInterruptedTurns(store, logger);
+  // A cluster recovers each session when a node takes its lease; at start every other node's
+  // running turns would look cut off.
+  if (!cluster) await recoverInterruptedTurns(store, logger);
 
   const connectorSets = await startAgentConnectors(preparedConnectors, {
     logger,
@@ -259,6 +294,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
   const closeConnectors = () => Promise.all([...connectorSets.values()].map((set) => set.close()));
 
   let extension: DispatchExtension | undefined;
+  let hostedTools: HostedToolRouter | undefined;
   const deps = (agent: AgentConfig): LiveSessionDeps => ({
     model: models.get(agent.id)!,
     logger,
@@ -266,7 +302,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
     progressIntervalMs,
     limits,
     ...serverToolsOf(options.tools, connectorSets.get(agent.id), agent, idempotency, logger),
-    ...(extension?.hostedTools ? { hostedTools: extension.hostedTools } : {}),
+    ...(hostedTools ? { hostedTools } : {}),
     ...(extension?.messageRouter ? { messageRouter: extension.messageRouter } : {}),
   });
   const sessions = new SessionDirectory({
@@ -277,29 +313,74 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
     metrics,
     maxSessionsPerUser: limits.maxSessionsPerUser,
     liveWindowItems: limits.liveWindowItems,
+    ...(cluster
+      ? {
+          cluster: {
+            leases: store.leases!,
+            nodeId: cluster.node.nodeId,
+            leaseTtlMs: cluster.leaseTtlMs,
+            onLease: (event: LeaseEvent) => cluster.metrics.leases.inc({ event }),
+          },
+        }
+      : {}),
   });
+  if (cluster) cluster.node.sessionsOwned = () => sessions.owned?.size ?? 0;
   const installDispatch = options.dispatch === undefined ? createDispatch : options.dispatch;
   extension = installDispatch
     ? installDispatch({ authenticator, store, sessions, agents, logger, metrics })
     : undefined;
+  // In a cluster, hosted calls reach the workers of every node (docs/cluster.md).
+  const local = extension?.hostedTools;
+  const clusterTools =
+    cluster && local
+      ? new ClusterToolRouter({
+          local,
+          bus: cluster.node.bus,
+          nodeId: cluster.node.nodeId,
+          remoteTools: () => cluster.node.remoteHosted(),
+          isAlive: (nodeId) => cluster.node.isAlive(nodeId),
+          logger,
+        })
+      : undefined;
+  if (cluster && local)
+    cluster.node.hostedTools = () =>
+      Object.fromEntries([...agents.keys()].map((id) => [id, local.specs(id)]));
+  hostedTools = clusterTools ?? local;
 
   let accepting = false;
   const socketGuards = new SocketGuards(limits);
+  const relay = cluster
+    ? new ClientRelay({
+        bus: cluster.node.bus,
+        nodeId: cluster.node.nodeId,
+        isAlive: (nodeId) => cluster.node.isAlive(nodeId),
+        directory: sessions,
+        logger,
+        maxSessionsPerSocket: { ...DEFAULT_CLIENT_SOCKET_LIMITS, ...options.clientSocket }
+          .maxSessionsPerSocket,
+      })
+    : undefined;
   const clients = new ClientSocketServer({
     authenticator,
     sessions,
     logger,
     metrics,
     ...(options.clientSocket ? { limits: options.clientSocket } : {}),
+    ...(relay ? { relay } : {}),
   });
   const handle = createHttpApi({
     authenticator,
     sessions,
     metrics,
     logger,
-    isReady: () => accepting && (extension?.isReady?.() ?? true),
-    ...(connectorSets.size > 0
-      ? { readiness: () => ({ connectors_down: connectorReadiness(connectorSets) }) }
+    isReady: () => accepting && (extension?.isReady?.() ?? true) && (cluster?.node.ready ?? true),
+    ...(connectorSets.size > 0 || cluster
+      ? {
+          readiness: () => ({
+            ...(connectorSets.size > 0 ? { connectors_down: connectorReadiness(connectorSets) } : {}),
+            ...(cluster ? { cluster: cluster.node.readiness() } : {}),
+          }),
+        }
       : {}),
     ...(options.http ? { limits: options.http } : {}),
     ...(extension?.http ? { extensions: [extension.http] } : {}),
@@ -333,6 +414,8 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
     });
   }).catch(async (error: unknown) => {
     await closeConnectors();
+    await sessions.close(0);
+    await cluster?.node.close();
     await store.close();
     unlock?.();
     throw error;
@@ -363,6 +446,9 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
       const stopped = new Promise<void>((resolve) => http.close(() => resolve()));
       http.closeIdleConnections();
       await sessions.close(options.shutdownGraceMs ?? 10_000);
+      relay?.close();
+      clusterTools?.close();
+      await cluster?.node.close();
       await extension?.close?.();
       await closeConnectors();
       await clients.close(1001, "server shutting down");
@@ -391,6 +477,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
     mode,
     credentials: { apiKey, secret },
     reply: (agent, message, replyOptions) => replyOnce(sessions, agent, message, replyOptions),
+    cluster: cluster?.node,
     close,
   };
 }

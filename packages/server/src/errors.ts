@@ -22,6 +22,8 @@ export const HTTP_STATUS_BY_CODE: Readonly<Record<string, number>> = {
   invalid_tool_spec: 400,
   no_worker: 503,
   unavailable: 503,
+  lease_lost: 503,
+  bus_timeout: 503,
 };
 
 /**
@@ -165,5 +167,59 @@ export class StoreLockedError extends ServerError {
         "Stop that server first, or give this one its own data",
     );
     this.name = "StoreLockedError";
+  }
+}
+
+/**
+ * A write of a session by a node that no longer owns it: in a cluster, another node took the
+ * session's lease (a higher fencing token) and the store refused the whole change. `code` is
+ * `lease_lost`; the node stops the session's work and unloads it. See docs/cluster.md.
+ *
+ * @example
+ * ```ts
+ * if (error instanceof LeaseLostError) live.close(0);
+ * ```
+ */
+export class LeaseLostError extends ServerError {
+  readonly sessionId: string;
+  constructor(sessionId: string, detail: string) {
+    super("lease_lost", `session ${sessionId}: this node no longer owns it (${detail})`);
+    this.name = "LeaseLostError";
+    this.sessionId = sessionId;
+  }
+}
+
+/**
+ * A request over the cluster's bus that got no reply in time (the node it asked is gone, or the
+ * bus is down). `code` is `bus_timeout`; the message names the subject and the time waited.
+ *
+ * @example
+ * ```ts
+ * if (error instanceof BusTimeoutError) logger.warn(error.message);
+ * ```
+ */
+export class BusTimeoutError extends ServerError {
+  constructor(subject: string, timeoutMs: number) {
+    super("bus_timeout", `no reply on ${subject} within ${timeoutMs} ms`);
+    this.name = "BusTimeoutError";
+  }
+}
+
+/**
+ * A session another live node of the cluster owns (its lease runs until `expiresAt`). `code` is
+ * `unavailable`: a client socket relays to the owner when it can, anything else retries.
+ */
+export class SessionElsewhereError extends ServerError {
+  constructor(
+    readonly sessionId: string,
+    readonly owner: string,
+    readonly expiresAt: number,
+  ) {
+    super(
+      "unavailable",
+      `session ${sessionId} is served by node ${owner} (its lease runs until ${new Date(expiresAt).toISOString()}); connect to that node or retry`,
+      { path: "sessionId" },
+    );
+    this.name = "SessionElsewhereError";
   }
 }

@@ -7,6 +7,15 @@
 export type { HelloAuth, Principal, ServerCredentials } from "./auth/auth";
 export type { VerifiedUserToken } from "./auth/user-token";
 export { createUserToken, USER_TOKEN_AUDIENCE, verifyUserToken } from "./auth/user-token";
+// The server and its options.
+// Cluster mode (docs/cluster.md): the bus between nodes and a node's view of the cluster.
+export type { Bus, BusMessage, BusStatus } from "./cluster/bus";
+export type { ClusterNode, NodeHeartbeat } from "./cluster/cluster-node";
+export type { ClusterOptions } from "./cluster/cluster-options";
+export { DEFAULT_LEASE_TTL_MS } from "./cluster/cluster-options";
+export { MemoryBus, MemoryBusHub } from "./cluster/memory-bus";
+export type { NatsBusOptions } from "./cluster/nats-bus";
+export { NatsBus } from "./cluster/nats-bus";
 export type {
   AgentConfig,
   AgentConfigIssue,
@@ -16,14 +25,15 @@ export type {
 export { AgentConfigError, defineAgent, loadAgentConfigs, parseAgentConfig } from "./config/agent-config";
 export type { ServerLimits } from "./config/limits";
 export { DEFAULT_SERVER_LIMITS, QuotaError, resolveLimits } from "./config/limits";
-// The server and its options.
 export type { CreateServerOptions, PatchbayServer } from "./create-server";
 export { createServer } from "./create-server";
 // Typed errors, each with a stable `code`.
 export type { AuthFailureReason } from "./errors";
 export {
   AuthError,
+  BusTimeoutError,
   HTTP_STATUS_BY_CODE,
+  LeaseLostError,
   NotFoundError,
   ServerError,
   StoreLockedError,
@@ -62,8 +72,11 @@ export type {
   ApprovalRecord,
   CommitResult,
   EventDraft,
+  LeaseAttempt,
   PendingToolCallRecord,
   SessionChange,
+  SessionLease,
+  SessionLeases,
   SessionRecord,
   Store,
   TurnRecord,

@@ -65,6 +65,8 @@ describe("createServer's options", () => {
       cors: true,
       connectors: true,
       connectorStartTimeoutMs: true,
+      natsUrl: true,
+      cluster: true,
     };
     expect([...KNOWN_SERVER_OPTIONS].sort()).toEqual(Object.keys(declared).sort());
   });

@@ -66,6 +66,18 @@ const ServerOptionsSchema = z.object({
   limits: object("expected an object of limits (see docs/security.md)").optional(),
   connectors: z.array(object("expected a connector (defineConnector from @patchbay/connectors)")).optional(),
   connectorStartTimeoutMs: z.number().int().min(0).optional(),
+  natsUrl: z.string().min(1).optional(),
+  cluster: z
+    .object({
+      bus: object("expected a Bus (NatsBus, MemoryBus)").optional(),
+      nodeId: z
+        .string()
+        .regex(/^[A-Za-z0-9_-]{1,64}$/, "letters, digits, _ and -, at most 64")
+        .optional(),
+      leaseTtlMs: z.number().int().min(300).max(600_000).optional(),
+      heartbeatIntervalMs: z.number().int().min(50).max(60_000).optional(),
+    })
+    .optional(),
 });
 
 /** Every option name `checkServerOptions` knows, for the test that keeps it equal to `CreateServerOptions`. */

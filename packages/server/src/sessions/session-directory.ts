@@ -7,10 +7,12 @@ import { NotFoundError, ServerError } from "../errors";
 import type { Logger } from "../observability/logger";
 import type { ServerMetrics } from "../observability/metrics";
 import { afterSessionUnloaded } from "../sockets/memory-reclaim";
-import type { Store } from "../store/store";
+import type { SessionLeases, Store } from "../store/store";
 import { forEndUsers } from "../turns/reasoning-state";
 import { LiveSession, type LiveSessionDeps } from "./live-session";
+import { recoverSession } from "./recovery";
 import { SessionLog } from "./session-log";
+import { SessionOwnership } from "./session-ownership";
 
 /** What a {@link SessionDirectory} is built from. */
 export interface SessionDirectoryOptions {
@@ -24,6 +26,17 @@ export interface SessionDirectoryOptions {
   liveWindowItems?: number;
   /** Sessions one user (a user token) may have; default unlimited. */
   maxSessionsPerUser?: number;
+  /**
+   * Cluster mode (docs/cluster.md): a session loads only under a lease of this node, its writes
+   * are fenced with the lease's token, and sessions whose owner died are recovered here.
+   */
+  cluster?: {
+    leases: SessionLeases;
+    nodeId: string;
+    leaseTtlMs: number;
+    /** Each lease movement (metrics); `taken_over` is a dead node's session recovered here. */
+    onLease?: (event: "claimed" | "released" | "lost" | "taken_over") => void;
+  };
 }
 
 /**
@@ -36,8 +49,30 @@ export class SessionDirectory {
   private readonly loading = new Map<string, Promise<LiveSession>>();
   private readonly holds = new Map<string, number>();
   private closed = false;
+  private readonly ownership: SessionOwnership | undefined;
+  private readonly sweeper: ReturnType<typeof setInterval> | undefined;
+  private sweeping = false;
 
-  constructor(private readonly options: SessionDirectoryOptions) {}
+  constructor(private readonly options: SessionDirectoryOptions) {
+    const cluster = options.cluster;
+    if (cluster) {
+      this.ownership = new SessionOwnership({
+        ...cluster,
+        logger: options.logger,
+        onLost: (sessionId) => this.dropLost(sessionId),
+      });
+      this.sweeper = setInterval(
+        () => void this.takeOverExpired(),
+        Math.max(10, Math.floor(cluster.leaseTtlMs / 3)),
+      );
+      this.sweeper.unref();
+    }
+  }
+
+  /** This node's session ownership (cluster mode only). */
+  get owned(): SessionOwnership | undefined {
+    return this.ownership;
+  }
 
   /** The configured agents. */
   get agents(): ReadonlyMap<string, AgentConfig> {
@@ -188,10 +223,64 @@ export class SessionDirectory {
    */
   async close(graceMs: number): Promise<void> {
     this.closed = true;
+    if (this.sweeper) clearInterval(this.sweeper);
     await Promise.all([...this.live.values()].map((live) => live.close(graceMs)));
     for (const live of this.live.values()) live.runtime.close("shutdown");
     this.live.clear();
     this.options.metrics.sessions.set(0);
+    await this.ownership?.close();
+  }
+
+  /**
+   * Recovers the sessions whose owner died (their lease expired without a release): each is
+   * claimed, what its owner left running is ended as on a restart, and the lease is let go, so
+   * the session answers again on whichever node a client reaches next. Runs every third of the
+   * lease TTL; a session another node claims first is skipped.
+   */
+  async takeOverExpired(): Promise<number> {
+    const ownership = this.ownership;
+    const cluster = this.options.cluster;
+    if (!ownership || this.sweeping || this.closed) return 0;
+    this.sweeping = true;
+    let recovered = 0;
+    try {
+      const expired = await this.options.cluster!.leases.expired(20);
+      for (const lease of expired) {
+        if (this.live.has(lease.sessionId) || this.loading.has(lease.sessionId)) continue;
+        const claim = await ownership.claim(lease.sessionId).catch(() => undefined);
+        if (!claim) continue;
+        try {
+          const store = ownership.fenced(this.options.store, lease.sessionId, claim.token);
+          if (claim.fresh) await recoverSession(store, lease.sessionId, this.options.logger);
+          recovered += 1;
+          cluster?.onLease?.("taken_over");
+          this.options.logger.info("took over a session whose node stopped renewing its lease", {
+            sessionId: lease.sessionId,
+            from: lease.nodeId,
+          });
+        } finally {
+          // Unless a client attached meanwhile and loaded it here.
+          if (!this.live.has(lease.sessionId) && !this.loading.has(lease.sessionId))
+            await ownership.release(lease.sessionId);
+        }
+      }
+    } catch (error) {
+      this.options.logger.warn("the takeover sweep failed; it runs again", { error });
+    } finally {
+      this.sweeping = false;
+    }
+    return recovered;
+  }
+
+  /** The session's lease went to another node: its work here stops at once. */
+  private dropLost(sessionId: string): void {
+    const live = this.live.get(sessionId);
+    if (!live) return;
+    this.live.delete(sessionId);
+    this.holds.delete(sessionId);
+    this.options.metrics.sessions.set(this.live.size);
+    live.runtime.close("lease_lost");
+    void live.close(0);
   }
 
   private async load(sessionId: string, principal: Principal): Promise<LiveSession> {
@@ -207,10 +296,26 @@ export class SessionDirectory {
             `agent ${record.agent} of session ${sessionId} is not configured`,
           );
         }
-        const conversation = await this.options.store.conversation(sessionId);
+        let store = this.options.store;
+        let current = record;
+        if (this.ownership) {
+          const claim = await this.ownership.claim(sessionId);
+          store = this.ownership.fenced(this.options.store, sessionId, claim.token);
+          try {
+            if (claim.fresh) await recoverSession(store, sessionId, this.options.logger);
+            // Read under the lease: the previous owner may have written after the first read.
+            const stored = await store.getSession(sessionId);
+            if (!stored) throw new NotFoundError("session", sessionId);
+            current = stored;
+          } catch (error) {
+            await this.ownership.release(sessionId);
+            throw error;
+          }
+        }
+        const conversation = await store.conversation(sessionId);
         const logger = this.options.logger.child({ sessionId });
-        const pageTools = await this.options.store.pageTools(sessionId);
-        const runtime = new SessionLog(record, agent, conversation, this.options.store, logger, pageTools);
+        const pageTools = await store.pageTools(sessionId);
+        const runtime = new SessionLog(current, agent, conversation, store, logger, pageTools);
         if (this.options.liveWindowItems !== undefined) runtime.limitWindow(this.options.liveWindowItems);
         const live = new LiveSession(runtime, this.options.deps(agent));
         this.live.set(sessionId, live);
@@ -232,9 +337,10 @@ export class SessionDirectory {
     }
     this.live.delete(sessionId);
     this.options.metrics.sessions.set(this.live.size);
-    void live.runtime.settled().then(() => {
+    void live.runtime.settled().then(async () => {
       live.runtime.close("unloaded");
       afterSessionUnloaded();
+      if (!this.live.has(sessionId) && !this.loading.has(sessionId)) await this.ownership?.release(sessionId);
     });
   }
 

@@ -17,8 +17,8 @@ export interface SessionLogEvents {
   event: (event: SessionEvent) => void;
   /** The set of page tools or the sockets holding them changed. */
   "page-tools": () => void;
-  /** The runtime stopped: the session was deleted, unloaded, or the server is closing. */
-  closed: (reason: "deleted" | "unloaded" | "shutdown") => void;
+  /** The runtime stopped: the session was deleted, unloaded, the server is closing or lost its lease. */
+  closed: (reason: "deleted" | "unloaded" | "shutdown" | "lease_lost") => void;
 }
 
 /**
@@ -314,8 +314,11 @@ export class SessionLog extends EventEmitter<SessionLogEvents> {
     return this.pageTools.specs();
   }
 
-  /** Stops accepting commits (the session was deleted or unloaded, or the server is closing). */
-  close(reason: "deleted" | "unloaded" | "shutdown" = "unloaded"): void {
+  /**
+   * Stops accepting commits (the session was deleted or unloaded, the server is closing, or in a
+   * cluster another node took the session's lease).
+   */
+  close(reason: "deleted" | "unloaded" | "shutdown" | "lease_lost" = "unloaded"): void {
     if (this.closed) return;
     this.closed = true;
     this.emit("closed", reason);

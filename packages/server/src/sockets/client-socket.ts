@@ -12,14 +12,16 @@ import {
 import { nanoid } from "nanoid";
 import type { WebSocket, WebSocketServer } from "ws";
 import type { Authenticator, Principal } from "../auth/auth";
-import { AuthError, ServerError, toWireError } from "../errors";
+import { AuthError, ServerError, SessionElsewhereError, toWireError } from "../errors";
 import type { Logger } from "../observability/logger";
 import type { ServerMetrics } from "../observability/metrics";
 import type { SessionDirectory } from "../sessions/session-directory";
+import type { ClientRelay, EdgeRelay } from "./client-relay";
 import { type Correlation, correlation, correlationOf } from "./frame-correlation";
 import { oversizedResult } from "./oversized-result";
 import { type PeerEndpoint, PeerSocket, type PeerSocketLimits, peerSocketServer } from "./peer-socket";
 import { SessionAttachments } from "./session-attachments";
+import { handleSessionFrame } from "./session-frames";
 import { admissionOf, type ConnectionGuards } from "./socket-guards";
 
 /**
@@ -119,6 +121,8 @@ export class ClientSocketServer {
       logger: Logger;
       metrics: ServerMetrics;
       limits?: Partial<ClientSocketLimits>;
+      /** Cluster mode: sessions other nodes own are served by them across the bus. */
+      relay?: ClientRelay;
     },
   ) {
     this.limits = { ...DEFAULT_CLIENT_SOCKET_LIMITS, ...options.limits };
@@ -157,6 +161,8 @@ class ClientConnection implements PeerEndpoint<"client-to-server"> {
   private principal: Principal | undefined;
   private readonly sessions: SessionAttachments;
   private readonly logger: Logger;
+  /** This connection's sessions that other nodes own (cluster mode). */
+  private readonly edge: EdgeRelay | undefined;
   /** Frames are handled one after another, so a resume's replay and a send cannot interleave. */
   private work: Promise<void> = Promise.resolve();
 
@@ -168,6 +174,7 @@ class ClientConnection implements PeerEndpoint<"client-to-server"> {
       logger: Logger;
       metrics: ServerMetrics;
       guards?: ConnectionGuards | undefined;
+      relay?: ClientRelay | undefined;
     },
     private readonly limits: ClientSocketLimits,
     private readonly onGone: () => void,
@@ -198,6 +205,7 @@ class ClientConnection implements PeerEndpoint<"client-to-server"> {
       options.sessions,
       limits.maxSessionsPerSocket,
     );
+    this.edge = options.relay?.edge(this.id, (frame) => this.send(frame));
   }
 
   helloTimeout(): void {
@@ -206,6 +214,7 @@ class ClientConnection implements PeerEndpoint<"client-to-server"> {
 
   closed(): void {
     this.sessions.detachAll();
+    this.edge?.close();
     this.onGone();
   }
 
@@ -279,84 +288,22 @@ class ClientConnection implements PeerEndpoint<"client-to-server"> {
     if (frame.type === "hello") return this.hello(frame);
     const principal = this.principal;
     if (!principal) throw new AuthError("missing", "the first frame must be 'hello'");
-    switch (frame.type) {
-      case "session.create": {
-        this.options.guards?.checkTools(frame.tools);
-        const info = await this.options.sessions.create(principal, frame.agent, {
-          ...(frame.userId === undefined ? {} : { userId: frame.userId }),
-          ...(frame.metadata === undefined ? {} : { metadata: frame.metadata }),
-        });
-        await this.sessions.attach(principal, info.id, frame.requestId, 0, frame.tools);
-        return;
-      }
-      case "session.resume":
-        this.options.guards?.checkTools(frame.tools);
-        await this.sessions.attach(principal, frame.sessionId, frame.requestId, frame.afterSeq, frame.tools);
-        return;
-      case "session.close":
-        this.sessions.require(frame.sessionId);
-        this.sessions.detach(frame.sessionId);
-        return;
-      case "message.send": {
-        const { live } = this.sessions.require(frame.sessionId);
-        await live.sendMessage({
-          commandId: frame.commandId,
-          text: frame.text,
-          sender: this.principal?.kind ?? "user",
-          ...(frame.images === undefined ? {} : { images: frame.images }),
-        });
-        return;
-      }
-      case "interrupt":
-        await this.sessions.require(frame.sessionId).live.interrupt(frame.commandId);
-        return;
-      case "tools.update": {
-        const { live } = this.sessions.require(frame.sessionId);
-        this.options.guards?.checkTools(frame.tools);
-        live.runtime.setPageTools(this.id, frame.tools);
-        return;
-      }
-      case "tool.progress":
-        this.sessions.require(frame.sessionId).live.pages.progress(frame.callId, frame.text);
-        return;
-      case "tool.say":
-        this.sessions.require(frame.sessionId).live.pages.say(frame.callId, frame.text);
-        return;
-      case "tool.hold": {
-        const answer = this.sessions.require(frame.sessionId).live.pages.hold(frame.callId, frame.attempt);
-        this.send({
-          type: "tool.hold.ack",
-          sessionId: frame.sessionId,
-          callId: frame.callId,
-          attempt: answer.attempt,
-          accepted: answer.accepted,
-          ...(answer.reason === undefined ? {} : { reason: answer.reason }),
-        });
-        return;
-      }
-      case "tool.approval": {
-        // Answered when the user has: the question must not hold up this socket's other frames.
-        const pages = this.sessions.require(frame.sessionId).live.pages;
-        void pages.approval(frame.callId, frame.attempt).then((answer) =>
-          this.send({
-            type: "tool.approval.ack",
-            sessionId: frame.sessionId,
-            callId: frame.callId,
-            attempt: answer.attempt,
-            outcome: answer.outcome,
-            ...(answer.reason === undefined ? {} : { reason: answer.reason }),
-          }),
-        );
-        return;
-      }
-      case "tool.result":
-        this.sessions.require(frame.sessionId).live.pages.result(frame.callId, frame.attempt, frame.result);
-        return;
-      case "approval.decide":
-        this.sessions
-          .require(frame.sessionId)
-          .live.approvals.decide(frame.approvalId, frame.allowed, frame.reason);
-        return;
+    const owner = this.edge?.ownerOf(frame);
+    if (owner) return this.edge!.forward(owner, principal, frame);
+    try {
+      await handleSessionFrame(frame, {
+        principal,
+        connectionId: this.id,
+        directory: this.options.sessions,
+        attachments: this.sessions,
+        checkTools: this.options.guards ? (tools) => this.options.guards!.checkTools(tools) : undefined,
+        send: (reply) => this.send(reply),
+      });
+    } catch (error) {
+      // Cluster mode: another node owns the session; it serves this client across the bus.
+      if (this.edge && error instanceof SessionElsewhereError && frame.type === "session.resume")
+        return this.edge.forward(error.owner, principal, frame);
+      throw error;
     }
   }
 

@@ -88,16 +88,27 @@ export class SessionAttachments {
       }
     });
     const onClosed = (reason: string) => {
-      if (reason !== "deleted") return;
+      if (reason !== "deleted" && reason !== "lease_lost") return;
       this.attached.delete(sessionId);
       release();
-      socket.send({
-        type: "error",
-        code: "not_found",
-        message: `session ${sessionId} was deleted`,
-        sessionId,
-        path: "sessionId",
-      });
+      socket.send(
+        reason === "deleted"
+          ? {
+              type: "error",
+              code: "not_found",
+              message: `session ${sessionId} was deleted`,
+              sessionId,
+              path: "sessionId",
+            }
+          : // Cluster mode: another node owns the session now; attaching again reaches it.
+            {
+              type: "error",
+              code: "unavailable",
+              message: `session ${sessionId} moved to another node: attach again`,
+              sessionId,
+              path: "sessionId",
+            },
+      );
     };
     live.runtime.on("closed", onClosed);
     const detach = () => {

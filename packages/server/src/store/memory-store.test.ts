@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { describeStoreContract, message, session } from "../testing/store-contract";
+import { describeLeaseContract, describeStoreContract, message, session } from "../testing/store-contract";
 import { MemoryStore } from "./memory-store";
 
 describeStoreContract("MemoryStore", async () => new MemoryStore());
+describeLeaseContract("MemoryStore", async () => new MemoryStore());
 
 describe("MemoryStore", () => {
   it("stores copies: a caller that mutates what it committed or read changes nothing stored", async () => {

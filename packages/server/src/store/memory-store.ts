@@ -1,10 +1,12 @@
 import type { ConversationItem, SessionEvent, ToolResult, ToolSpec } from "@patchbay/protocol";
 import { rememberEventJson } from "./change-json";
+import { MemoryLeases } from "./memory-leases";
 import type {
   ApprovalRecord,
   CommitResult,
   PendingToolCallRecord,
   SessionChange,
+  SessionLeases,
   SessionRecord,
   Store,
   TurnRecord,
@@ -38,6 +40,14 @@ export class MemoryStore implements Store {
   private readonly pending = new Map<string, string>();
   private readonly results = new Map<string, string>();
   private closed = false;
+  /** Session leases (cluster mode), with `now` as their clock. */
+  readonly leases: SessionLeases;
+  private readonly leaseRows: MemoryLeases;
+
+  constructor(options: { now?: () => number } = {}) {
+    this.leaseRows = new MemoryLeases(options.now);
+    this.leases = this.leaseRows;
+  }
 
   async createSession(record: SessionRecord): Promise<void> {
     this.open();
@@ -69,6 +79,7 @@ export class MemoryStore implements Store {
 
   async deleteSession(id: string): Promise<boolean> {
     const existed = this.sessions.delete(id);
+    this.leaseRows.forget(id);
     for (const [key, turn] of this.turns) if (turn.sessionId === id) this.turns.delete(key);
     for (const [key, body] of this.pending)
       if (parse<PendingToolCallRecord>(body).sessionId === id) this.pending.delete(key);
@@ -81,6 +92,7 @@ export class MemoryStore implements Store {
     this.open();
     const state = this.sessions.get(sessionId);
     // Everything that can fail is checked before anything changes: a change applies whole or not at all.
+    if (change.fence !== undefined) this.leaseRows.check(sessionId, change.fence);
     if (change.events && change.events.length > 0 && !state) {
       throw new Error(`session ${sessionId} does not exist`);
     }

@@ -9,7 +9,7 @@ import type { Store } from "./store";
  * `databaseUrl` (or `PATCHBAY_DATABASE_URL`), the SQLite `dataDir`. The one place that decides it.
  */
 export async function openStore(
-  options: { store?: Store; databaseUrl?: string; dataDir?: string },
+  options: { store?: Store; databaseUrl?: string; dataDir?: string; exclusive?: boolean },
   env: Record<string, string | undefined>,
 ): Promise<{ store: Store; unlock?: () => void }> {
   if (options.store) return { store: options.store };
@@ -21,8 +21,9 @@ export async function openStore(
         "databaseUrl (PATCHBAY_DATABASE_URL) must be a postgres:// or postgresql:// connection string",
       );
     }
-    // A Postgres store holds its own lock (an advisory lock that dies with the process).
-    return { store: await PostgresStore.open({ url }) };
+    // A Postgres store holds its own lock (an advisory lock that dies with the process), unless
+    // the server is a node of a cluster, where session leases replace it.
+    return { store: await PostgresStore.open({ url, exclusive: options.exclusive !== false }) };
   }
   if (options.dataDir === undefined) {
     throw new ServerError(

@@ -1,5 +1,6 @@
 import type { SessionEvent } from "@patchbay/protocol";
 import type { PoolClient } from "pg";
+import { LeaseLostError } from "../errors";
 import { ChangeJson } from "./change-json";
 import type { CommitResult, SessionChange } from "./store";
 
@@ -12,6 +13,18 @@ export async function applyChange(
   sessionId: string,
   change: SessionChange,
 ): Promise<CommitResult> {
+  if (change.fence !== undefined) {
+    // FOR SHARE: a takeover's UPDATE of the row waits for this commit, and a commit after the
+    // takeover sees the new token. Either way no write of an older token lands after a newer one.
+    const { rows } = await client.query<{ node_id: string; token: string }>(
+      "SELECT node_id, token FROM session_leases WHERE session_id = $1 FOR SHARE",
+      [sessionId],
+    );
+    const row = rows[0];
+    if (!row) throw new LeaseLostError(sessionId, `no lease, fence ${change.fence}`);
+    if (Number(row.token) !== change.fence)
+      throw new LeaseLostError(sessionId, `fence ${change.fence}, lease now ${row.token} on ${row.node_id}`);
+  }
   const json = new ChangeJson();
   if (change.command) {
     const inserted = await client.query(

@@ -59,6 +59,16 @@ CREATE TABLE tool_results (
 CREATE INDEX tool_results_by_session ON tool_results (session_id);
 `,
   },
+  {
+    version: 2,
+    why: "session leases with fencing tokens, for a cluster of servers on one database (docs/cluster.md)",
+    sql: `
+CREATE TABLE session_leases (
+  session_id TEXT PRIMARY KEY, node_id TEXT NOT NULL, token BIGINT NOT NULL, expires_at BIGINT NOT NULL
+);
+CREATE INDEX session_leases_by_expiry ON session_leases (expires_at);
+`,
+  },
 ];
 
 /** The schema version this server creates and reads: the last step of {@link POSTGRES_MIGRATIONS}. */

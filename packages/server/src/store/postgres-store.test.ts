@@ -3,7 +3,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StoreLockedError, StoreVersionError } from "../errors";
 import { startTestPostgres, type TestPostgres } from "../testing/postgres-server";
-import { describeStoreContract, message, session } from "../testing/store-contract";
+import { describeLeaseContract, describeStoreContract, message, session } from "../testing/store-contract";
 import { migratePostgres, POSTGRES_MIGRATIONS, POSTGRES_SCHEMA_VERSION } from "./postgres-migrations";
 import { PostgresStore, redactUrl } from "./postgres-store";
 
@@ -22,6 +22,9 @@ const freshSchema = () => `t${process.pid}_${++schemas}`;
 
 describeStoreContract("PostgresStore", async () =>
   PostgresStore.open({ url: server.url, schema: freshSchema() }),
+);
+describeLeaseContract("PostgresStore", async () =>
+  PostgresStore.open({ url: server.url, schema: freshSchema(), exclusive: false }),
 );
 
 describe("PostgresStore", () => {

@@ -3,12 +3,14 @@ import type { ConversationItem, SessionEvent, ToolResult, ToolSpec } from "@patc
 import type { Client, Pool, PoolClient, PoolConfig } from "pg";
 import { StoreLockedError } from "../errors";
 import { applyChange } from "./postgres-change";
+import { PostgresLeases } from "./postgres-leases";
 import { MIGRATION_LOCK, migratePostgres } from "./postgres-migrations";
 import type {
   ApprovalRecord,
   CommitResult,
   PendingToolCallRecord,
   SessionChange,
+  SessionLeases,
   SessionRecord,
   Store,
   TurnRecord,
@@ -35,7 +37,8 @@ export interface PostgresStoreOptions {
    * Hold the schema for this process alone (default true): a second server opening it is refused
    * with a `StoreLockedError` naming the holder, because its start-up recovery would end this
    * one's running turns. The lock is a session advisory lock on a connection of its own, so it
-   * goes away with the process (even on SIGKILL) and the next server can start at once.
+   * goes away with the process (even on SIGKILL) and the next server can start at once. A
+   * cluster (docs/cluster.md) opens with `false`: per-session leases replace the lock.
    */
   exclusive?: boolean;
 }
@@ -59,7 +62,16 @@ interface TurnRow {
 }
 
 const SESSION_COLUMNS = "id, agent, user_id, metadata, created_at, last_seq";
-const SESSION_TABLES = ["items", "events", "commands", "turns", "pending_calls", "approvals", "tool_results"];
+const SESSION_TABLES = [
+  "items",
+  "events",
+  "commands",
+  "turns",
+  "pending_calls",
+  "approvals",
+  "tool_results",
+  "session_leases",
+];
 
 /**
  * A {@link Store} on PostgreSQL, for teams that run Postgres already or need the data off the
@@ -78,6 +90,8 @@ const SESSION_TABLES = ["items", "events", "commands", "turns", "pending_calls",
 export class PostgresStore implements Store {
   /** The connection string with its password masked, for logs and errors. */
   readonly where: string;
+  /** Session leases with fencing tokens, for a cluster of servers on this database. */
+  readonly leases: SessionLeases;
   private readonly pool: Pool;
   private lock: Client | undefined;
   private closed = false;
@@ -85,6 +99,7 @@ export class PostgresStore implements Store {
   private constructor(pool: Pool, where: string) {
     this.pool = pool;
     this.where = where;
+    this.leases = new PostgresLeases(pool);
   }
 
   /** Connects, creates the schema when missing and brings it up to date. */

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { describeStoreContract, message, session } from "../testing/store-contract";
 import { SqliteStore } from "./sqlite-store";
+import type { Store } from "./store";
 
 const dirs: string[] = [];
 const stores: SqliteStore[] = [];
@@ -27,6 +28,16 @@ function open(dataDir: string): SqliteStore {
 describeStoreContract("SqliteStore", async () => open(tempDir()));
 
 describe("SqliteStore", () => {
+  it("keeps no session leases and refuses a fenced write, which only a cluster on Postgres makes", async () => {
+    const store = open(tempDir());
+    await store.createSession(session("s_1"));
+    expect((store as Store).leases).toBeUndefined();
+    await expect(
+      store.commit("s_1", { fence: 1, events: [{ type: "tool.held", callId: "c" }] }),
+    ).rejects.toThrow(/no session leases: a cluster needs Postgres/);
+    expect(await store.readEvents("s_1", 0)).toEqual([]);
+  });
+
   it("keeps sessions, items, events, approvals, pending calls and results across a reopen", async () => {
     const dir = tempDir();
     const store = open(dir);

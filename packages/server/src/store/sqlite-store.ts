@@ -143,6 +143,9 @@ export class SqliteStore implements Store {
   }
 
   async commit(sessionId: string, change: SessionChange): Promise<CommitResult> {
+    // One server per SQLite file: no leases, so a fenced write (cluster mode) cannot be honoured.
+    if (change.fence !== undefined)
+      throw new Error("the SQLite store keeps no session leases: a cluster needs Postgres");
     return this.commitTx(sessionId, change);
   }
 

@@ -117,6 +117,11 @@ export interface SessionChange {
   approvals?: ApprovalRecord[];
   /** The session's page tools as last declared (offered to the model while no page is attached). */
   pageTools?: ToolSpec[];
+  /**
+   * The fencing token of the session's lease this writer holds (cluster mode): the store refuses
+   * the whole change with a `LeaseLostError` unless the lease still carries this token.
+   */
+  fence?: number;
 }
 
 /**
@@ -167,5 +172,61 @@ export interface Store {
   /** Keeps the first result stored for a call; returns `false` when one was already there. */
   putToolResult(sessionId: string, callId: string, result: ToolResult): Promise<boolean>;
   getToolResult(callId: string): Promise<ToolResult | undefined>;
+  /** Session leases, in a store several servers share (cluster mode); absent otherwise. */
+  readonly leases?: SessionLeases;
   close(): Promise<void>;
+}
+
+/**
+ * Who owns a session in a cluster: the node holding its lease until `expiresAt` (the store's
+ * clock, ms since the epoch), and the fencing token every write of that owner carries.
+ *
+ * @example
+ * ```ts
+ * const lease: SessionLease = { sessionId: "s_1", nodeId: "n_a", token: 3, expiresAt: Date.now() + 15_000 };
+ * ```
+ */
+export interface SessionLease {
+  sessionId: string;
+  nodeId: string;
+  token: number;
+  expiresAt: number;
+}
+
+/**
+ * What {@link SessionLeases.acquire} did: the lease is this node's (`fresh` when it was not this
+ * node's live lease before, so the session's leftovers must be recovered), or another node's.
+ *
+ * @example
+ * ```ts
+ * const attempt = await store.leases!.acquire("s_1", "n_a", 15_000);
+ * if (!attempt.acquired) console.log(`owned by ${attempt.owner}`);
+ * ```
+ */
+export type LeaseAttempt =
+  | { acquired: true; token: number; fresh: boolean }
+  | { acquired: false; owner: string; expiresAt: number };
+
+/**
+ * Session leases with fencing tokens (docs/cluster.md). A token only grows: taking a lease that
+ * expired or was released gives a token higher than any before it, so a commit fenced with an
+ * older token is refused. Times are the store's clock.
+ *
+ * @example
+ * ```ts
+ * const attempt = await leases.acquire("s_1", "n_a", 15_000);
+ * if (attempt.acquired) await store.commit("s_1", { fence: attempt.token, events });
+ * ```
+ */
+export interface SessionLeases {
+  /** Takes the lease when it is free, expired or already this node's (then only extends it). */
+  acquire(sessionId: string, nodeId: string, ttlMs: number): Promise<LeaseAttempt>;
+  /** Extends this node's lease; `false` when it is no longer this node's with this token. */
+  renew(sessionId: string, nodeId: string, token: number, ttlMs: number): Promise<boolean>;
+  /** Lets the lease go at once (it keeps its token, so the next owner's is higher). */
+  release(sessionId: string, nodeId: string, token: number): Promise<void>;
+  /** The session's lease as stored, if it ever had one. */
+  get(sessionId: string): Promise<SessionLease | undefined>;
+  /** Leases that expired without being released (their node died), oldest first, at most `limit`. */
+  expired(limit: number): Promise<SessionLease[]>;
 }

@@ -116,7 +116,8 @@ export async function startTestPostgres(): Promise<TestPostgres> {
   };
 }
 
-async function freshDatabase(serverUrl: string): Promise<TestPostgres> {
+/** A database of its own on the server at `serverUrl` (dropped by `stop`). */
+export async function freshDatabase(serverUrl: string): Promise<TestPostgres> {
   const { default: pg } = await import("pg");
   const name = `patchbay_test_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
   const admin = new pg.Client({ connectionString: serverUrl });

@@ -277,3 +277,134 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
     });
   });
 }
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * The contract of a store's session leases (cluster mode, docs/cluster.md), for stores that keep
+ * them (memory, Postgres). Expiry is real time: leases here live 60-150 ms.
+ */
+export function describeLeaseContract(name: string, open: () => Promise<Store>): void {
+  describe(`${name} keeps the lease contract`, () => {
+    const opened: Store[] = [];
+    afterEach(async () => {
+      for (const store of opened.splice(0)) await store.close();
+    });
+    const fresh = async () => {
+      const store = await open();
+      opened.push(store);
+      if (!store.leases) throw new Error(`${name} keeps no leases`);
+      return { store, leases: store.leases };
+    };
+
+    it("gives a free session to the first node, extends it for its owner and refuses it to others", async () => {
+      const { store, leases } = await fresh();
+      await store.createSession(session("s_1"));
+      expect(await leases.get("s_1")).toBeUndefined();
+      expect(await leases.acquire("s_1", "n_a", 10_000)).toEqual({ acquired: true, token: 1, fresh: true });
+      expect(await leases.acquire("s_1", "n_a", 10_000)).toEqual({ acquired: true, token: 1, fresh: false });
+      const refused = await leases.acquire("s_1", "n_b", 10_000);
+      expect(refused).toMatchObject({ acquired: false, owner: "n_a" });
+      expect(refused.acquired === false && refused.expiresAt).toBeGreaterThan(Date.now() + 5_000);
+      expect(await leases.get("s_1")).toMatchObject({ sessionId: "s_1", nodeId: "n_a", token: 1 });
+      // Leases are per session.
+      expect(await leases.acquire("s_2", "n_b", 10_000)).toEqual({ acquired: true, token: 1, fresh: true });
+    });
+
+    it("lets another node take an expired lease with a higher token, fencing the old owner out", async () => {
+      const { store, leases } = await fresh();
+      await store.createSession(session("s_1"));
+      const a = await leases.acquire("s_1", "n_a", 60);
+      if (!a.acquired) throw new Error("n_a should own s_1");
+      await store.commit("s_1", { fence: a.token, events: [{ type: "tool.held", callId: "a1" }] });
+      await sleep(120);
+      expect((await leases.expired(10)).map((l) => [l.sessionId, l.nodeId])).toEqual([["s_1", "n_a"]]);
+      const b = await leases.acquire("s_1", "n_b", 10_000);
+      expect(b).toEqual({ acquired: true, token: a.token + 1, fresh: true });
+      expect(await leases.expired(10)).toEqual([]);
+      // The old owner can neither renew nor write, and its refused change leaves nothing behind.
+      expect(await leases.renew("s_1", "n_a", a.token, 10_000)).toBe(false);
+      const error = await store
+        .commit("s_1", {
+          fence: a.token,
+          command: { commandId: "cmd_late", kind: "message" },
+          items: [message("m_late", "late")],
+          events: [{ type: "tool.held", callId: "a2" }],
+        })
+        .catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: "lease_lost", name: "LeaseLostError" });
+      expect(await store.hasCommand("s_1", "cmd_late")).toBe(false);
+      expect(await store.conversation("s_1")).toEqual([]);
+      await store.commit("s_1", { fence: 2, events: [{ type: "tool.held", callId: "b1" }] });
+      expect(
+        (await store.readEvents("s_1", 0)).map((e) => [e.seq, e.type === "tool.held" && e.callId]),
+      ).toEqual([
+        [1, "a1"],
+        [2, "b1"],
+      ]);
+      expect(await leases.renew("s_1", "n_b", 2, 10_000)).toBe(true);
+    });
+
+    it("releases a lease at once but keeps its token growing, and ignores a release by a non-owner", async () => {
+      const { store, leases } = await fresh();
+      await store.createSession(session("s_1"));
+      await leases.acquire("s_1", "n_a", 10_000);
+      await leases.release("s_1", "n_b", 1);
+      await leases.release("s_1", "n_a", 7);
+      expect(await leases.acquire("s_1", "n_b", 10_000)).toMatchObject({ acquired: false, owner: "n_a" });
+      await leases.release("s_1", "n_a", 1);
+      // A released lease is not one a dead node left: the takeover sweep has nothing to do.
+      expect(await leases.expired(10)).toEqual([]);
+      expect(await leases.acquire("s_1", "n_b", 10_000)).toEqual({ acquired: true, token: 2, fresh: true });
+      await leases.release("s_1", "n_b", 2);
+      expect(await leases.acquire("s_1", "n_b", 10_000)).toEqual({ acquired: true, token: 3, fresh: true });
+      expect(await store.deleteSession("s_1")).toBe(true);
+      expect(await leases.get("s_1")).toBeUndefined();
+    });
+
+    it("gives a session raced for by several nodes to exactly one of them", async () => {
+      const { store, leases } = await fresh();
+      await store.createSession(session("s_1"));
+      const attempts = await Promise.all(
+        ["n_a", "n_b", "n_c", "n_d"].map((node) => leases.acquire("s_1", node, 10_000)),
+      );
+      const won = attempts.filter((a) => a.acquired);
+      expect(won).toEqual([{ acquired: true, token: 1, fresh: true }]);
+      const owner = (await leases.get("s_1"))?.nodeId;
+      for (const attempt of attempts) if (!attempt.acquired) expect(attempt.owner).toBe(owner);
+    });
+
+    it("never lands a write of the old owner after the new owner's, while both keep writing", async () => {
+      const { store, leases } = await fresh();
+      await store.createSession(session("s_1"));
+      const a = await leases.acquire("s_1", "n_a", 150);
+      if (!a.acquired) throw new Error("n_a should own s_1");
+      let lost: unknown;
+      const oldOwner = (async () => {
+        for (let i = 0; i < 400 && !lost; i++) {
+          await store
+            .commit("s_1", { fence: a.token, events: [{ type: "tool.held", callId: `a${i}` }] })
+            .catch((e: unknown) => {
+              lost = e;
+            });
+          await sleep(2);
+        }
+      })();
+      let b: Awaited<ReturnType<typeof leases.acquire>> = await leases.acquire("s_1", "n_b", 10_000);
+      for (let i = 0; i < 200 && !b.acquired; i++) {
+        await sleep(10);
+        b = await leases.acquire("s_1", "n_b", 10_000);
+      }
+      if (!b.acquired) throw new Error("n_b never got the expired lease");
+      for (let i = 0; i < 5; i++)
+        await store.commit("s_1", { fence: b.token, events: [{ type: "tool.held", callId: `b${i}` }] });
+      await oldOwner;
+      expect(lost).toMatchObject({ code: "lease_lost" });
+      const ids = (await store.readEvents("s_1", 0)).map((e) => (e.type === "tool.held" ? e.callId : ""));
+      const firstB = ids.indexOf("b0");
+      expect(firstB).toBeGreaterThan(0);
+      expect(ids.slice(firstB)).toEqual(["b0", "b1", "b2", "b3", "b4"]);
+      expect(ids.slice(0, firstB).every((id) => id.startsWith("a"))).toBe(true);
+    });
+  });
+}

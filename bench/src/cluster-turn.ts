@@ -1,0 +1,149 @@
+// Scenario 8: a whole turn across a cluster (docs/cluster.md), against the same turn on one node.
+//
+// Subject: three nodes of a cluster on one PostgreSQL and one nats-server, both started here on
+// 127.0.0.1 like the tests start them; the nodes and the baseline's server run in one child
+// process (`peers/cluster-servers.ts`, which says why). The session is created on node B (which owns it while its creator's socket
+// holds it), the client that runs the turns is attached on node A (relayed to B over NATS), and
+// the one worker hosting `lookup_order` is connected to node C (the call goes B -> C -> worker
+// and back over NATS). So the client, the session's owner and the worker are on three nodes.
+//
+// Baseline: one server on its own database of the same PostgreSQL (no NATS, no cluster), its
+// worker and client as in scenario 4. Blocks interleave (baseline, subject, ...); goal
+// (issue 19): within 1.5x at p50.
+import { Client, type Session } from "@patchbay/client";
+import { startTestNats, type TestNats } from "../../packages/server/src/testing/nats-server";
+import {
+  freshDatabase,
+  startTestPostgres,
+  type TestPostgres,
+} from "../../packages/server/src/testing/postgres-server";
+import { type Peer, spawnPeer } from "./children";
+import { BENCH_API_KEY, BENCH_SECRET } from "./credentials";
+import { BENCH_AGENT, BENCH_USER, TURN_REPLY_START, TURN_TEXT } from "./lookup-order";
+import { compareLatency, compareThroughput, type Rig, warmUp } from "./measure";
+import { latencyRow, type Scenario, throughputRow } from "./scenario";
+import { SessionPool } from "./session-pool";
+import { TURNS_PER_SESSION } from "./turn-loop";
+
+const LATENCY = "latency p50 / p99, 1 turn in flight; client, owner and worker on 3 nodes";
+const throughput = (n: number) => `turns/s, ${n} sessions at once; client, owner and worker on 3 nodes`;
+
+const clientOf = (url: string) => new Client({ baseUrl: url, apiKey: BENCH_API_KEY, secret: BENCH_SECRET });
+
+async function turn(session: Session): Promise<void> {
+  const reply = await session.responses.create(TURN_TEXT);
+  if (!reply.text.startsWith(TURN_REPLY_START)) throw new Error(`unexpected reply: ${reply.text}`);
+}
+
+interface Pooled {
+  clients: Client[];
+  session: Session;
+}
+
+/** Turns of sessions owned by `ownerUrl` and run from a client on `edgeUrl` (the same for one node). */
+async function turnRig(name: string, edgeUrl: string, ownerUrl: string, inFlight: number): Promise<Rig> {
+  const pool = await SessionPool.open<Pooled>({
+    size: inFlight + 2,
+    turnsPerSession: TURNS_PER_SESSION,
+    create: async () => {
+      const owner = clientOf(ownerUrl);
+      try {
+        const created = await owner.agent(BENCH_AGENT).sessions.create({ userId: BENCH_USER.id });
+        if (edgeUrl === ownerUrl) return { clients: [owner], session: created };
+        const edge = clientOf(edgeUrl);
+        try {
+          return {
+            clients: [owner, edge],
+            session: await edge.agent(BENCH_AGENT).sessions.resume(created.id),
+          };
+        } catch (error) {
+          edge.close();
+          throw error;
+        }
+      } catch (error) {
+        owner.close();
+        throw error;
+      }
+    },
+    retire: ({ clients }) => {
+      for (const client of clients) client.close();
+    },
+  });
+  return { name, call: () => pool.use(({ session }) => turn(session)), close: async () => pool.close() };
+}
+
+/** Waits until a turn from `edgeUrl` on a session of `ownerUrl` works (the nodes heard each other). */
+async function untilClusterAnswers(edgeUrl: string, ownerUrl: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  let last: unknown;
+  while (performance.now() < deadline) {
+    const rig = await turnRig("probe", edgeUrl, ownerUrl, 1).catch((error: unknown) => {
+      last = error;
+      return undefined;
+    });
+    if (rig) {
+      try {
+        await rig.call();
+        return;
+      } catch (error) {
+        last = error;
+      } finally {
+        await rig.close();
+      }
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`the cluster did not answer a turn within ${timeoutMs} ms: ${String(last)}`);
+}
+
+export const clusterTurnScenario: Scenario = {
+  id: "8 cluster: whole turn",
+  measures: (budget) => [LATENCY, throughput(budget.inFlight)],
+  async run({ budget }) {
+    const peers: Peer<unknown>[] = [];
+    const rigs: Rig[] = [];
+    let postgres: TestPostgres | undefined;
+    let nats: TestNats | undefined;
+    try {
+      [postgres, nats] = await Promise.all([startTestPostgres(), startTestNats()]);
+      // Two databases on the one server: the cluster's and the single node's.
+      const clusterDb = (await freshDatabase(postgres.url)).url;
+      const singleDb = (await freshDatabase(postgres.url)).url;
+      const servers = await spawnPeer<{ single: string; a: string; b: string; c: string }>(
+        "cluster-servers",
+        {
+          args: [singleDb, clusterDb, nats.url],
+        },
+      );
+      peers.push(servers);
+      const { single, a, b, c } = servers.ready;
+      for (const worker of await Promise.all([
+        spawnPeer("worker", { args: [single] }),
+        spawnPeer("worker", { args: [c] }),
+      ]))
+        peers.push(worker);
+      await untilClusterAnswers(a, b);
+      const one = await turnRig("cluster", a, b, 1);
+      const oneSingle = await turnRig("one node", single, single, 1);
+      const many = await turnRig("cluster", a, b, budget.inFlight);
+      const manySingle = await turnRig("one node", single, single, budget.inFlight);
+      rigs.push(one, oneSingle, many, manySingle);
+      await warmUp(one, budget, 1);
+      await warmUp(oneSingle, budget, 1);
+      await warmUp(many, budget);
+      await warmUp(manySingle, budget);
+      const latency = await compareLatency(one, oneSingle, budget);
+      const rate = await compareThroughput(many, manySingle, budget);
+      const id = clusterTurnScenario.id;
+      return [
+        latencyRow(id, latency, "one node", { measure: LATENCY, maxRatio: 1.5 }),
+        throughputRow(id, rate, "one node", { measure: throughput(budget.inFlight) }),
+      ];
+    } finally {
+      for (const rig of rigs) await rig.close();
+      await Promise.all(peers.map((peer) => peer.kill()));
+      await nats?.stop();
+      await postgres?.stop();
+    }
+  },
+};

@@ -1,0 +1,353 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createUserToken } from "@patchbay/server";
+import Database from "better-sqlite3";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestNats, type TestNats } from "../../server/src/testing/nats-server";
+import { startTestPostgres, type TestPostgres } from "../../server/src/testing/postgres-server";
+import { API_KEY, SECRET as DISPATCH_SECRET, WorkerProcess } from "../fixtures/dispatch-harness";
+import { type CliServer, runCli, startCli } from "./helpers/cli-process";
+import { RawClient } from "./helpers/raw-client";
+
+// Three `patchbay serve --nats-url` processes on one real PostgreSQL and one real nats-server
+// (both started by the test on 127.0.0.1): the owner of a session is killed with SIGKILL
+// mid-turn, over and over, and the session must answer again on another node within the lease
+// bound, with no accepted message or event lost or doubled (docs/cluster.md). A second client on
+// another node is served by the owner across the bus meanwhile, and resumes after the kill.
+const LEASE_TTL_MS = 1_500;
+// A dead owner's sessions are taken by the sweep of a live node within the TTL plus a third.
+const TAKEOVER_BOUND_MS = LEASE_TTL_MS + LEASE_TTL_MS / 3;
+// At least 20 in CI (#19's done-when); fewer only by hand, while working on this file.
+// How long one step may wait for its frame: the whole suite runs many files at once on a small
+// machine. The takeover figures are measured, not these waits.
+const WAIT_MS = 15_000;
+const TRIALS = Math.max(1, Number(process.env.PATCHBAY_CLUSTER_TRIALS ?? 20));
+
+let pg: TestPostgres;
+let nats: TestNats;
+let root: string;
+beforeAll(async () => {
+  [pg, nats] = await Promise.all([startTestPostgres(), startTestNats()]);
+  root = mkdtempSync(join(tmpdir(), "patchbay-cluster-"));
+  mkdirSync(join(root, "config", "agents"), { recursive: true });
+  writeFileSync(join(root, "config", "agents", "support.yaml"), AGENT);
+}, 60_000);
+afterAll(async () => {
+  for (const node of nodes)
+    if (node && node.child.exitCode === null && node.child.signalCode === null) node.child.kill("SIGKILL");
+  await Promise.all(nodes.map((node) => node?.exited));
+  await nats?.stop();
+  await pg?.stop();
+  if (root) rmSync(root, { recursive: true, force: true });
+});
+
+const AGENT = `name: Support
+instructions: You help with orders.
+model:
+  provider: scripted
+  rules:
+    - match: "where am i"
+      toolCalls:
+        - tool: locate
+      reply: "You are in {result}."
+    - match: hello
+      reply: Hello from the cluster.
+    - match: 'pay (?<amount>\\d+)'
+      toolCalls:
+        - tool: record_payment
+          arguments:
+            amount: "{amount:integer}"
+      reply: "Done: {results.record_payment}"
+      errorReply: "Payment failed: {result}"
+`;
+// The worker processes of the dispatch harness log in with its key and secret.
+const SECRET = DISPATCH_SECRET;
+const locate = { name: "locate", description: "Where", parameters: { type: "object", properties: {} } };
+
+const nodes: CliServer[] = [];
+function env(): Record<string, string> {
+  return {
+    PATCHBAY_API_KEY: API_KEY,
+    PATCHBAY_API_SECRET: SECRET,
+    PATCHBAY_DATA_DIR: join(root, "data"),
+    PATCHBAY_CONFIG_DIR: join(root, "config"),
+    PATCHBAY_PORT: "0",
+    PATCHBAY_LOG_LEVEL: "error",
+    PATCHBAY_DATABASE_URL: pg.url,
+    PATCHBAY_NATS_URL: nats.url,
+    PATCHBAY_LEASE_TTL_MS: String(LEASE_TTL_MS),
+  };
+}
+
+async function readyz(node: CliServer): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await fetch(`${node.url}/readyz`);
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+/** Resumes the session on `wsUrl`, retrying while its dead owner's lease has not been taken yet. */
+async function resumeWhenTakenOver(wsUrl: string, token: string, sessionId: string, deadlineMs: number) {
+  let refused = 0;
+  while (Date.now() < deadlineMs) {
+    const client = await RawClient.open(wsUrl, { kind: "user", token });
+    const requestId = `r_${refused}`;
+    client.send({ type: "session.resume", requestId, sessionId, afterSeq: 0, tools: [locate] });
+    const reply = await client.next(
+      (f) =>
+        (f.type === "session.opened" || f.type === "error") && "requestId" in f && f.requestId === requestId,
+    );
+    if (reply.type === "session.opened") return { client, refused };
+    expect(reply).toMatchObject({ type: "error", code: "unavailable" });
+    refused += 1;
+    await client.close();
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`session ${sessionId} was not taken over in time`);
+}
+
+describe("a cluster of three patchbay serve processes (Postgres + NATS)", () => {
+  it("starts three nodes on one database (no store lock), each ready and seeing the others", async () => {
+    for (let i = 0; i < 3; i++) nodes.push(await startCli(["serve"], env()));
+    const deadline = Date.now() + 30_000;
+    let bodies: Record<string, unknown>[] = [];
+    while (Date.now() < deadline) {
+      const answers = await Promise.all(nodes.map(readyz));
+      bodies = answers.map((a) => a.body);
+      const seesAll = answers.every(
+        (a) => a.status === 200 && ((a.body.cluster as { peers: string[] }).peers?.length ?? 0) === 2,
+      );
+      if (seesAll) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const ids = bodies.map((b) => (b.cluster as { node: string }).node);
+    expect(new Set(ids).size).toBe(3);
+    for (const body of bodies) {
+      expect(body).toMatchObject({ status: "ready", cluster: { bus: "connected", database: "up" } });
+      expect((body.cluster as { peers: string[] }).peers.sort()).toEqual(
+        ids.filter((id) => id !== (body.cluster as { node: string }).node).sort(),
+      );
+    }
+  }, 30_000);
+
+  it("refuses a cluster without Postgres, naming the option", async () => {
+    const { PATCHBAY_DATABASE_URL: _, ...rest } = env();
+    const result = await runCli(["serve"], rest);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(
+      /cluster mode .* needs a store that keeps session leases: give databaseUrl/,
+    );
+  });
+
+  it(`kill -9 of a session's owner mid-turn, ${TRIALS} times: the session answers on another node within the lease bound, nothing lost or doubled, relayed clients included`, async () => {
+    expect(nodes.length).toBe(3);
+    const token = await createUserToken(SECRET, "u_cluster");
+    const takeovers: number[] = [];
+    let relayedTurns = 0;
+    for (let trial = 0; trial < TRIALS; trial++) {
+      const ownerIndex = trial % 3;
+      const owner = nodes[ownerIndex]!;
+      const other = nodes[(ownerIndex + 1) % 3]!;
+      const page = await RawClient.open(owner.wsUrl, { kind: "user", token });
+      const sessionId = await page.create("support", { tools: [locate] });
+      page.send({ type: "message.send", sessionId, commandId: "c_1", text: "hello" });
+      expect(await page.turnEnd("c_1", WAIT_MS)).toMatchObject({ type: "response.completed" });
+      // While its owner lives, a client on another node is served by the owner across the bus.
+      const relayed = await RawClient.open(other.wsUrl, { kind: "user", token });
+      relayed.send({ type: "session.resume", requestId: "x", sessionId, afterSeq: 0 });
+      expect(
+        await relayed.next((f) => f.type === "error" || f.type === "session.opened", WAIT_MS),
+      ).toMatchObject({
+        type: "session.opened",
+        session: { id: sessionId },
+      });
+      relayed.send({ type: "message.send", sessionId, commandId: "c_r", text: "hello" });
+      expect(await relayed.turnEnd("c_r", WAIT_MS)).toMatchObject({
+        type: "response.completed",
+        text: "Hello from the cluster.",
+      });
+      expect((await page.turnEnd("c_r", WAIT_MS)).type).toBe("response.completed");
+      relayedTurns += 1;
+      // Mid-turn: the model called the page's tool and waits for its result.
+      page.send({ type: "message.send", sessionId, commandId: "c_2", text: "where am i" });
+      await page.nextOf("tool.call", WAIT_MS);
+      const seenBefore = page.events(sessionId);
+      // The relayed client saw the same events, in the same order, as the owner's own client.
+      await relayed.next(
+        (f) => f.type === "message.created" && f.sessionId === sessionId && f.item.text === "where am i",
+        WAIT_MS,
+      );
+      const relayedBefore = relayed.events(sessionId);
+      expect(relayedBefore).toEqual(seenBefore.slice(0, relayedBefore.length));
+      owner.child.kill("SIGKILL");
+      const killedAt = Date.now();
+      await owner.exited;
+      await page.whenClosed();
+
+      const { client: again } = await resumeWhenTakenOver(other.wsUrl, token, sessionId, killedAt + 15_000);
+      const failed = await again.turnEnd("c_2", WAIT_MS);
+      takeovers.push(Date.now() - killedAt);
+      expect(failed).toMatchObject({ type: "response.failed", error: { code: "server_restart" } });
+      // Every event the dead owner sent comes back with the same seq and body; none doubled.
+      const replayed = again.events(sessionId);
+      expect(replayed.slice(0, seenBefore.length)).toEqual(seenBefore);
+      expect(replayed.map((e) => e.seq)).toEqual(replayed.map((_, i) => i + 1));
+      // The accepted message is in the conversation; a retried send of c_1 runs nothing twice.
+      again.send({ type: "message.send", sessionId, commandId: "c_1", text: "hello" });
+      again.send({ type: "message.send", sessionId, commandId: "c_3", text: "hello" });
+      const end = await again.turnEnd("c_3", WAIT_MS);
+      expect(end.type === "response.completed" && end.text).toBe("Hello from the cluster.");
+      const res = await fetch(`${other.url}/v1/sessions/${sessionId}`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      const body = (await res.json()) as { conversation: { type: string; status: string; text?: string }[] };
+      expect(body.conversation.map((item) => `${item.type}:${item.status}`)).toEqual([
+        "message:completed",
+        "message:completed",
+        "message:completed",
+        "message:completed",
+        "message:completed",
+        "tool_call:failed",
+        "message:completed",
+        "message:completed",
+      ]);
+      expect(body.conversation[4]?.text).toBe("where am i");
+      await again.close();
+      // The relayed client reconnects too and resumes after the last event it had: the log goes on
+      // from there with nothing lost or doubled.
+      await relayed.close();
+      const third = nodes[(ownerIndex + 2) % 3]!;
+      const back = await RawClient.open(third.wsUrl, { kind: "user", token });
+      const lastSeen = relayedBefore.at(-1)!.seq;
+      back.send({ type: "session.resume", requestId: "b", sessionId, afterSeq: lastSeen });
+      await back.next((f) => f.type === "session.opened" || f.type === "error", WAIT_MS);
+      await back.turnEnd("c_3", WAIT_MS);
+      const stitched = [...relayedBefore, ...back.events(sessionId)];
+      expect(stitched.map((e) => e.seq)).toEqual(stitched.map((_, i) => i + 1));
+      expect(stitched).toEqual(again.events(sessionId).slice(0, stitched.length));
+      await back.close();
+      // The killed node comes back (a new process, a new node id) for the next trial.
+      nodes[ownerIndex] = await startCli(["serve"], env());
+    }
+    takeovers.sort((a, b) => a - b);
+    const median = takeovers[Math.floor(takeovers.length / 2)]!;
+    console.log(
+      `cluster failover: ${TRIALS} kill -9 trials mid-turn, lease TTL ${LEASE_TTL_MS} ms, bound ${TAKEOVER_BOUND_MS} ms; ` +
+        `answering again after min ${takeovers[0]} ms, median ${median} ms, max ${takeovers.at(-1)} ms; ` +
+        `${relayedTurns} turns answered to a client on another node than the owner (relayed over NATS)`,
+    );
+    // The bound plus the client's own reconnect, one relayed resume's answer timeout (2 s) and a
+    // loaded CI machine's delays.
+    expect(takeovers.at(-1)!).toBeLessThan(TAKEOVER_BOUND_MS + 4_000);
+  }, 240_000);
+
+  it("serves hosted calls of sessions two nodes own with a worker connected to the third, each side effect once", async () => {
+    const dbPath = join(root, "workers.sqlite");
+    const db = new Database(dbPath);
+    db.exec(`
+      CREATE TABLE IF NOT EXISTS work (work_id TEXT, worker TEXT, kind TEXT, text TEXT, attempt INTEGER, started_at INTEGER, finished_at INTEGER);
+      CREATE TABLE IF NOT EXISTS effects (call_id TEXT PRIMARY KEY, worker TEXT, amount INTEGER);
+      CREATE TABLE IF NOT EXISTS deliveries (call_id TEXT, worker TEXT, attempt INTEGER, at INTEGER);
+      CREATE TABLE IF NOT EXISTS replies (channel_id TEXT, session_id TEXT, text TEXT);
+    `);
+    const worker = new WorkerProcess({ id: "w_c", db: dbPath, capacity: 4, hostTools: true }, nodes[2]!.url);
+    try {
+      await worker.waitFor("ready", (e) => e.reconnected === false);
+      // The other nodes learn of the worker's tools from its node's next heartbeats (every 2 s).
+      await new Promise((r) => setTimeout(r, 4_500));
+      const token = await createUserToken(SECRET, "u_pay");
+      const answers: string[] = [];
+      for (let i = 0; i < 6; i++) {
+        const page = await RawClient.open(nodes[i % 2]!.wsUrl, { kind: "user", token });
+        const sessionId = await page.create("support");
+        page.send({ type: "message.send", sessionId, commandId: "c_pay", text: `pay ${10 + i}` });
+        const end = await page.turnEnd("c_pay", WAIT_MS);
+        answers.push(end.type === "response.completed" ? end.text : JSON.stringify(end));
+        await page.close();
+      }
+      expect(answers).toEqual(
+        [10, 11, 12, 13, 14, 15].map((n) => `Done: payment of ${n} recorded by w_c, answered by w_c`),
+      );
+      const effects = db.prepare("SELECT call_id, amount FROM effects ORDER BY amount").all() as {
+        amount: number;
+      }[];
+      expect(effects.map((e) => e.amount)).toEqual([10, 11, 12, 13, 14, 15]);
+      const deliveries = db
+        .prepare("SELECT call_id, COUNT(*) AS n FROM deliveries GROUP BY call_id")
+        .all() as { n: number }[];
+      expect(deliveries.map((d) => d.n)).toEqual([1, 1, 1, 1, 1, 1]);
+    } finally {
+      await worker.kill("SIGKILL");
+      db.close();
+    }
+  }, 60_000);
+
+  it("kill -9 of a session's owner mid-hosted-call (worker on another node): the side effect happens once and the session answers again", async () => {
+    const dbPath = join(root, "workers.sqlite");
+    const db = new Database(dbPath);
+    const worker = new WorkerProcess(
+      { id: "w_slow", db: dbPath, capacity: 4, hostTools: true, toolDelayMs: 1_500 },
+      nodes[2]!.url,
+    );
+    const token = await createUserToken(SECRET, "u_pay_kill");
+    const takeovers: number[] = [];
+    try {
+      await worker.waitFor("ready", (e) => e.reconnected === false);
+      await new Promise((r) => setTimeout(r, 4_500));
+      for (let trial = 0; trial < 4; trial++) {
+        const ownerIndex = trial % 2;
+        const owner = nodes[ownerIndex]!;
+        const amount = 100 + trial;
+        const page = await RawClient.open(owner.wsUrl, { kind: "user", token });
+        const sessionId = await page.create("support");
+        page.send({ type: "message.send", sessionId, commandId: "c_pay", text: `pay ${amount}` });
+        const call = await page.next(
+          (f) => f.type === "conversation.updated" && f.item.type === "tool_call",
+          WAIT_MS,
+        );
+        const callId = call.type === "conversation.updated" ? call.item.id : "";
+        // The worker on node C ran the side effect and is still working when the owner dies.
+        await worker.waitFor("effect", (e) => e.callId === callId);
+        owner.child.kill("SIGKILL");
+        const killedAt = Date.now();
+        await owner.exited;
+        const { client: again } = await resumeWhenTakenOver(
+          nodes[2]!.wsUrl,
+          token,
+          sessionId,
+          killedAt + 15_000,
+        );
+        expect(await again.turnEnd("c_pay", WAIT_MS)).toMatchObject({
+          type: "response.failed",
+          error: { code: "server_restart" },
+        });
+        takeovers.push(Date.now() - killedAt);
+        expect(takeovers.at(-1)!).toBeLessThan(TAKEOVER_BOUND_MS + 4_000);
+        const replayed = again.events(sessionId);
+        expect(replayed.map((e) => e.seq)).toEqual(replayed.map((_, i) => i + 1));
+        // Once, however the owner died: the worker keys it on the call id.
+        expect(db.prepare("SELECT COUNT(*) AS n FROM effects WHERE amount = ?").get(amount)).toEqual({
+          n: 1,
+        });
+        expect(db.prepare("SELECT COUNT(*) AS n FROM deliveries WHERE call_id = ?").get(callId)).toEqual({
+          n: 1,
+        });
+        // And the session answers again, with the worker on the surviving node.
+        again.send({ type: "message.send", sessionId, commandId: "c_next", text: `pay ${amount + 50}` });
+        expect(await again.turnEnd("c_next", WAIT_MS)).toMatchObject({
+          type: "response.completed",
+          text: `Done: payment of ${amount + 50} recorded by w_slow, answered by w_slow`,
+        });
+        await again.close();
+        await page.close();
+        nodes[ownerIndex] = await startCli(["serve"], env());
+      }
+      console.log(
+        `cluster failover mid-hosted-call: ${takeovers.length} kill -9 trials, side effect once in each; ` +
+          `answering again after ${takeovers.join(", ")} ms (bound ${TAKEOVER_BOUND_MS} ms)`,
+      );
+    } finally {
+      await worker.kill("SIGKILL");
+      db.close();
+    }
+  }, 120_000);
+});

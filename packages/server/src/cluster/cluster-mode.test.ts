@@ -1,0 +1,210 @@
+import { PROTOCOL_VERSION, type ServerToClientFrame } from "@patchbay/protocol";
+import { afterEach, describe, expect, it } from "vitest";
+import WebSocket from "ws";
+import { createServer, type PatchbayServer } from "../create-server";
+import { silentLogger } from "../observability/logger";
+import { MemoryStore } from "../store/memory-store";
+import { type MemoryBus, MemoryBusHub } from "./memory-bus";
+
+// Two nodes of a cluster in this process, on one MemoryStore (its leases) and an in-process bus:
+// the relay of a client on the node that does not own its session, what a node does when it
+// loses a session's lease, and /readyz. The same over real processes, Postgres and NATS is
+// packages/e2e/test/cluster-failover.test.ts.
+const servers: PatchbayServer[] = [];
+afterEach(async () => {
+  for (const server of servers.splice(0)) await server.close();
+});
+
+let now = 1_000_000;
+async function twoNodes() {
+  const store = new MemoryStore({ now: () => now });
+  const hub = new MemoryBusHub();
+  const buses = new Map<string, MemoryBus>();
+  const node = async (nodeId: string) => {
+    const bus = hub.connect();
+    buses.set(nodeId, bus);
+    const server = await createServer({
+      port: 0,
+      store,
+      apiKey: "pk_test",
+      secret: "sk_test",
+      logger: silentLogger,
+      env: {},
+      agents: {
+        support: { model: { provider: "scripted", rules: [{ match: "hello", reply: "Hi there." }] } },
+      },
+      cluster: { bus, nodeId, leaseTtlMs: 60_000, heartbeatIntervalMs: 50 },
+    });
+    servers.push(server);
+    return server;
+  };
+  const a = await node("n_a");
+  const b = await node("n_b");
+  return { store, a, b, buses };
+}
+
+class Peer {
+  readonly frames: ServerToClientFrame[] = [];
+  private constructor(private readonly ws: WebSocket) {
+    ws.on("message", (data) => this.frames.push(JSON.parse(String(data)) as ServerToClientFrame));
+  }
+  static async open(server: PatchbayServer): Promise<Peer> {
+    const ws = new WebSocket(`${server.url.replace(/^http/, "ws")}/v1/client`);
+    await new Promise((resolve, reject) => ws.once("open", resolve).once("error", reject));
+    const peer = new Peer(ws);
+    peer.send({
+      type: "hello",
+      protocol: PROTOCOL_VERSION,
+      auth: { kind: "api_key", apiKey: "pk_test", secret: "sk_test" },
+    });
+    await peer.next((f) => f.type === "welcome");
+    return peer;
+  }
+  send(frame: unknown): void {
+    this.ws.send(JSON.stringify(frame));
+  }
+  async next(test: (f: ServerToClientFrame) => boolean, timeoutMs = 3_000): Promise<ServerToClientFrame> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const found = this.frames.find(test);
+      if (found) return found;
+      if (Date.now() > deadline)
+        throw new Error(`no such frame; got ${this.frames.map((f) => f.type).join(", ")}`);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  }
+  close(): void {
+    this.ws.close();
+  }
+}
+
+const until = async (check: () => boolean) => {
+  for (let i = 0; i < 300 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
+  expect(check()).toBe(true);
+};
+
+describe("cluster mode (createServer({ cluster }))", () => {
+  it("serves a client on the other node through the session's owner, and tells it when the owner lost the session", async () => {
+    const { store, a, b } = await twoNodes();
+    await until(() => a.cluster!.isAlive("n_b") && b.cluster!.isAlive("n_a"));
+    const owner = await Peer.open(a);
+    owner.send({ type: "session.create", requestId: "c", agent: "support", userId: "u_1" });
+    const opened = await owner.next((f) => f.type === "session.opened");
+    const sessionId = opened.type === "session.opened" ? opened.session.id : "";
+    expect(await store.leases.get(sessionId)).toMatchObject({ nodeId: "n_a", token: 1 });
+
+    const relayed = await Peer.open(b);
+    relayed.send({ type: "session.resume", requestId: "r", sessionId, afterSeq: 0 });
+    await relayed.next((f) => f.type === "session.opened");
+    relayed.send({ type: "message.send", sessionId, commandId: "m_1", text: "hello" });
+    const done = await relayed.next((f) => f.type === "response.completed");
+    expect(done).toMatchObject({ text: "Hi there.", sessionId });
+    // One writer: the session never loaded on n_b, and both clients saw the same events.
+    expect(b.sessions.loaded()).toEqual([]);
+    await owner.next((f) => f.type === "response.completed");
+    const seqs = (peer: Peer) => peer.frames.filter((f) => "seq" in f).map((f) => (f as { seq: number }).seq);
+    expect(seqs(relayed)).toEqual(seqs(owner));
+
+    // n_a froze past its lease; another node took the session: n_a's next renewal finds it lost.
+    now += 120_000;
+    expect(await store.leases.acquire(sessionId, "n_x", 60_000)).toMatchObject({ acquired: true, token: 2 });
+    await a.sessions.owned!.renewAll();
+    for (const peer of [owner, relayed]) {
+      expect(await peer.next((f) => f.type === "error")).toMatchObject({
+        code: "unavailable",
+        sessionId,
+        message: expect.stringMatching(/moved to another node/),
+      });
+    }
+    expect(a.sessions.loaded()).toEqual([]);
+    // What /metrics says of it: the claim and the loss on n_a, the peer it hears, a bus round trip.
+    let metrics = "";
+    for (let i = 0; i < 100 && !/patchbay_cluster_bus_round_trip_seconds_count [1-9]/.test(metrics); i++) {
+      await new Promise((r) => setTimeout(r, 30));
+      metrics = await (await fetch(`${a.url}/metrics`)).text();
+    }
+    expect(metrics).toMatch(/patchbay_cluster_lease_events_total\{event="claimed"\} 1\b/);
+    expect(metrics).toMatch(/patchbay_cluster_lease_events_total\{event="lost"\} 1\b/);
+    expect(metrics).toMatch(/patchbay_cluster_peers 1\b/);
+    expect(metrics).toMatch(/patchbay_cluster_bus_connected 1\b/);
+    expect(metrics).toMatch(/patchbay_cluster_bus_round_trip_seconds_count [1-9]/);
+    owner.close();
+    relayed.close();
+  });
+
+  it("answers a resume of a session another node owns with `unavailable` at once while this node's bus is down", async () => {
+    const { a, b, buses } = await twoNodes();
+    await until(() => a.cluster!.isAlive("n_b") && b.cluster!.isAlive("n_a"));
+    const owner = await Peer.open(a);
+    owner.send({ type: "session.create", requestId: "c", agent: "support", userId: "u_1" });
+    const opened = await owner.next((f) => f.type === "session.opened");
+    const sessionId = opened.type === "session.opened" ? opened.session.id : "";
+    buses.get("n_b")!.disconnect();
+    const relayed = await Peer.open(b);
+    const asked = Date.now();
+    relayed.send({ type: "session.resume", requestId: "r", sessionId, afterSeq: 0 });
+    expect(await relayed.next((f) => f.type === "error")).toMatchObject({
+      code: "unavailable",
+      requestId: "r",
+      message: expect.stringMatching(/lost its connection to the cluster's bus/),
+    });
+    expect(Date.now() - asked).toBeLessThan(1_000);
+    owner.close();
+    relayed.close();
+  });
+
+  it("answers /readyz 503 naming the bus while the node's bus is down, and ready again after", async () => {
+    const hub = new MemoryBusHub();
+    const bus = hub.connect();
+    const server = await createServer({
+      port: 0,
+      store: new MemoryStore(),
+      apiKey: "pk_test",
+      secret: "sk_test",
+      logger: silentLogger,
+      env: {},
+      agents: { support: { model: { provider: "scripted", rules: [] } } },
+      cluster: { bus, nodeId: "n_solo" },
+    });
+    servers.push(server);
+    const readyz = async () => {
+      const res = await fetch(`${server.url}/readyz`);
+      return { status: res.status, body: await res.json() };
+    };
+    expect(await readyz()).toEqual({
+      status: 200,
+      body: { status: "ready", cluster: { node: "n_solo", bus: "connected", database: "up", peers: [] } },
+    });
+    bus.disconnect();
+    expect(await readyz()).toMatchObject({
+      status: 503,
+      body: { status: "unavailable", cluster: { bus: "disconnected" } },
+    });
+    bus.reconnect();
+    expect((await readyz()).status).toBe(200);
+  });
+
+  it("refuses cluster mode on a store without leases, naming databaseUrl", async () => {
+    const { SqliteStore } = await import("../store/sqlite-store");
+    const { mkdtempSync, rmSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const dir = mkdtempSync(join(tmpdir(), "patchbay-cluster-sqlite-"));
+    try {
+      await expect(
+        createServer({
+          port: 0,
+          store: new SqliteStore({ dataDir: dir }),
+          apiKey: "pk_test",
+          secret: "sk_test",
+          logger: silentLogger,
+          env: {},
+          agents: {},
+          cluster: { bus: new MemoryBusHub().connect() },
+        }),
+      ).rejects.toMatchObject({ code: "invalid_config", path: "databaseUrl" });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,162 @@
+import type { ToolSpec } from "@patchbay/protocol";
+import { nanoid } from "nanoid";
+import type { Logger } from "../observability/logger";
+import type { SessionLeases } from "../store/store";
+import type { Bus, BusStatus } from "./bus";
+import type { ClusterMetrics } from "./cluster-metrics";
+
+/** The subject every node's heartbeat goes to. */
+export const NODES_SUBJECT = "patchbay.nodes";
+
+/**
+ * What one node says about itself every heartbeat (docs/cluster.md, "Node registry").
+ *
+ * @example
+ * ```ts
+ * const beat: NodeHeartbeat = { nodeId: "n_a", startedAt: Date.now(), sessions: 3 };
+ * ```
+ */
+export interface NodeHeartbeat {
+  nodeId: string;
+  startedAt: number;
+  /** Sessions whose lease the node holds. */
+  sessions: number;
+  /** The tools its connected workers host, per agent. */
+  hosted?: Record<string, ToolSpec[]>;
+}
+
+/** Options of {@link ClusterNode}. */
+export interface ClusterNodeOptions {
+  bus: Bus;
+  leases: SessionLeases;
+  logger: Logger;
+  /** This node's id (default `n_` and a random suffix, new for every process). */
+  nodeId?: string;
+  /** How often the node says it is alive and checks the database (default 2 000 ms). */
+  heartbeatIntervalMs?: number;
+  metrics?: ClusterMetrics;
+}
+
+/**
+ * This process as a node of a cluster: its id, its heartbeat on the bus, the other nodes heard
+ * from in the last three heartbeats, and whether it can serve (the bus is connected and the
+ * database answered its last check). Leases, not heartbeats, decide who owns a session.
+ */
+export class ClusterNode {
+  readonly nodeId: string;
+  readonly startedAt = Date.now();
+  readonly bus: Bus;
+  private readonly peers = new Map<string, { beat: NodeHeartbeat; seenAt: number }>();
+  private readonly timer: ReturnType<typeof setInterval>;
+  private readonly intervalMs: number;
+  private databaseUp = true;
+  /** Sessions this node owns now, for its heartbeat (set once the session directory exists). */
+  sessionsOwned: (() => number) | undefined;
+  /** The tools this node's workers host, per agent, for its heartbeat (set by the server). */
+  hostedTools: (() => Record<string, ToolSpec[]>) | undefined;
+  private readonly stopListening: () => void;
+  private readonly stopPing: () => void;
+  private readonly stopStatus: () => void;
+
+  constructor(private readonly options: ClusterNodeOptions) {
+    this.nodeId = options.nodeId ?? `n_${nanoid(10)}`;
+    this.bus = options.bus;
+    this.intervalMs = options.heartbeatIntervalMs ?? 2_000;
+    this.stopListening = this.bus.subscribe(NODES_SUBJECT, (message) => {
+      try {
+        const beat = JSON.parse(message.data) as NodeHeartbeat;
+        if (typeof beat.nodeId === "string" && beat.nodeId !== this.nodeId)
+          this.peers.set(beat.nodeId, { beat, seenAt: Date.now() });
+      } catch {
+        // Not a heartbeat of ours: ignored.
+      }
+    });
+    this.stopPing = this.bus.subscribe(`patchbay.node.${this.nodeId}.ping`, (message) => message.reply(""));
+    this.stopStatus = this.bus.onStatus((status: BusStatus) =>
+      options.logger[status === "connected" ? "info" : "warn"]("cluster bus status", {
+        nodeId: this.nodeId,
+        status,
+      }),
+    );
+    this.timer = setInterval(() => void this.beat(), this.intervalMs);
+    this.timer.unref();
+    void this.beat();
+  }
+
+  /** Other nodes heard from within three heartbeats, by id. */
+  nodes(): NodeHeartbeat[] {
+    const cutoff = Date.now() - 3 * this.intervalMs;
+    for (const [id, peer] of this.peers) if (peer.seenAt < cutoff) this.peers.delete(id);
+    return [...this.peers.values()].map((peer) => peer.beat);
+  }
+
+  /** The hosted tools of every other live node's workers, by node and agent. */
+  remoteHosted(): Map<string, Record<string, ToolSpec[]>> {
+    const hosted = new Map<string, Record<string, ToolSpec[]>>();
+    for (const beat of this.nodes()) if (beat.hosted) hosted.set(beat.nodeId, beat.hosted);
+    return hosted;
+  }
+
+  /** Whether another node was heard from within three heartbeats. */
+  isAlive(nodeId: string): boolean {
+    const peer = this.peers.get(nodeId);
+    return peer !== undefined && peer.seenAt >= Date.now() - 3 * this.intervalMs;
+  }
+
+  /** Whether this node can take work: the bus is connected and the database answers. */
+  get ready(): boolean {
+    return this.bus.status === "connected" && this.databaseUp;
+  }
+
+  /** What `/readyz` says about the cluster. */
+  readiness(): { node: string; bus: BusStatus; database: "up" | "down"; peers: string[] } {
+    return {
+      node: this.nodeId,
+      bus: this.bus.status,
+      database: this.databaseUp ? "up" : "down",
+      peers: this.nodes().map((node) => node.nodeId),
+    };
+  }
+
+  /** One heartbeat: say this node is alive and check that the database answers. */
+  async beat(): Promise<void> {
+    const beat: NodeHeartbeat = {
+      nodeId: this.nodeId,
+      startedAt: this.startedAt,
+      sessions: this.sessionsOwned?.() ?? 0,
+      ...(this.hostedTools ? { hosted: this.hostedTools() } : {}),
+    };
+    this.bus.publish(NODES_SUBJECT, JSON.stringify(beat));
+    const wasUp = this.databaseUp;
+    this.databaseUp = await this.options.leases.get("").then(
+      () => true,
+      () => false,
+    );
+    const metrics = this.options.metrics;
+    if (metrics) {
+      metrics.databaseUp.set(this.databaseUp ? 1 : 0);
+      metrics.busConnected.set(this.bus.status === "connected" ? 1 : 0);
+      metrics.peers.set(this.nodes().length);
+      if (this.bus.status === "connected") {
+        const started = performance.now();
+        await this.bus.request(`patchbay.node.${this.nodeId}.ping`, "", { timeoutMs: this.intervalMs }).then(
+          () => metrics.busRoundTrip.observe((performance.now() - started) / 1000),
+          () => {},
+        );
+      }
+    }
+    if (wasUp !== this.databaseUp)
+      this.options.logger[this.databaseUp ? "info" : "warn"]("cluster database status", {
+        nodeId: this.nodeId,
+        database: this.databaseUp ? "up" : "down",
+      });
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    this.stopListening();
+    this.stopPing();
+    this.stopStatus();
+    await this.bus.close();
+  }
+}

@@ -1,0 +1,235 @@
+import type { ToolResult, ToolSpec } from "@patchbay/protocol";
+import type {
+  CancelReason,
+  HoldAnswer,
+  HostedToolRequest,
+  HostedToolRouter,
+  ToolCallHandlers,
+} from "../extensions/dispatch-seams";
+import type { Logger } from "../observability/logger";
+import type { Bus } from "./bus";
+
+// Hosted tool calls across the nodes of a cluster (docs/cluster.md, "Workers on any node"). The
+// owner of a session runs a call on a worker connected to itself when one hosts the tool, else
+// it sends the call over the bus to a node whose workers host it; that node runs it on its own
+// router (which picks its worker with the most room and redelivers across its workers) and sends
+// progress, holds and the result back. The call id stays the idempotency key on every delivery.
+
+/** Owner to worker node, on `patchbay.node.<node>.hosted`. */
+type ToWorkerNode =
+  | { kind: "call"; from: string; delivery: number; request: HostedToolRequest }
+  | { kind: "cancel"; callId: string; reason: CancelReason };
+
+/** Worker node back to the owner, on `patchbay.node.<owner>.hosted.back`. */
+type ToOwner =
+  | { kind: "progress" | "say"; callId: string; delivery: number; text: string }
+  | { kind: "hold"; callId: string; delivery: number }
+  | { kind: "result"; callId: string; delivery: number; result: ToolResult };
+
+const hostedSubject = (node: string) => `patchbay.node.${node}.hosted`;
+const backSubject = (node: string) => `patchbay.node.${node}.hosted.back`;
+
+interface RemoteCall {
+  request: HostedToolRequest;
+  handlers: ToolCallHandlers;
+  node: string;
+  /** Which delivery this is: answers of an older one are dropped. */
+  delivery: number;
+  cancelled: CancelReason | undefined;
+  resolve: (result: ToolResult) => void;
+}
+
+/** Options of {@link ClusterToolRouter}. */
+export interface ClusterToolRouterOptions {
+  /** This node's own router (its connected workers). */
+  local: HostedToolRouter;
+  bus: Bus;
+  nodeId: string;
+  /** The hosted tools other live nodes' workers offer, per node and agent (their heartbeats). */
+  remoteTools: () => ReadonlyMap<string, Readonly<Record<string, readonly ToolSpec[]>>>;
+  isAlive: (nodeId: string) => boolean;
+  logger: Logger;
+  /** How often calls on nodes that went silent are delivered elsewhere (default 500 ms). */
+  checkIntervalMs?: number;
+}
+
+/**
+ * A {@link HostedToolRouter} over every node's workers: local workers first, then a live node
+ * whose workers host the tool (the one with the fewest of this node's calls outstanding). A call
+ * whose worker node went silent is delivered again, same call id, to another node hosting the
+ * tool (or back here). Holds are answered by the worker's node at once (accepted unless a cancel
+ * is under way there) and reported to the owner's runner.
+ */
+export class ClusterToolRouter implements HostedToolRouter {
+  private readonly remote = new Map<string, RemoteCall>();
+  /** Calls this node runs for other owners, by call id: the owner and its delivery. */
+  private readonly serving = new Map<string, { owner: string; delivery: number; cancelling: boolean }>();
+  private readonly stops: (() => void)[] = [];
+  private readonly timer: ReturnType<typeof setInterval>;
+
+  constructor(private readonly options: ClusterToolRouterOptions) {
+    this.stops.push(
+      options.bus.subscribe(hostedSubject(options.nodeId), (message) => this.fromOwner(message.data)),
+      options.bus.subscribe(backSubject(options.nodeId), (message) => this.fromWorkerNode(message.data)),
+    );
+    this.timer = setInterval(() => this.redeliverFromSilent(), options.checkIntervalMs ?? 500);
+    this.timer.unref();
+  }
+
+  hasTool(agent: string, name: string): boolean {
+    return this.options.local.hasTool(agent, name) || this.nodesHosting(agent, name).length > 0;
+  }
+
+  specs(agent: string): ToolSpec[] {
+    const byName = new Map<string, ToolSpec>();
+    for (const spec of this.options.local.specs(agent)) byName.set(spec.name, spec);
+    for (const tools of this.options.remoteTools().values())
+      for (const spec of tools[agent] ?? []) if (!byName.has(spec.name)) byName.set(spec.name, spec);
+    return [...byName.values()];
+  }
+
+  timeoutCeilingMs(agent: string, tool: string): number | undefined {
+    return this.options.local.timeoutCeilingMs?.(agent, tool);
+  }
+
+  call(request: HostedToolRequest, handlers: ToolCallHandlers): Promise<ToolResult> {
+    if (this.options.local.hasTool(request.agent, request.tool))
+      return this.options.local.call(request, handlers);
+    const node = this.pickNode(request.agent, request.tool, undefined);
+    if (!node) return this.options.local.call(request, handlers);
+    return new Promise((resolve) => {
+      const call: RemoteCall = { request, handlers, node, delivery: 0, cancelled: undefined, resolve };
+      this.remote.set(request.callId, call);
+      this.send(call, node);
+    });
+  }
+
+  cancel(callId: string, reason: CancelReason): void {
+    const call = this.remote.get(callId);
+    if (!call) {
+      this.options.local.cancel(callId, reason);
+      return;
+    }
+    call.cancelled = reason;
+    this.options.bus.publish(hostedSubject(call.node), JSON.stringify({ kind: "cancel", callId, reason }));
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+    for (const stop of this.stops) stop();
+  }
+
+  private send(call: RemoteCall, node: string): void {
+    call.node = node;
+    call.delivery += 1;
+    const message: ToWorkerNode = {
+      kind: "call",
+      from: this.options.nodeId,
+      delivery: call.delivery,
+      request: call.request,
+    };
+    this.options.bus.publish(hostedSubject(node), JSON.stringify(message));
+  }
+
+  private nodesHosting(agent: string, tool: string): string[] {
+    const nodes: string[] = [];
+    for (const [node, tools] of this.options.remoteTools())
+      if (this.options.isAlive(node) && (tools[agent] ?? []).some((spec) => spec.name === tool))
+        nodes.push(node);
+    return nodes;
+  }
+
+  /** The live node hosting the tool with the fewest of this node's calls outstanding. */
+  private pickNode(agent: string, tool: string, not: string | undefined): string | undefined {
+    const outstanding = new Map<string, number>();
+    for (const call of this.remote.values())
+      outstanding.set(call.node, (outstanding.get(call.node) ?? 0) + 1);
+    return this.nodesHosting(agent, tool)
+      .filter((node) => node !== not)
+      .sort((a, b) => (outstanding.get(a) ?? 0) - (outstanding.get(b) ?? 0))[0];
+  }
+
+  /** The worker side: run a call for another node's session on this node's workers. */
+  private fromOwner(data: string): void {
+    const message = JSON.parse(data) as ToWorkerNode;
+    if (message.kind === "cancel") {
+      const serving = this.serving.get(message.callId);
+      if (serving) serving.cancelling = true;
+      this.options.local.cancel(message.callId, message.reason);
+      return;
+    }
+    const { request, from, delivery } = message;
+    const serving = { owner: from, delivery, cancelling: false };
+    this.serving.set(request.callId, serving);
+    const back = (answer: ToOwner) => this.options.bus.publish(backSubject(from), JSON.stringify(answer));
+    const callId = request.callId;
+    void this.options.local
+      .call(request, {
+        progress: (text) => back({ kind: "progress", callId, delivery, text }),
+        say: (text) => back({ kind: "say", callId, delivery, text }),
+        hold: (attempt?: number): HoldAnswer => {
+          if (serving.cancelling) return { accepted: false, reason: "cancelling" };
+          back({ kind: "hold", callId, delivery });
+          return { accepted: attempt === undefined || attempt >= 1 };
+        },
+        // Redeliveries among this node's workers stay this node's business.
+        attempt: () => {},
+      })
+      .then((result) => {
+        if (this.serving.get(callId) === serving) this.serving.delete(callId);
+        back({ kind: "result", callId, delivery, result });
+      });
+  }
+
+  /** The owner side: what a worker node says about a call it runs for this node. */
+  private fromWorkerNode(data: string): void {
+    const message = JSON.parse(data) as ToOwner;
+    const call = this.remote.get(message.callId);
+    // An answer of an older delivery (its node was given up on) changes nothing.
+    if (!call || call.delivery !== message.delivery) return;
+    switch (message.kind) {
+      case "progress":
+        call.handlers.progress(message.text);
+        return;
+      case "say":
+        call.handlers.say(message.text);
+        return;
+      case "hold":
+        // The worker's attempt numbers are its node's own; the owner's runner counts deliveries.
+        call.handlers.hold();
+        return;
+      case "result":
+        this.remote.delete(message.callId);
+        call.resolve(message.result);
+        return;
+    }
+  }
+
+  /** Calls whose worker node went silent go to another node hosting the tool, same call id. */
+  private redeliverFromSilent(): void {
+    for (const call of this.remote.values()) {
+      if (this.options.isAlive(call.node)) continue;
+      const next = this.pickNode(call.request.agent, call.request.tool, call.node);
+      if (next) {
+        this.options.logger.warn("a hosted call's node went silent; delivering it again elsewhere", {
+          callId: call.request.callId,
+          from: call.node,
+          to: next,
+        });
+        this.send(call, next);
+        call.handlers.attempt(call.delivery);
+        // A call being cancelled stays cancelled on the node it moved to.
+        if (call.cancelled)
+          this.options.bus.publish(
+            hostedSubject(next),
+            JSON.stringify({ kind: "cancel", callId: call.request.callId, reason: call.cancelled }),
+          );
+      } else if (this.options.local.hasTool(call.request.agent, call.request.tool)) {
+        this.remote.delete(call.request.callId);
+        void this.options.local.call(call.request, call.handlers).then(call.resolve);
+        if (call.cancelled) this.options.local.cancel(call.request.callId, call.cancelled);
+      }
+      // Else nobody hosts the tool now: the runner's timeout ends the call.
+    }
+  }
+}
