@@ -62,6 +62,8 @@ export type {
   ApprovalRecord,
   CommitResult,
   EventDraft,
+  GroupedWrite,
+  GroupedWriteResult,
   PendingToolCallRecord,
   SessionChange,
   SessionRecord,
