@@ -15,16 +15,18 @@ function flush(): void {
   for (const socket of sockets) socket.uncork();
 }
 
-// setImmediate runs after this turn's I/O callbacks and their promise jobs, so the frames they
-// send leave in one write; queueMicrotask where there is none (a page never has `_socket`).
-const schedule: (run: () => void) => void =
-  typeof setImmediate === "function" ? (run) => void setImmediate(run) : queueMicrotask;
+// The flush runs once this turn's callback and every promise job it started are done: a
+// microtask queues a tick, and Node runs ticks only after the microtask queue is drained. So the
+// frames sent anywhere in that cascade leave together, and none waits for another turn of the
+// loop (the latency of a lone frame is unchanged).
+const nextTick = (globalThis as { process?: { nextTick?: (run: () => void) => void } }).process?.nextTick;
+const schedule = (run: () => void): void => queueMicrotask(nextTick ? () => nextTick(run) : run);
 
 /**
  * Holds the frames a `ws` WebSocket writes until this turn of the event loop ends, so the
  * frames sent in one turn leave in one `writev` instead of one syscall each. It corks the
- * `net.Socket` under the WebSocket (once per turn) and uncorks it when the turn's I/O callbacks
- * and promise jobs are done. A socket without one (a browser's `WebSocket`) is left alone.
+ * `net.Socket` under the WebSocket (once per turn) and uncorks it when the turn's callback and
+ * the promise jobs it started are done. A socket without one (a browser's `WebSocket`) is left alone.
  *
  * @example
  * ```ts

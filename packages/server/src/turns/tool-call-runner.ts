@@ -105,6 +105,8 @@ export class ToolCallRunner {
    * `session_closed`, and calls withdrawn from now on say so rather than blame the user.
    */
   closing = false;
+  /** The calls' pending items (and what the turn wrote before them) are in the log. */
+  private recorded: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly options: ToolCallRunnerOptions) {
     this.progress = new ProgressCoalescer(options.progressIntervalMs, (callId, text) =>
@@ -116,11 +118,13 @@ export class ToolCallRunner {
   /**
    * Adds the calls to the conversation, runs them all, and resolves when every one has ended.
    * Each call gets its own server id here (see {@link serverCallId}); the model's id is kept as
-   * the item's `providerCallId`.
+   * the item's `providerCallId`. `written` is what the turn wrote before and did not wait for:
+   * no call is sent before it and the calls' pending items are in the log.
    */
   async run(
     modelCalls: NormalizedToolCall[],
     reasoning: readonly ReasoningPart[] = [],
+    written: Promise<unknown> = Promise.resolve(),
   ): Promise<ToolCallItem[]> {
     const now = Date.now();
     const calls = modelCalls.map(withServerId);
@@ -151,11 +155,18 @@ export class ToolCallRunner {
       return item;
     });
     attachReasoning(items, reasoning);
-    await this.options.runtime.commit({
+    // Not waited for here: the calls' own first changes (running) join its transaction, and each
+    // call waits for it before it is sent (see runOne).
+    const pending = this.options.runtime.commit({
       items,
       events: items.map((item) => ({ type: "conversation.updated" as const, item })),
     });
-    await Promise.all(calls.map((call) => this.runOne(call)));
+    this.recorded = Promise.all([written, pending]);
+    const runs = Promise.all(calls.map((call) => this.runOne(call)));
+    // When the record failed, run rejects with that error (and no call was sent).
+    runs.catch(() => undefined);
+    await this.recorded;
+    await runs;
     this.progress.clear();
     return calls.map((call) => this.slots.get(call.id)!.item);
   }
@@ -289,6 +300,8 @@ export class ToolCallRunner {
       if (this.options.signal.aborted) return this.withdrawSlot(call.id);
       slot.started = true;
       await this.update(call.id, { status: "running" });
+      // Durable before sent: the call's pending item (and its running one) are in the log.
+      await this.recorded;
       const timeoutMs = callTimeoutMs(spec, backend.timeoutCeilingMs(spec));
       const settled = new Promise<void>((resolve) => {
         slot.done = resolve;

@@ -1,13 +1,5 @@
 import { type LanguageModel, ModelError, prepareMessages, type ReasoningPart } from "@patchbay/models";
-import type {
-  MessageItem,
-  NormalizedToolCall,
-  ToolCallItem,
-  ToolSpec,
-  Usage,
-  User,
-  WireError,
-} from "@patchbay/protocol";
+import type { MessageItem, NormalizedToolCall, ToolSpec, Usage, User, WireError } from "@patchbay/protocol";
 import { nanoid } from "nanoid";
 import type { MessageRouter } from "../extensions/dispatch-seams";
 import type { Logger } from "../observability/logger";
@@ -53,6 +45,9 @@ export type TurnOutcome = "completed" | "interrupted" | "failed";
 
 type CompletedReason = "stop" | "interrupted" | "max_rounds" | "answered_by_worker" | "refusal";
 
+/** Swallows a rejection where it is only observed later (see {@link Turn.unwritten}). */
+const ignore = (): undefined => undefined;
+
 interface RoundResult {
   text: string;
   calls: NormalizedToolCall[];
@@ -80,8 +75,14 @@ export class Turn {
   private currentRunner: ToolCallRunner | undefined;
   private closingSession = false;
   private readonly trace: TurnTrace;
-  private readonly tracedCalls = new Set<string>();
   private readonly workerFirst: WorkerFirst;
+  /**
+   * Commits made and not waited for: the turn goes on while they queue, so the changes of one
+   * step (the reply's message, its deltas, its completion, the turn's end) share a transaction.
+   * The session log keeps their order; the turn waits for them before anything leaves the server
+   * that depends on them (a tool call sent) and at its end.
+   */
+  private unwritten: Promise<unknown>[] = [];
 
   constructor(private readonly options: TurnOptions) {
     this.responseId = options.responseId;
@@ -131,12 +132,15 @@ export class Turn {
   async run(): Promise<TurnOutcome> {
     const { runtime } = this.options;
     try {
-      await runtime.commit({
-        turn: this.record("running"),
-        events: [{ type: "response.started", responseId: this.responseId, ...this.command() }],
-      });
+      this.queueWrite(
+        runtime.commit({
+          turn: this.record("running"),
+          events: [{ type: "response.started", responseId: this.responseId, ...this.command() }],
+        }),
+      );
       if (this.interrupted) return await this.complete("interrupted", "");
       if (runtime.agent.dispatch.text && this.options.routeToWorker !== false) {
+        await this.takeUnwritten();
         const routed = await this.workerFirst.route();
         if (routed.kind === "fail") return this.failWith(routed.error);
         if (routed.kind === "complete") return this.complete(routed.reason, routed.text);
@@ -167,22 +171,23 @@ export class Turn {
         await runner.withdraw(result.calls, result.reasoning, "round_limit");
         return this.complete("max_rounds", text);
       }
-      await runner.run(result.calls, result.reasoning);
-      this.traceToolCalls();
+      const ended = await runner.run(result.calls, result.reasoning, this.takeUnwritten());
+      this.trace.toolCalls(ended);
     }
     return this.complete("max_rounds", text);
   }
 
-  /** Records the spans of the turn's tool calls that ended since the last round. */
-  private traceToolCalls(): void {
-    const ended = this.options.runtime
-      .conversation()
-      .filter(
-        (item): item is ToolCallItem =>
-          item.type === "tool_call" && item.responseId === this.responseId && !this.tracedCalls.has(item.id),
-      );
-    for (const item of ended) this.tracedCalls.add(item.id);
-    this.trace.toolCalls(ended);
+  /** Keeps a commit the turn does not wait for now (see {@link unwritten}). */
+  private queueWrite(write: Promise<unknown>): void {
+    write.catch(ignore);
+    this.unwritten.push(write);
+  }
+
+  /** The commits not waited for so far, as one promise that rejects when one of them failed. */
+  private takeUnwritten(): Promise<unknown> {
+    const writes = this.unwritten;
+    this.unwritten = [];
+    return writes.length === 0 ? Promise.resolve() : Promise.all(writes);
   }
 
   private runner(): ToolCallRunner {
@@ -250,7 +255,9 @@ export class Turn {
               responseId: this.responseId,
               createdAt: Date.now(),
             };
-            await runtime.commit({ items: [item], events: [{ type: "conversation.updated", item }] });
+            this.queueWrite(
+              runtime.commit({ items: [item], events: [{ type: "conversation.updated", item }] }),
+            );
           }
           item = { ...item, text: item.text + event.delta };
           deltaWrites = runtime
@@ -268,7 +275,8 @@ export class Turn {
           traced.finish(event.reason, event.usage);
         }
       }
-      await flushDeltas();
+      // The deltas are waited for with the message's completion, in one transaction with it.
+      this.queueWrite(flushDeltas());
       traced.interrupted();
     } catch (error) {
       if (this.interrupted) traced.interrupted();
@@ -279,6 +287,7 @@ export class Turn {
         );
       if (!this.interrupted) {
         if (item) await this.closeMessage({ ...item, status: "failed" });
+        await Promise.allSettled(this.unwritten.splice(0));
         throw error;
       }
     }
@@ -288,7 +297,15 @@ export class Turn {
         outputTokens: this.usage.outputTokens + usage.outputTokens,
       };
     }
-    if (item) await this.closeMessage({ ...item, status: this.interrupted ? "interrupted" : "completed" });
+    if (item) {
+      const status = this.interrupted ? "interrupted" : "completed";
+      this.queueWrite(
+        runtime.commit({
+          items: [{ ...item, status }],
+          events: [{ type: "message.completed", item: { ...item, status } }],
+        }),
+      );
+    }
     return { text: item?.text ?? "", calls, refused, reasoning, ...(usage ? { usage } : {}) };
   }
 
@@ -308,7 +325,8 @@ export class Turn {
   private async complete(reason: CompletedReason, text: string): Promise<TurnOutcome> {
     const outcome: TurnOutcome = reason === "interrupted" ? "interrupted" : "completed";
     this.trace.end(outcome, reason, this.usage);
-    await this.options.runtime.commit({
+    const earlier = this.takeUnwritten();
+    const completion = this.options.runtime.commit({
       turn: this.record(outcome === "interrupted" ? "interrupted" : "completed"),
       events: [
         {
@@ -321,6 +339,19 @@ export class Turn {
         },
       ],
     });
+    try {
+      await earlier;
+    } catch (error) {
+      // Usually in the completion's transaction, and failing with it; written apart, the turn
+      // still ends as recorded, and the developer learns what is missing.
+      completion.catch(ignore);
+      this.options.logger.error("a change of the turn could not be written", {
+        sessionId: this.options.runtime.id,
+        responseId: this.responseId,
+        error,
+      });
+    }
+    await completion;
     this.observe(outcome);
     return outcome;
   }
