@@ -86,7 +86,6 @@ export class SqliteStore implements Store {
     this.db.pragma("journal_mode = WAL");
     // NORMAL in WAL mode loses at most the last transactions on power loss, never corrupts.
     this.db.pragma("synchronous = NORMAL");
-    if (process.env.PB_CKPT) this.db.pragma(`wal_autocheckpoint = ${process.env.PB_CKPT}`);
     this.stmts = prepare(this.db);
     this.commitTx = this.db.transaction((sessionId: string, change: SessionChange) =>
       this.applyChange(sessionId, change),
