@@ -107,6 +107,8 @@ export class ToolCallRunner {
   closing = false;
   /** The calls' pending items (and what the turn wrote before them) are in the log. */
   private recorded: Promise<unknown> = Promise.resolve();
+  /** The final items' commits, not waited for (see {@link takeWrites}). */
+  private settledWrites: Promise<void>[] = [];
 
   constructor(private readonly options: ToolCallRunnerOptions) {
     this.progress = new ProgressCoalescer(options.progressIntervalMs, (callId, text) =>
@@ -467,11 +469,17 @@ export class ToolCallRunner {
       held,
       progress: undefined,
     };
-    try {
-      await this.update(callId, patch);
-    } finally {
-      slot.done?.();
-    }
+    // Not waited for: the call is over for the turn now, which gives the model the final items
+    // (see Turn) and waits for their commits with its next ones (takeWrites), in one transaction.
+    this.settledWrites.push(this.update(callId, patch));
+    slot.done?.();
+  }
+
+  /** The commits of the calls' final items made so far, for the turn to wait for with its own. */
+  takeWrites(): Promise<unknown> {
+    const writes = this.settledWrites;
+    this.settledWrites = [];
+    return Promise.all(writes);
   }
 
   private patch(callId: string, patch: Partial<ToolCallItem>): ToolCallItem {

@@ -1,5 +1,13 @@
 import { type LanguageModel, ModelError, prepareMessages, type ReasoningPart } from "@patchbay/models";
-import type { MessageItem, NormalizedToolCall, ToolSpec, Usage, User, WireError } from "@patchbay/protocol";
+import type {
+  MessageItem,
+  NormalizedToolCall,
+  ToolCallItem,
+  ToolSpec,
+  Usage,
+  User,
+  WireError,
+} from "@patchbay/protocol";
 import { nanoid } from "nanoid";
 import type { MessageRouter } from "../extensions/dispatch-seams";
 import type { Logger } from "../observability/logger";
@@ -155,11 +163,13 @@ export class Turn {
     const { runtime } = this.options;
     const maxRounds = runtime.agent.maxToolRounds;
     let text = "";
+    // The last round's calls as they ended, whose final items may still be queued for the log.
+    let ended: ToolCallItem[] = [];
     // Round `maxRounds` is the last model reply; tool calls it still makes are withdrawn.
     for (let round = 0; round <= maxRounds; round++) {
       if (this.interrupted) return this.complete("interrupted", text);
       const runner = this.runner();
-      const result = await this.modelRound();
+      const result = await this.modelRound(ended);
       if (result.text || result.calls.length === 0) text = result.text;
       if (this.interrupted) {
         await runner.withdraw(result.calls, result.reasoning);
@@ -171,7 +181,8 @@ export class Turn {
         await runner.withdraw(result.calls, result.reasoning, "round_limit");
         return this.complete("max_rounds", text);
       }
-      const ended = await runner.run(result.calls, result.reasoning, this.takeUnwritten());
+      ended = await runner.run(result.calls, result.reasoning, this.takeUnwritten());
+      this.queueWrite(runner.takeWrites());
       this.trace.toolCalls(ended);
     }
     return this.complete("max_rounds", text);
@@ -209,11 +220,18 @@ export class Turn {
   }
 
   /** One model reply, streamed. An interrupt ends it early with what arrived so far. */
-  private async modelRound(): Promise<RoundResult> {
+  private async modelRound(ended: readonly ToolCallItem[]): Promise<RoundResult> {
     const { runtime, model } = this.options;
     const tools = this.toolSpecs();
+    let conversation = runtime.conversation();
+    if (ended.length > 0) {
+      // The calls' final items are committed with this round's first changes; the model reads
+      // them now (each replaces its earlier state, in its place).
+      const byId = new Map(ended.map((item) => [item.id, item]));
+      conversation = conversation.map((item) => byId.get(item.id) ?? item);
+    }
     const messages = prepareMessages(
-      toModelMessages(runtime.agent.instructions, runtime.conversation()),
+      toModelMessages(runtime.agent.instructions, conversation),
       model.capabilities,
     );
     const calls: NormalizedToolCall[] = [];
