@@ -20,7 +20,10 @@ export class PageToolRegistry {
    */
   set(connectionId: string, tools: ToolSpec[]): ToolSpec[] | undefined {
     if (tools.length === 0) this.byConnection?.delete(connectionId);
-    else (this.byConnection ??= new Map()).set(connectionId, tools);
+    else {
+      this.byConnection ??= new Map();
+      this.byConnection.set(connectionId, tools);
+    }
     if (!this.byConnection?.size) return undefined;
     const union = this.unionOfAttached();
     if (JSON.stringify(union) === JSON.stringify(this.last)) return undefined;
