@@ -31,10 +31,13 @@ export class GroupCommit {
     this.waiting.add(member);
     if (this.scheduled) return;
     this.scheduled = true;
-    // setImmediate: after this turn's I/O callbacks and their promise jobs have queued theirs.
-    setImmediate(() => {
-      this.running = this.running.then(() => this.write());
-    });
+    // Once this turn's callback and every promise job it started have queued theirs (a
+    // microtask queues a tick, which runs after the microtask queue is drained).
+    queueMicrotask(() =>
+      process.nextTick(() => {
+        this.running = this.running.then(() => this.write());
+      }),
+    );
   }
 
   private async write(): Promise<void> {

@@ -273,9 +273,14 @@ export class Turn {
               responseId: this.responseId,
               createdAt: Date.now(),
             };
-            this.queueWrite(
-              runtime.commit({ items: [item], events: [{ type: "conversation.updated", item }] }),
-            );
+            // Waited for (with what the turn queued before it): a page shows the reply as
+            // streaming from this item on, so it goes out before the reply's words and end.
+            const opened = runtime.commit({
+              items: [item],
+              events: [{ type: "conversation.updated", item }],
+            });
+            this.queueWrite(opened);
+            await opened;
           }
           item = { ...item, text: item.text + event.delta };
           deltaWrites = runtime
@@ -293,8 +298,9 @@ export class Turn {
           traced.finish(event.reason, event.usage);
         }
       }
-      // The deltas are waited for with the message's completion, in one transaction with it.
-      this.queueWrite(flushDeltas());
+      // The words go out before the message's end: a page shows them streaming even when a
+      // reply came in one piece.
+      await flushDeltas();
       traced.interrupted();
     } catch (error) {
       if (this.interrupted) traced.interrupted();
