@@ -1,4 +1,5 @@
 import { type BackoffOptions, backoffDelay } from "./backoff";
+import { holdWritesForTick } from "./tick-writes";
 import { SOCKET_OPEN, type WebSocketFactory, type WebSocketLike } from "./websocket-like";
 
 /**
@@ -163,6 +164,7 @@ export class ReconnectingSocket<F extends HeartbeatFrame> {
   send(text: string): boolean {
     const socket = this.#socket;
     if (this.#state !== "open" || !socket || socket.readyState !== SOCKET_OPEN) return false;
+    holdWritesForTick(socket);
     socket.send(text);
     return true;
   }
@@ -251,6 +253,7 @@ export class ReconnectingSocket<F extends HeartbeatFrame> {
     const frame = this.#hooks.decode(data);
     if (frame === undefined) return;
     if (frame.type === "ping") {
+      holdWritesForTick(this.#socket);
       this.#socket?.send(
         JSON.stringify(frame.nonce === undefined ? { type: "pong" } : { type: "pong", nonce: frame.nonce }),
       );

@@ -72,6 +72,8 @@ export type {
   ApprovalRecord,
   CommitResult,
   EventDraft,
+  GroupedWrite,
+  GroupedWriteResult,
   LeaseAttempt,
   PendingToolCallRecord,
   SessionChange,

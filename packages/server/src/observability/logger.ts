@@ -109,13 +109,40 @@ export function createLogger(options: LoggerOptions = {}): Logger {
 
 /** Our `(msg, fields)` order on pino's `(fields, msg)`. */
 function wrap(logger: PinoLogger): Logger {
-  return {
-    debug: (msg, fields) => logger.debug(fields ?? {}, msg),
-    info: (msg, fields) => logger.info(fields ?? {}, msg),
-    warn: (msg, fields) => logger.warn(fields ?? {}, msg),
-    error: (msg, fields) => logger.error(fields ?? {}, msg),
-    child: (fields) => wrap(logger.child(fields)),
-  };
+  return new PinoAdapter(logger, undefined);
+}
+
+/**
+ * One object per logger, its methods on the prototype, and pino's child made on the first line
+ * written: every loaded session and connection holds a child logger and most never write a line,
+ * so an idle one costs two fields instead of a pino child and five closures.
+ */
+class PinoAdapter implements Logger {
+  constructor(
+    private pino: PinoLogger | undefined,
+    private readonly parent: { fields: Record<string, unknown>; of: PinoAdapter } | undefined,
+  ) {}
+
+  private get target(): PinoLogger {
+    if (!this.pino) this.pino = this.parent!.of.target.child(this.parent!.fields);
+    return this.pino;
+  }
+
+  debug(msg: string, fields?: Record<string, unknown>): void {
+    this.target.debug(fields ?? {}, msg);
+  }
+  info(msg: string, fields?: Record<string, unknown>): void {
+    this.target.info(fields ?? {}, msg);
+  }
+  warn(msg: string, fields?: Record<string, unknown>): void {
+    this.target.warn(fields ?? {}, msg);
+  }
+  error(msg: string, fields?: Record<string, unknown>): void {
+    this.target.error(fields ?? {}, msg);
+  }
+  child(fields: Record<string, unknown>): Logger {
+    return new PinoAdapter(undefined, { fields, of: this });
+  }
 }
 
 /**

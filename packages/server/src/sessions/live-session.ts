@@ -81,7 +81,8 @@ export class LiveSession {
     private readonly deps: LiveSessionDeps,
   ) {
     this.approvals = new ApprovalFlow(runtime, { defaultExpiresInMs: runtime.agent.approvalTimeoutMs });
-    this.pages = new PageToolBackend(runtime, deps.logger.child({ sessionId: runtime.id }));
+    // The session log's logger already names the session.
+    this.pages = new PageToolBackend(runtime, runtime.logger);
     this.hosted = deps.hostedTools ? new WorkerToolBackend(runtime, deps.hostedTools) : undefined;
     this.server = deps.serverTools?.(runtime);
   }

@@ -6,7 +6,8 @@ import type { ToolSpec } from "@patchbay/protocol";
  * attached, and a call made meanwhile fails at once as "no page connected").
  */
 export class PageToolRegistry {
-  private readonly byConnection = new Map<string, ToolSpec[]>();
+  /** Made when a connection first brings tools: most sessions have none. */
+  private byConnection: Map<string, ToolSpec[]> | undefined;
   private last: ToolSpec[];
 
   constructor(stored: ToolSpec[] = []) {
@@ -18,9 +19,12 @@ export class PageToolRegistry {
    * connections' tools when it differs from the last one, to be stored; otherwise undefined.
    */
   set(connectionId: string, tools: ToolSpec[]): ToolSpec[] | undefined {
-    if (tools.length === 0) this.byConnection.delete(connectionId);
-    else this.byConnection.set(connectionId, tools);
-    if (this.byConnection.size === 0) return undefined;
+    if (tools.length === 0) this.byConnection?.delete(connectionId);
+    else {
+      this.byConnection ??= new Map();
+      this.byConnection.set(connectionId, tools);
+    }
+    if (!this.byConnection?.size) return undefined;
     const union = this.unionOfAttached();
     if (JSON.stringify(union) === JSON.stringify(this.last)) return undefined;
     this.last = union;
@@ -29,22 +33,23 @@ export class PageToolRegistry {
 
   /** Whether a connection that brought this tool is attached right now. */
   has(name: string): boolean {
+    if (!this.byConnection) return false;
     for (const tools of this.byConnection.values()) if (tools.some((tool) => tool.name === name)) return true;
     return false;
   }
 
   /** The tools of the attached pages (first declaration of a name wins), or the last set while none is. */
   specs(): ToolSpec[] {
-    return this.byConnection.size > 0 ? this.unionOfAttached() : this.last;
+    return this.byConnection?.size ? this.unionOfAttached() : this.last;
   }
 
   clear(): void {
-    this.byConnection.clear();
+    this.byConnection?.clear();
   }
 
   private unionOfAttached(): ToolSpec[] {
     const byName = new Map<string, ToolSpec>();
-    for (const tools of this.byConnection.values()) {
+    for (const tools of this.byConnection?.values() ?? []) {
       for (const tool of tools) if (!byName.has(tool.name)) byName.set(tool.name, tool);
     }
     return [...byName.values()];

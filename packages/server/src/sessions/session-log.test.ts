@@ -67,12 +67,18 @@ describe("SessionLog.conversation", () => {
 });
 
 describe("SessionLog.append", () => {
-  function countingCommits(): { transactions: number[] } {
-    const seen = { transactions: [] as number[] };
+  /** Per transaction, the events of each change in it (a group commit holds several changes). */
+  function countingCommits(): { transactions: number[][] } {
+    const seen = { transactions: [] as number[][] };
     const commit = store!.commit.bind(store!);
     store!.commit = (sessionId, change) => {
-      seen.transactions.push(change.events?.length ?? 0);
+      seen.transactions.push([change.events?.length ?? 0]);
       return commit(sessionId, change);
+    };
+    const commitMany = store!.commitMany.bind(store!);
+    store!.commitMany = (writes) => {
+      seen.transactions.push(writes.map((write) => write.change.events?.length ?? 0));
+      return commitMany(writes);
     };
     return seen;
   }
@@ -86,7 +92,7 @@ describe("SessionLog.append", () => {
       runtime.append({ type: "text.delta", responseId: "r_1", itemId: "m_1", delta: `${i} ` }),
     );
     const stored = await Promise.all(writes);
-    expect(seen.transactions).toEqual([50]);
+    expect(seen.transactions).toEqual([[50]]);
     expect(stored.map((events) => events.map((e) => e.seq))).toEqual(
       Array.from({ length: 50 }, (_, i) => [i + 1]),
     );
@@ -108,7 +114,8 @@ describe("SessionLog.append", () => {
     expect([b, c, a].map((events) => events?.map((e) => e.seq))).toEqual([[1], [2], [3]]);
     const order = (await runtime.readEvents(0)).map((e) => (e.type === "tool.held" ? e.callId : ""));
     expect(order).toEqual(["call_before", "call_commit", "call_after"]);
-    expect(seen.transactions).toEqual([2, 1]);
+    // The appends made after it join the same change, behind it.
+    expect(seen.transactions).toEqual([[3]]);
   });
 
   it("writes the commits queued behind a running write together, each resolving with its own events in order", async () => {
@@ -134,8 +141,9 @@ describe("SessionLog.append", () => {
       [],
       [8],
     ]);
-    // Queued in one tick: one transaction up to the command, which has its own, then the last.
-    expect(seen.transactions).toEqual([6, 0, 1]);
+    // Queued in one tick: one transaction, of one change up to the command, the command's own
+    // (a duplicate drops its whole change), then the last.
+    expect(seen.transactions).toEqual([[6, 0, 1]]);
     expect(broadcast).toEqual(["call_1", "call_2", "call_3", "call_4", "call_5", "call_6", "call_7"]);
   });
 
@@ -165,7 +173,7 @@ describe("SessionLog.append", () => {
     const settled = runtime.settleCall("call_1");
     const next = runtime.commit({ pendingCalls: [{ ...call, callId: "call_3" }] });
     await Promise.all([settled, next]);
-    expect(seen.transactions).toEqual([0]);
+    expect(seen.transactions).toEqual([[0]]);
     expect((await store!.pendingCalls("s_1")).map((c) => c.callId).sort()).toEqual(["call_2", "call_3"]);
     await runtime.settleCall("call_2");
     expect((await store!.pendingCalls("s_1")).map((c) => c.callId)).toEqual(["call_3"]);
@@ -178,14 +186,14 @@ describe("SessionLog.append", () => {
 
   it("fails every append of a batch when its transaction fails, and later appends still work", async () => {
     const runtime = await runtimeWith([]);
-    const commit = store!.commit.bind(store!);
+    const commitMany = store!.commitMany.bind(store!);
     let failNext = true;
-    store!.commit = (sessionId, change) => {
+    store!.commitMany = (writes) => {
       if (failNext) {
         failNext = false;
         return Promise.reject(new Error("disk full"));
       }
-      return commit(sessionId, change);
+      return commitMany(writes);
     };
     const failed = await Promise.allSettled([
       runtime.append({ type: "tool.held", callId: "call_1" }),
@@ -194,5 +202,62 @@ describe("SessionLog.append", () => {
     expect(failed.map((r) => r.status)).toEqual(["rejected", "rejected"]);
     const [event] = await runtime.append({ type: "tool.held", callId: "call_3" });
     expect(event).toMatchObject({ seq: 1, callId: "call_3" });
+  });
+});
+
+describe("SessionLog group commit", () => {
+  it("writes the changes several sessions queue in one tick in one transaction, each in its own order", async () => {
+    const first = await runtimeWith([]);
+    const record = { id: "s_2", agent: "a", userId: "u", metadata: {}, createdAt: 0, lastSeq: 0 };
+    await store!.createSession(record);
+    const second = new SessionLog(record, first.agent, [], store!, silentLogger);
+    let transactions = 0;
+    const commit = store!.commit.bind(store!);
+    store!.commit = (sessionId, change) => {
+      transactions++;
+      return commit(sessionId, change);
+    };
+    const commitMany = store!.commitMany.bind(store!);
+    store!.commitMany = (writes) => {
+      transactions++;
+      return commitMany(writes);
+    };
+    const writes = [];
+    for (let i = 0; i < 5; i++) {
+      writes.push(first.commit({ events: [{ type: "tool.held", callId: `a_${i}` }] }));
+      writes.push(second.append({ type: "tool.held", callId: `b_${i}` }));
+    }
+    const stored = await Promise.all(writes);
+    expect(transactions).toBe(1);
+    expect(stored.map((events) => events?.map((e) => `${e.sessionId}:${e.seq}`))).toEqual(
+      Array.from({ length: 5 }, (_, i) => [[`s_1:${i + 1}`], [`s_2:${i + 1}`]]).flat(),
+    );
+    expect(first.lastSeq).toBe(5);
+    expect(second.lastSeq).toBe(5);
+  });
+
+  it("fails a change that cannot be written alone: the other sessions' changes in its transaction stand", async () => {
+    const live = await runtimeWith([]);
+    // A session the store does not have: its events cannot be written.
+    const ghostRecord = { id: "s_ghost", agent: "a", userId: "u", metadata: {}, createdAt: 0, lastSeq: 0 };
+    const ghost = new SessionLog(ghostRecord, live.agent, [], store!, silentLogger);
+    const [ok, failed, after] = await Promise.allSettled([
+      live.commit({ items: [message("m_1", "kept")], events: [{ type: "tool.held", callId: "call_1" }] }),
+      ghost.commit({
+        items: [message("m_2", "rolled back")],
+        events: [{ type: "tool.held", callId: "call_2" }],
+      }),
+      live.commit({ events: [{ type: "tool.held", callId: "call_3" }] }),
+    ]);
+    expect(ok).toMatchObject({ status: "fulfilled", value: [expect.objectContaining({ seq: 1 })] });
+    expect(failed).toMatchObject({
+      status: "rejected",
+      reason: expect.objectContaining({ message: expect.stringContaining("s_ghost") }),
+    });
+    expect(after).toMatchObject({ status: "fulfilled", value: [expect.objectContaining({ seq: 2 })] });
+    expect((await store!.conversation("s_1")).map((item) => item.id)).toEqual(["m_1"]);
+    // The failed change's item was rolled back with it.
+    expect(await store!.conversation("s_ghost")).toEqual([]);
+    expect(ghost.item("m_2")).toBeUndefined();
   });
 });

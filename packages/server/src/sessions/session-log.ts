@@ -3,9 +3,11 @@ import { EventEmitter } from "eventemitter3";
 import type { AgentConfig } from "../config/agent-config";
 import { ServerError } from "../errors";
 import type { Logger } from "../observability/logger";
-import type { EventDraft, SessionChange, SessionRecord, Store } from "../store/store";
+import type { CommitResult, EventDraft, SessionChange, SessionRecord, Store } from "../store/store";
 import { eventForEndUsers } from "../turns/reasoning-state";
+import { joinedGroups, type QueuedChange, resolveGroup } from "./change-queue";
 import { ConversationWindow } from "./conversation-window";
+import { type GroupCommit, type GroupCommitMember, groupCommitFor, type PreparedWrite } from "./group-commit";
 import { PageToolRegistry } from "./page-tool-registry";
 
 /** A listener of a session's live events (one per attached socket). */
@@ -27,7 +29,7 @@ export interface SessionLogEvents {
  * the conversation in memory so a turn can read it without a query, and knows which attached
  * connection brought which page tools.
  */
-export class SessionLog extends EventEmitter<SessionLogEvents> {
+export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupCommitMember {
   readonly id: string;
   readonly agent: AgentConfig;
   private record: SessionRecord;
@@ -49,6 +51,8 @@ export class SessionLog extends EventEmitter<SessionLogEvents> {
       }
     | undefined;
   private closed = false;
+  /** The store's group commit, when it has one: changes are then written with other sessions'. */
+  private readonly group: GroupCommit | undefined;
 
   constructor(
     record: SessionRecord,
@@ -64,6 +68,7 @@ export class SessionLog extends EventEmitter<SessionLogEvents> {
     this.agent = agent;
     this.record = record;
     this.window = new ConversationWindow(conversation.map((item) => Object.freeze(item)));
+    this.group = groupCommitFor(store);
   }
 
   /** The session as the wire describes it. */
@@ -179,7 +184,8 @@ export class SessionLog extends EventEmitter<SessionLogEvents> {
       });
       batch = { events: [], settledCalls: [], done, resolve, reject };
       this.pendingAppends = batch;
-      setImmediate(() => this.flushAppends());
+      if (this.group) this.group.schedule(this);
+      else setImmediate(() => this.flushAppends());
     }
     return batch;
   }
@@ -196,12 +202,64 @@ export class SessionLog extends EventEmitter<SessionLogEvents> {
   }
 
   /**
+   * The group commit takes this session's queued changes (the gathered appends last, as a
+   * flush at this point would queue them), joined as {@link writeQueued} joins them.
+   */
+  takeWrites(): PreparedWrite[] {
+    const batch = this.pendingAppends;
+    if (batch) {
+      this.pendingAppends = undefined;
+      this.queued.push({
+        change: { events: batch.events, settledCalls: batch.settledCalls },
+        resolve: (stored) => batch.resolve(stored ?? []),
+        reject: batch.reject,
+      });
+    }
+    const queued = this.queued;
+    this.queued = [];
+    const writes: PreparedWrite[] = [];
+    for (const { group, change } of joinedGroups(queued, (a, b) => this.joins(a, b))) {
+      if (this.closed) {
+        const error = new ServerError("not_found", `session ${this.id} is closed or was deleted`);
+        for (const { reject } of group) reject(error);
+        continue;
+      }
+      writes.push({
+        sessionId: this.id,
+        change: this.forStore(change),
+        settle: (outcome) => {
+          if (!outcome.ok) {
+            for (const { reject } of group) reject(outcome.error);
+            return;
+          }
+          try {
+            resolveGroup(group, this.applyResult(change, outcome.result));
+          } catch (error) {
+            for (const { reject } of group) reject(error);
+          }
+        },
+      });
+    }
+    return writes;
+  }
+
+  /**
    * Queues a change. The changes queued while the previous write ran (64 page tool calls
    * delivered in one tick, say) are written in as few transactions as they allow (see
    * {@link joins}), each still applied, logged and broadcast in order: a transaction costs far
    * more than its rows. One that fails fails the changes it carried, and no later one.
    */
   private enqueue(change: SessionChange): Promise<SessionEvent[] | null> {
+    if (this.group) {
+      const group = this.group;
+      const stored = new Promise<SessionEvent[] | null>((resolve, reject) => {
+        this.queued.push({ change, resolve, reject });
+        group.schedule(this);
+      });
+      // What settled() waits for: changes are written in the order queued, so the last one is last.
+      this.chain = stored.catch(() => undefined);
+      return stored;
+    }
     return new Promise((resolve, reject) => {
       this.queued.push({ change, resolve, reject });
       if (this.queued.length > 1) return; // a write of the queue is already scheduled
@@ -214,22 +272,9 @@ export class SessionLog extends EventEmitter<SessionLogEvents> {
   private async writeQueued(): Promise<void> {
     const queued = this.queued;
     this.queued = [];
-    let i = 0;
-    while (i < queued.length) {
-      const group = [queued[i]!];
-      let change = queued[i]!.change;
-      for (i++; i < queued.length && this.joins(change, queued[i]!.change); i++) {
-        change = joinChanges(change, queued[i]!.change);
-        group.push(queued[i]!);
-      }
+    for (const { group, change } of joinedGroups(queued, (a, b) => this.joins(a, b))) {
       try {
-        const events = await this.write(change);
-        let start = 0;
-        for (const { change: own, resolve } of group) {
-          const count = own.events?.length ?? 0;
-          resolve(events === null ? null : events.slice(start, start + count));
-          start += count;
-        }
+        resolveGroup(group, await this.write(change));
       } catch (error) {
         for (const { reject } of group) reject(error);
       }
@@ -250,11 +295,16 @@ export class SessionLog extends EventEmitter<SessionLogEvents> {
 
   private async write(change: SessionChange): Promise<SessionEvent[] | null> {
     if (this.closed) throw new ServerError("not_found", `session ${this.id} is closed or was deleted`);
-    // Items keep the model's reasoning state; the events clients get never do.
-    const result = await this.store.commit(
-      this.id,
-      change.events ? { ...change, events: change.events.map(eventForEndUsers) } : change,
-    );
+    return this.applyResult(change, await this.store.commit(this.id, this.forStore(change)));
+  }
+
+  /** Items keep the model's reasoning state; the events clients get never do. */
+  private forStore(change: SessionChange): SessionChange {
+    return change.events ? { ...change, events: change.events.map(eventForEndUsers) } : change;
+  }
+
+  /** A written change takes effect here: its items, the last seq, and its events broadcast. */
+  private applyResult(change: SessionChange, result: CommitResult): SessionEvent[] | null {
     if (result.duplicate) return null;
     for (const item of change.items ?? []) this.applyItem(item);
     const last = result.events.at(-1);
@@ -347,24 +397,4 @@ export class SessionLog extends EventEmitter<SessionLogEvents> {
       }
     }
   }
-}
-
-interface QueuedChange {
-  change: SessionChange;
-  resolve: (events: SessionEvent[] | null) => void;
-  reject: (error: unknown) => void;
-}
-
-/** `next` appended to `change`, as one change (see `SessionLog.joins` for when it may be). */
-function joinChanges(change: SessionChange, next: SessionChange): SessionChange {
-  const joined: SessionChange = { ...change, ...next };
-  for (const key of ["events", "items", "pendingCalls", "settledCalls", "approvals"] as const) {
-    const a = change[key];
-    const b = next[key];
-    if (a && b) (joined as Record<typeof key, unknown[]>)[key] = [...a, ...b];
-    else (joined as Record<typeof key, unknown[] | undefined>)[key] = a ?? b;
-  }
-  joined.turn = next.turn ?? change.turn;
-  joined.pageTools = next.pageTools ?? change.pageTools;
-  return joined;
 }

@@ -74,6 +74,8 @@ export class SessionOwnership {
     return new Proxy(store, {
       get(target, key, receiver) {
         if (key === "commit") return commit;
+        // A group commit would write this session's changes without its fence: one at a time.
+        if (key === "commitMany") return undefined;
         const value = Reflect.get(target, key, receiver);
         return typeof value === "function" ? value.bind(target) : value;
       },

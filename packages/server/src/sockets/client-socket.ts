@@ -192,19 +192,9 @@ class ClientConnection implements PeerEndpoint<"client-to-server"> {
       },
       this,
     );
-    const peer = this.peer;
-    this.sessions = new SessionAttachments(
-      {
-        id: this.id,
-        get isOpen() {
-          return peer.isOpen;
-        },
-        send: (frame) => peer.send(frame),
-        drained: () => peer.drained(),
-      },
-      options.sessions,
-      limits.maxSessionsPerSocket,
-    );
+    // The peer socket is the attachments' socket as it is (no facade object and closures per
+    // connection: an idle session's memory is mostly what its connection holds).
+    this.sessions = new SessionAttachments(this.peer, options.sessions, limits.maxSessionsPerSocket);
     this.edge = options.relay?.edge(this.id, (frame) => this.send(frame));
   }
 

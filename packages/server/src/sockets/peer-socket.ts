@@ -5,6 +5,7 @@ import {
   FrameDecodeError,
   type FrameOf,
 } from "@patchbay/protocol";
+import { holdWritesForTick } from "@patchbay/protocol/runtime";
 import { type RawData, type WebSocket, WebSocketServer } from "ws";
 import type { Logger } from "../observability/logger";
 import { FrameInbox, type FrameScheduler, sharedFrameScheduler } from "./frame-inbox";
@@ -191,6 +192,8 @@ export class PeerSocket<C extends PeerChannel> {
       this.tooSlow();
       return false;
     }
+    // The frames of one turn of the event loop leave in one write (see holdWritesForTick).
+    holdWritesForTick(this.ws);
     this.ws.send(typeof frame === "string" ? frame : JSON.stringify(frame));
     // One large frame or a burst may sit over the bound for a moment; a reader that stays
     // behind for the whole grace period is not reading.

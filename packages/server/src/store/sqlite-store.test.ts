@@ -122,3 +122,61 @@ describe("SqliteStore", () => {
     peek.close();
   });
 });
+
+describe("SqliteStore.commitMany", () => {
+  it("writes several sessions' changes in one transaction, each in order, each kept across a reopen", async () => {
+    const dir = tempDir();
+    const store = open(dir);
+    await store.createSession(session("s_1"));
+    await store.createSession(session("s_2"));
+    const outcomes = await store.commitMany([
+      { sessionId: "s_1", change: { events: [{ type: "tool.held", callId: "a" }] } },
+      {
+        sessionId: "s_2",
+        change: { items: [message("m_1", "hi")], events: [{ type: "tool.held", callId: "b" }] },
+      },
+      { sessionId: "s_1", change: { events: [{ type: "tool.held", callId: "c" }] } },
+    ]);
+    expect(
+      outcomes.map((o) => (o.ok ? o.result.events.map((e) => `${e.sessionId}:${e.seq}`) : "failed")),
+    ).toEqual([["s_1:1"], ["s_2:1"], ["s_1:2"]]);
+    await store.close();
+    const reopened = open(dir);
+    expect((await reopened.readEvents("s_1", 0)).map((e) => e.seq)).toEqual([1, 2]);
+    expect((await reopened.conversation("s_2")).map((item) => item.id)).toEqual(["m_1"]);
+    expect((await reopened.getSession("s_1"))?.lastSeq).toBe(2);
+  });
+
+  it("rolls back a change that fails alone (its items too) and a duplicate command drops only its own", async () => {
+    const store = open(tempDir());
+    await store.createSession(session("s_1"));
+    await store.commit("s_1", { command: { commandId: "cmd_1", kind: "message" } });
+    const outcomes = await store.commitMany([
+      {
+        sessionId: "s_1",
+        change: { items: [message("m_1", "kept")], events: [{ type: "tool.held", callId: "a" }] },
+      },
+      // No such session: its events cannot be written, so its item must not stay either.
+      {
+        sessionId: "s_missing",
+        change: { items: [message("m_2", "gone")], events: [{ type: "tool.held", callId: "b" }] },
+      },
+      {
+        sessionId: "s_1",
+        change: { command: { commandId: "cmd_1", kind: "message" }, items: [message("m_3", "dup")] },
+      },
+      { sessionId: "s_1", change: { events: [{ type: "tool.held", callId: "c" }] } },
+    ]);
+    expect(outcomes.map((o) => (o.ok ? (o.result.duplicate ? "duplicate" : "ok") : "failed"))).toEqual([
+      "ok",
+      "failed",
+      "duplicate",
+      "ok",
+    ]);
+    const failed = outcomes[1]!;
+    expect(!failed.ok && String(failed.error)).toContain("s_missing");
+    expect((await store.conversation("s_1")).map((item) => item.id)).toEqual(["m_1"]);
+    expect(await store.conversation("s_missing")).toEqual([]);
+    expect((await store.readEvents("s_1", 0)).map((e) => e.seq)).toEqual([1, 2]);
+  });
+});

@@ -7,6 +7,8 @@ import { migrateSqlite } from "./sqlite-migrations";
 import type {
   ApprovalRecord,
   CommitResult,
+  GroupedWrite,
+  GroupedWriteResult,
   PendingToolCallRecord,
   SessionChange,
   SessionRecord,
@@ -68,6 +70,7 @@ export class SqliteStore implements Store {
   private readonly db: Database.Database;
   private readonly stmts: ReturnType<typeof prepare>;
   private readonly commitTx: (sessionId: string, change: SessionChange) => CommitResult;
+  private readonly commitManyTx: (writes: readonly GroupedWrite[]) => GroupedWriteResult[];
 
   constructor(options: SqliteStoreOptions) {
     mkdirSync(options.dataDir, { recursive: true });
@@ -87,6 +90,17 @@ export class SqliteStore implements Store {
     this.stmts = prepare(this.db);
     this.commitTx = this.db.transaction((sessionId: string, change: SessionChange) =>
       this.applyChange(sessionId, change),
+    );
+    // Inside this transaction each commitTx is a savepoint: a change that throws is rolled back
+    // alone, and the group's one COMMIT writes the rest.
+    this.commitManyTx = this.db.transaction((writes: readonly GroupedWrite[]) =>
+      writes.map((write): GroupedWriteResult => {
+        try {
+          return { ok: true, result: this.commitTx(write.sessionId, write.change) };
+        } catch (error) {
+          return { ok: false, error };
+        }
+      }),
     );
   }
 
@@ -147,6 +161,10 @@ export class SqliteStore implements Store {
     if (change.fence !== undefined)
       throw new Error("the SQLite store keeps no session leases: a cluster needs Postgres");
     return this.commitTx(sessionId, change);
+  }
+
+  async commitMany(writes: readonly GroupedWrite[]): Promise<GroupedWriteResult[]> {
+    return this.commitManyTx(writes);
   }
 
   async readEvents(

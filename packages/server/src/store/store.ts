@@ -139,6 +139,29 @@ export interface CommitResult {
 }
 
 /**
+ * One change of a {@link Store.commitMany} group.
+ *
+ * @example
+ * ```ts
+ * const write: GroupedWrite = { sessionId: "s_1", change: { events: [{ type: "tool.held", callId: "call_1" }] } };
+ * ```
+ */
+export interface GroupedWrite {
+  sessionId: string;
+  change: SessionChange;
+}
+
+/**
+ * What {@link Store.commitMany} did with one change: its result, or the error that rolled it back.
+ *
+ * @example
+ * ```ts
+ * if (!outcome.ok) logger.error("commit failed", { error: outcome.error });
+ * ```
+ */
+export type GroupedWriteResult = { ok: true; result: CommitResult } | { ok: false; error: unknown };
+
+/**
  * Where sessions, conversations, the event log, commands, pending calls, approvals and tool
  * results live. The embedded default is {@link SqliteStore}; a server database implements the
  * same interface. Methods are async so such a store can do I/O; callers serialize the commits of
@@ -159,6 +182,13 @@ export interface Store {
   /** Removes a session and everything that belongs to it. Returns whether it existed. */
   deleteSession(id: string): Promise<boolean>;
   commit(sessionId: string, change: SessionChange): Promise<CommitResult>;
+  /**
+   * Optional group commit: several changes (of one or more sessions, in order) in one
+   * transaction, each applied as {@link commit} would or not at all (one that fails is rolled
+   * back alone and its slot holds the error). Rejects when the transaction itself fails, in
+   * which case none was applied. Sessions commit through it when the store has it.
+   */
+  commitMany?(writes: readonly GroupedWrite[]): Promise<GroupedWriteResult[]>;
   /** Events with `seq > afterSeq`, in order, at most `limit`. */
   readEvents(sessionId: string, afterSeq: number, limit?: number): Promise<SessionEvent[]>;
   conversation(sessionId: string): Promise<ConversationItem[]>;

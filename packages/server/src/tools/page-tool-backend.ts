@@ -53,8 +53,9 @@ const SETTLED_MEMORY = 1_000;
 export class PageToolBackend implements ToolBackend {
   readonly location = "page" as const;
   readonly remote = true;
-  private readonly pending = new Map<string, Pending>();
-  private readonly settled = new RecentMap<true>(SETTLED_MEMORY);
+  // Made on first use: most loaded sessions never call a page tool.
+  private pendingMap: Map<string, Pending> | undefined;
+  private settledMap: RecentMap<true> | undefined;
 
   constructor(
     private readonly runtime: SessionLog,
@@ -99,7 +100,8 @@ export class PageToolBackend implements ToolBackend {
         handlers,
         resolve,
       };
-      this.pending.set(call.callId, pending);
+      this.pendingMap ??= new Map();
+      this.pendingMap.set(call.callId, pending);
       this.deliver(pending).catch((error) => {
         this.logger.error("page tool call could not be delivered", { callId: call.callId, error });
         this.settle(call.callId, failedResult("failed", "internal", ModelSentences.undelivered(call.name)));
@@ -109,10 +111,10 @@ export class PageToolBackend implements ToolBackend {
 
   /** A `tool.result` from a page. Returns whether it was used. */
   result(callId: string, attempt: number, result: ToolResult): boolean {
-    const pending = this.pending.get(callId);
+    const pending = this.pendingMap?.get(callId);
     if (!pending) {
       this.logger.warn(
-        this.settled.has(callId)
+        this.settledMap?.has(callId)
           ? "tool result dropped: the call already ended"
           : "tool result dropped: the call is unknown",
         { sessionId: this.runtime.id, callId, attempt },
@@ -134,11 +136,11 @@ export class PageToolBackend implements ToolBackend {
 
   /** `tool.progress` from a page; dropped when the call is not waiting. */
   progress(callId: string, text: string): void {
-    this.pending.get(callId)?.handlers.progress(text);
+    this.pendingMap?.get(callId)?.handlers.progress(text);
   }
 
   say(callId: string, text: string): void {
-    this.pending.get(callId)?.handlers.say(text);
+    this.pendingMap?.get(callId)?.handlers.say(text);
   }
 
   /**
@@ -146,11 +148,11 @@ export class PageToolBackend implements ToolBackend {
    * delivery when the page named none), for the `tool.hold.ack` frame.
    */
   hold(callId: string, attempt: number | undefined): HoldAnswer & { attempt: number } {
-    const pending = this.pending.get(callId);
+    const pending = this.pendingMap?.get(callId);
     if (!pending) {
       return {
         accepted: false,
-        reason: this.settled.has(callId) ? "settled" : "unknown_call",
+        reason: this.settledMap?.has(callId) ? "settled" : "unknown_call",
         attempt: attempt ?? 1,
       };
     }
@@ -182,7 +184,7 @@ export class PageToolBackend implements ToolBackend {
    * limit for free, and a page repeating a result pays for the repeats.
    */
   claimAnswer(callId: string, attempt: number): boolean {
-    const pending = this.pending.get(callId);
+    const pending = this.pendingMap?.get(callId);
     if (!pending || attempt !== pending.attempt || pending.answerClaimed === pending.attempt) return false;
     pending.answerClaimed = pending.attempt;
     return true;
@@ -194,7 +196,7 @@ export class PageToolBackend implements ToolBackend {
    * after a bound (the runner has told the model by then).
    */
   cancel(callId: string, reason: CancelReason): void {
-    const pending = this.pending.get(callId);
+    const pending = this.pendingMap?.get(callId);
     if (!pending || pending.cancelTimer) return;
     pending.cancelTimer = setTimeout(
       () =>
@@ -212,7 +214,7 @@ export class PageToolBackend implements ToolBackend {
    * being cancelled is not delivered again: its cancel is in the replayed events.
    */
   async redeliver(): Promise<void> {
-    for (const pending of [...this.pending.values()]) {
+    for (const pending of [...(this.pendingMap?.values() ?? [])]) {
       if (pending.cancelTimer || !this.runtime.hasPageTool(pending.call.name)) continue;
       pending.attempt += 1;
       pending.handlers.attempt(pending.attempt);
@@ -222,7 +224,7 @@ export class PageToolBackend implements ToolBackend {
 
   /** Ids of the calls waiting for a page. */
   waiting(): string[] {
-    return [...this.pending.keys()];
+    return [...(this.pendingMap?.keys() ?? [])];
   }
 
   private async deliver(pending: Pending): Promise<void> {
@@ -253,10 +255,11 @@ export class PageToolBackend implements ToolBackend {
   }
 
   private settle(callId: string, result: ToolResult): void {
-    const pending = this.pending.get(callId);
+    const pending = this.pendingMap?.get(callId);
     if (!pending) return;
-    this.pending.delete(callId);
-    this.settled.set(callId, true);
+    this.pendingMap!.delete(callId);
+    this.settledMap ??= new RecentMap<true>(SETTLED_MEMORY);
+    this.settledMap.set(callId, true);
     clearTimeout(pending.cancelTimer);
     void this.runtime.settleCall(callId).catch(() => undefined);
     pending.resolve(result);

@@ -39,8 +39,9 @@ const RECENT_LIMIT = 256;
  * declined, expired or cancelled call never runs.
  */
 export class ApprovalFlow {
-  private readonly open = new Map<string, OpenApproval>();
-  private readonly recent = new RecentMap<ApprovalOutcome>(RECENT_LIMIT);
+  // Made on first use: most loaded sessions never ask a question, and an empty Map is not free.
+  private openMap: Map<string, OpenApproval> | undefined;
+  private recentMap: RecentMap<ApprovalOutcome> | undefined;
 
   constructor(
     private readonly runtime: SessionLog,
@@ -66,7 +67,8 @@ export class ApprovalFlow {
       settle = resolve;
     });
     const entry: OpenApproval = { request, settle: (outcome) => settle(outcome) };
-    this.open.set(request.id, entry);
+    this.openMap ??= new Map();
+    this.openMap.set(request.id, entry);
     const timer = setTimeout(() => this.finish(request.id, "expired"), expiresInMs);
     const onAbort = () => this.finish(request.id, "cancelled");
     question.signal?.addEventListener("abort", onAbort, { once: true });
@@ -87,7 +89,7 @@ export class ApprovalFlow {
     } finally {
       clearTimeout(timer);
       question.signal?.removeEventListener("abort", onAbort);
-      this.open.delete(request.id);
+      this.openMap?.delete(request.id);
     }
   }
 
@@ -96,9 +98,9 @@ export class ApprovalFlow {
    * `conflict` for one already answered, expired or cancelled.
    */
   decide(approvalId: string, allowed: boolean, reason?: string): void {
-    const entry = this.open.get(approvalId);
+    const entry = this.openMap?.get(approvalId);
     if (!entry) {
-      const outcome = this.recent.get(approvalId);
+      const outcome = this.recentMap?.get(approvalId);
       if (outcome !== undefined) {
         throw new ServerError("conflict", `approval ${approvalId} is already resolved (${outcome})`, {
           path: "approvalId",
@@ -112,23 +114,24 @@ export class ApprovalFlow {
 
   /** How a recently ended approval ended (kept for the last few hundred), or undefined. */
   endedAs(approvalId: string): ApprovalOutcome | undefined {
-    return this.recent.get(approvalId);
+    return this.recentMap?.get(approvalId);
   }
 
   /** The questions waiting for an answer. */
   pending(): ApprovalRequest[] {
-    return [...this.open.values()].map((entry) => entry.request);
+    return this.openMap ? [...this.openMap.values()].map((entry) => entry.request) : [];
   }
 
   /** Ends every open question as `cancelled` (session closing). */
   cancelAll(): void {
-    for (const id of [...this.open.keys()]) this.finish(id, "cancelled");
+    if (!this.openMap) return;
+    for (const id of [...this.openMap.keys()]) this.finish(id, "cancelled");
   }
 
   private finish(approvalId: string, outcome: ApprovalOutcome): void {
-    const entry = this.open.get(approvalId);
+    const entry = this.openMap?.get(approvalId);
     if (!entry) return;
-    this.open.delete(approvalId);
+    this.openMap!.delete(approvalId);
     this.remember(approvalId, outcome);
     const { request } = entry;
     // The outcome is recorded before the caller goes on, so a replay never shows a call running
@@ -145,6 +148,7 @@ export class ApprovalFlow {
   }
 
   private remember(approvalId: string, outcome: ApprovalOutcome): void {
-    this.recent.set(approvalId, outcome);
+    this.recentMap ??= new RecentMap<ApprovalOutcome>(RECENT_LIMIT);
+    this.recentMap.set(approvalId, outcome);
   }
 }

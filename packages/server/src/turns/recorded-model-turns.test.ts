@@ -231,8 +231,9 @@ describe("a turn against recorded provider streams", () => {
     let events: any[] = [];
     for (let i = 0; i < 200; i++) {
       ({ events } = await call("GET", `/v1/sessions/${id}/events?after=0&limit=1000`));
+      // The first turn's start and end, then the second's: wait for the second turn to end.
       if (
-        events.filter((e: any) => e.type.startsWith("response.") && e.type !== "response.created").length >= 2
+        events.filter((e: any) => e.type.startsWith("response.") && e.type !== "response.created").length >= 4
       )
         break;
       await new Promise((resolve) => setTimeout(resolve, 10));

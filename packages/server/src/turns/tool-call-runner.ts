@@ -121,6 +121,10 @@ export class ToolCallRunner {
    * `session_closed`, and calls withdrawn from now on say so rather than blame the user.
    */
   closing = false;
+  /** The calls' pending items (and what the turn wrote before them) are in the log. */
+  private recorded: Promise<unknown> = Promise.resolve();
+  /** The final items' commits, not waited for (see {@link takeWrites}). */
+  private settledWrites: Promise<void>[] = [];
 
   constructor(private readonly options: ToolCallRunnerOptions) {
     this.progress = new ProgressCoalescer(options.progressIntervalMs, (callId, text) =>
@@ -132,11 +136,13 @@ export class ToolCallRunner {
   /**
    * Adds the calls to the conversation, runs them all, and resolves when every one has ended.
    * Each call gets its own server id here (see {@link serverCallId}); the model's id is kept as
-   * the item's `providerCallId`.
+   * the item's `providerCallId`. `written` is what the turn wrote before and did not wait for:
+   * no call is sent before it and the calls' pending items are in the log.
    */
   async run(
     modelCalls: NormalizedToolCall[],
     reasoning: readonly ReasoningPart[] = [],
+    written: Promise<unknown> = Promise.resolve(),
   ): Promise<ToolCallItem[]> {
     const now = Date.now();
     const calls = modelCalls.map(withServerId);
@@ -167,11 +173,18 @@ export class ToolCallRunner {
       return item;
     });
     attachReasoning(items, reasoning);
-    await this.options.runtime.commit({
+    // Not waited for here: the calls' own first changes (running) join its transaction, and each
+    // call waits for it before it is sent (see runOne).
+    const pending = this.options.runtime.commit({
       items,
       events: items.map((item) => ({ type: "conversation.updated" as const, item })),
     });
-    await Promise.all(calls.map((call) => this.runOne(call)));
+    this.recorded = Promise.all([written, pending]);
+    const runs = Promise.all(calls.map((call) => this.runOne(call)));
+    // When the record failed, run rejects with that error (and no call was sent).
+    runs.catch(() => undefined);
+    await this.recorded;
+    await runs;
     this.progress.clear();
     return calls.map((call) => this.slots.get(call.id)!.item);
   }
@@ -308,6 +321,8 @@ export class ToolCallRunner {
       if (this.options.signal.aborted) return this.withdrawSlot(call.id);
       slot.started = true;
       await this.update(call.id, { status: "running" });
+      // Durable before sent: the call's pending item (and its running one) are in the log.
+      await this.recorded;
       const timeoutMs = callTimeoutMs(spec, backend.timeoutCeilingMs(spec));
       const settled = new Promise<void>((resolve) => {
         slot.done = resolve;
@@ -581,11 +596,17 @@ export class ToolCallRunner {
       held,
       progress: undefined,
     };
-    try {
-      await this.update(callId, patch);
-    } finally {
-      slot.done?.();
-    }
+    // Not waited for: the call is over for the turn now, which gives the model the final items
+    // (see Turn) and waits for their commits with its next ones (takeWrites), in one transaction.
+    this.settledWrites.push(this.update(callId, patch));
+    slot.done?.();
+  }
+
+  /** The commits of the calls' final items made so far, for the turn to wait for with its own. */
+  takeWrites(): Promise<unknown> {
+    const writes = this.settledWrites;
+    this.settledWrites = [];
+    return Promise.all(writes);
   }
 
   private patch(callId: string, patch: Partial<ToolCallItem>): ToolCallItem {

@@ -53,6 +53,9 @@ export type TurnOutcome = "completed" | "interrupted" | "failed";
 
 type CompletedReason = "stop" | "interrupted" | "max_rounds" | "answered_by_worker" | "refusal";
 
+/** Swallows a rejection where it is only observed later (see {@link Turn.unwritten}). */
+const ignore = (): undefined => undefined;
+
 interface RoundResult {
   text: string;
   calls: NormalizedToolCall[];
@@ -80,8 +83,14 @@ export class Turn {
   private currentRunner: ToolCallRunner | undefined;
   private closingSession = false;
   private readonly trace: TurnTrace;
-  private readonly tracedCalls = new Set<string>();
   private readonly workerFirst: WorkerFirst;
+  /**
+   * Commits made and not waited for: the turn goes on while they queue, so the changes of one
+   * step (the reply's message, its deltas, its completion, the turn's end) share a transaction.
+   * The session log keeps their order; the turn waits for them before anything leaves the server
+   * that depends on them (a tool call sent) and at its end.
+   */
+  private unwritten: Promise<unknown>[] = [];
 
   constructor(private readonly options: TurnOptions) {
     this.responseId = options.responseId;
@@ -131,12 +140,15 @@ export class Turn {
   async run(): Promise<TurnOutcome> {
     const { runtime } = this.options;
     try {
-      await runtime.commit({
-        turn: this.record("running"),
-        events: [{ type: "response.started", responseId: this.responseId, ...this.command() }],
-      });
+      this.queueWrite(
+        runtime.commit({
+          turn: this.record("running"),
+          events: [{ type: "response.started", responseId: this.responseId, ...this.command() }],
+        }),
+      );
       if (this.interrupted) return await this.complete("interrupted", "");
       if (runtime.agent.dispatch.text && this.options.routeToWorker !== false) {
+        await this.takeUnwritten();
         const routed = await this.workerFirst.route();
         if (routed.kind === "fail") return this.failWith(routed.error);
         if (routed.kind === "complete") return this.complete(routed.reason, routed.text);
@@ -151,11 +163,13 @@ export class Turn {
     const { runtime } = this.options;
     const maxRounds = runtime.agent.maxToolRounds;
     let text = "";
+    // The last round's calls as they ended, whose final items may still be queued for the log.
+    let ended: ToolCallItem[] = [];
     // Round `maxRounds` is the last model reply; tool calls it still makes are withdrawn.
     for (let round = 0; round <= maxRounds; round++) {
       if (this.interrupted) return this.complete("interrupted", text);
       const runner = this.runner();
-      const result = await this.modelRound();
+      const result = await this.modelRound(ended);
       if (result.text || result.calls.length === 0) text = result.text;
       if (this.interrupted) {
         await runner.withdraw(result.calls, result.reasoning);
@@ -167,22 +181,24 @@ export class Turn {
         await runner.withdraw(result.calls, result.reasoning, "round_limit");
         return this.complete("max_rounds", text);
       }
-      await runner.run(result.calls, result.reasoning);
-      this.traceToolCalls();
+      ended = await runner.run(result.calls, result.reasoning, this.takeUnwritten());
+      this.queueWrite(runner.takeWrites());
+      this.trace.toolCalls(ended);
     }
     return this.complete("max_rounds", text);
   }
 
-  /** Records the spans of the turn's tool calls that ended since the last round. */
-  private traceToolCalls(): void {
-    const ended = this.options.runtime
-      .conversation()
-      .filter(
-        (item): item is ToolCallItem =>
-          item.type === "tool_call" && item.responseId === this.responseId && !this.tracedCalls.has(item.id),
-      );
-    for (const item of ended) this.tracedCalls.add(item.id);
-    this.trace.toolCalls(ended);
+  /** Keeps a commit the turn does not wait for now (see {@link unwritten}). */
+  private queueWrite(write: Promise<unknown>): void {
+    write.catch(ignore);
+    this.unwritten.push(write);
+  }
+
+  /** The commits not waited for so far, as one promise that rejects when one of them failed. */
+  private takeUnwritten(): Promise<unknown> {
+    const writes = this.unwritten;
+    this.unwritten = [];
+    return writes.length === 0 ? Promise.resolve() : Promise.all(writes);
   }
 
   private runner(): ToolCallRunner {
@@ -204,11 +220,18 @@ export class Turn {
   }
 
   /** One model reply, streamed. An interrupt ends it early with what arrived so far. */
-  private async modelRound(): Promise<RoundResult> {
+  private async modelRound(ended: readonly ToolCallItem[]): Promise<RoundResult> {
     const { runtime, model } = this.options;
     const tools = this.toolSpecs();
+    let conversation = runtime.conversation();
+    if (ended.length > 0) {
+      // The calls' final items are committed with this round's first changes; the model reads
+      // them now (each replaces its earlier state, in its place).
+      const byId = new Map(ended.map((item) => [item.id, item]));
+      conversation = conversation.map((item) => byId.get(item.id) ?? item);
+    }
     const messages = prepareMessages(
-      toModelMessages(runtime.agent.instructions, runtime.conversation()),
+      toModelMessages(runtime.agent.instructions, conversation),
       model.capabilities,
     );
     const calls: NormalizedToolCall[] = [];
@@ -250,7 +273,14 @@ export class Turn {
               responseId: this.responseId,
               createdAt: Date.now(),
             };
-            await runtime.commit({ items: [item], events: [{ type: "conversation.updated", item }] });
+            // Waited for (with what the turn queued before it): a page shows the reply as
+            // streaming from this item on, so it goes out before the reply's words and end.
+            const opened = runtime.commit({
+              items: [item],
+              events: [{ type: "conversation.updated", item }],
+            });
+            this.queueWrite(opened);
+            await opened;
           }
           item = { ...item, text: item.text + event.delta };
           deltaWrites = runtime
@@ -268,6 +298,8 @@ export class Turn {
           traced.finish(event.reason, event.usage);
         }
       }
+      // The words go out before the message's end: a page shows them streaming even when a
+      // reply came in one piece.
       await flushDeltas();
       traced.interrupted();
     } catch (error) {
@@ -279,6 +311,7 @@ export class Turn {
         );
       if (!this.interrupted) {
         if (item) await this.closeMessage({ ...item, status: "failed" });
+        await Promise.allSettled(this.unwritten.splice(0));
         throw error;
       }
     }
@@ -288,7 +321,15 @@ export class Turn {
         outputTokens: this.usage.outputTokens + usage.outputTokens,
       };
     }
-    if (item) await this.closeMessage({ ...item, status: this.interrupted ? "interrupted" : "completed" });
+    if (item) {
+      const status = this.interrupted ? "interrupted" : "completed";
+      this.queueWrite(
+        runtime.commit({
+          items: [{ ...item, status }],
+          events: [{ type: "message.completed", item: { ...item, status } }],
+        }),
+      );
+    }
     return { text: item?.text ?? "", calls, refused, reasoning, ...(usage ? { usage } : {}) };
   }
 
@@ -308,7 +349,8 @@ export class Turn {
   private async complete(reason: CompletedReason, text: string): Promise<TurnOutcome> {
     const outcome: TurnOutcome = reason === "interrupted" ? "interrupted" : "completed";
     this.trace.end(outcome, reason, this.usage);
-    await this.options.runtime.commit({
+    const earlier = this.takeUnwritten();
+    const completion = this.options.runtime.commit({
       turn: this.record(outcome === "interrupted" ? "interrupted" : "completed"),
       events: [
         {
@@ -321,6 +363,19 @@ export class Turn {
         },
       ],
     });
+    try {
+      await earlier;
+    } catch (error) {
+      // Usually in the completion's transaction, and failing with it; written apart, the turn
+      // still ends as recorded, and the developer learns what is missing.
+      completion.catch(ignore);
+      this.options.logger.error("a change of the turn could not be written", {
+        sessionId: this.options.runtime.id,
+        responseId: this.responseId,
+        error,
+      });
+    }
+    await completion;
     this.observe(outcome);
     return outcome;
   }

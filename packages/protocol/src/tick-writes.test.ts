@@ -1,0 +1,106 @@
+import type { Socket } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import WebSocket, { WebSocketServer } from "ws";
+import { holdWritesForTick } from "./tick-writes";
+
+/** A loopback pair: the server's socket (whose writes are counted) and a client that reads. */
+async function pair() {
+  const wss = new WebSocketServer({ port: 0, host: "127.0.0.1" });
+  await new Promise<void>((resolve) => wss.once("listening", () => resolve()));
+  const { port } = wss.address() as { port: number };
+  const client = new WebSocket(`ws://127.0.0.1:${port}`);
+  const received: string[] = [];
+  client.on("message", (data) => received.push(String(data)));
+  const server = await new Promise<WebSocket>((resolve) => wss.once("connection", resolve));
+  await new Promise<void>((resolve) => (client.readyState === 1 ? resolve() : client.once("open", resolve)));
+  // Every write that reaches the kernel goes through _write (one chunk) or _writev (a batch).
+  const raw = (server as unknown as { _socket: Socket & Record<string, unknown> })._socket;
+  const writes: number[] = [];
+  for (const name of ["_write", "_writev"] as const) {
+    const original = raw[name] as (...args: unknown[]) => unknown;
+    raw[name] = function (this: unknown, chunks: unknown, ...rest: unknown[]) {
+      writes.push(Array.isArray(chunks) ? chunks.length : 1);
+      return original.call(this, chunks, ...rest);
+    };
+  }
+  return {
+    server,
+    client,
+    raw,
+    received,
+    writes,
+    close: () =>
+      new Promise<void>((resolve) => {
+        client.terminate();
+        server.terminate();
+        wss.close(() => resolve());
+      }),
+  };
+}
+
+async function until(check: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 3_000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+describe("holdWritesForTick", () => {
+  let close: (() => Promise<void>) | undefined;
+  afterEach(async () => {
+    await close?.();
+    close = undefined;
+  });
+
+  it("writes the frames sent in one tick, and in its promise jobs, in one write", async () => {
+    const p = await pair();
+    close = p.close;
+    for (let i = 0; i < 10; i++) {
+      holdWritesForTick(p.server);
+      p.server.send(`frame ${i}`);
+    }
+    await Promise.resolve();
+    holdWritesForTick(p.server);
+    p.server.send("frame 10");
+    expect(p.writes).toEqual([]);
+    await until(() => p.received.length === 11, "the frames");
+    // ws writes a header and a payload per frame: 11 frames, 22 chunks, one syscall.
+    expect(p.writes).toEqual([22]);
+    expect(p.received).toEqual(Array.from({ length: 11 }, (_, i) => `frame ${i}`));
+    expect(p.raw.writableCorked).toBe(0);
+  });
+
+  it("leaves the next tick's frames to a write of their own", async () => {
+    const p = await pair();
+    close = p.close;
+    holdWritesForTick(p.server);
+    p.server.send("first");
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    holdWritesForTick(p.server);
+    p.server.send("second");
+    await until(() => p.received.length === 2, "the frames");
+    expect(p.writes).toEqual([2, 2]);
+  });
+
+  it("writes at once without it, and ignores what has no socket under it", async () => {
+    const p = await pair();
+    close = p.close;
+    p.server.send("plain");
+    expect(p.writes).toEqual([2]);
+    expect(() => holdWritesForTick({})).not.toThrow();
+    expect(() => holdWritesForTick(undefined)).not.toThrow();
+    await until(() => p.received.length === 1, "the frame");
+  });
+
+  it("a socket closed while held still sends what was held before its close frame", async () => {
+    const p = await pair();
+    close = p.close;
+    const closed = new Promise<number>((resolve) => p.client.once("close", (code) => resolve(code)));
+    holdWritesForTick(p.server);
+    p.server.send("last words");
+    p.server.close(4000, "bye");
+    expect(await closed).toBe(4000);
+    expect(p.received).toEqual(["last words"]);
+  });
+});
