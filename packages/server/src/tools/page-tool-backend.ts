@@ -166,9 +166,9 @@ export class PageToolBackend implements ToolBackend {
    * answer once the question ended, with the attempt it is for, for the `tool.approval.ack` frame.
    */
   async approval(callId: string, attempt: number): Promise<ApprovalAnswer & { attempt: number }> {
-    const pending = this.pending.get(callId);
+    const pending = this.pendingMap?.get(callId);
     if (!pending) {
-      return { outcome: "cancelled", reason: this.settled.has(callId) ? "settled" : "unknown_call", attempt };
+      return { outcome: "cancelled", reason: this.settledMap?.has(callId) ? "settled" : "unknown_call", attempt };
     }
     if (attempt !== pending.attempt) return { outcome: "cancelled", reason: "stale_attempt", attempt };
     const answer = (await pending.handlers.approval?.(attempt)) ?? {
