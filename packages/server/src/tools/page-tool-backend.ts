@@ -168,7 +168,11 @@ export class PageToolBackend implements ToolBackend {
   async approval(callId: string, attempt: number): Promise<ApprovalAnswer & { attempt: number }> {
     const pending = this.pendingMap?.get(callId);
     if (!pending) {
-      return { outcome: "cancelled", reason: this.settledMap?.has(callId) ? "settled" : "unknown_call", attempt };
+      return {
+        outcome: "cancelled",
+        reason: this.settledMap?.has(callId) ? "settled" : "unknown_call",
+        attempt,
+      };
     }
     if (attempt !== pending.attempt) return { outcome: "cancelled", reason: "stale_attempt", attempt };
     const answer = (await pending.handlers.approval?.(attempt)) ?? {
