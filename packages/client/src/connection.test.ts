@@ -113,10 +113,12 @@ describe("Connection", () => {
     connection.open();
     const socket = await server.nextConnection();
     await socket.next("hello");
-    socket.welcome({ heartbeatIntervalMs: 40 });
+    // 200 ms: a loaded machine's event loop may stall for tens of ms, and a stall longer than two
+    // intervals would rightly count the socket as dead before it pinged.
+    socket.welcome({ heartbeatIntervalMs: 200 });
     socket.send({ type: "ping", nonce: "srv" });
     expect(await socket.next("pong")).toEqual({ type: "pong", nonce: "srv" });
-    await socket.next("ping", 1_000);
+    await socket.next("ping", 2_000);
     // The scripted server never answers: after twice the interval the socket counts as dead.
     const lost = waitFor<Error>(connection, "lost");
     expect((await lost).message).toMatch(/nothing received/);

@@ -162,7 +162,9 @@ class RelayedConnection {
       {
         id: `${edge}/${conn}`,
         isOpen: true,
-        send: (frame) => options.bus.publish(subject, JSON.stringify(frame)),
+        // A committed event comes as the text the store wrote (change-json.ts): sent as it is.
+        send: (frame) =>
+          options.bus.publish(subject, typeof frame === "string" ? frame : JSON.stringify(frame)),
         drained: () => options.bus.flush(),
       },
       options.directory,
