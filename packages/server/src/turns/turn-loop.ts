@@ -18,7 +18,6 @@ import type { TurnRecord } from "../store/store";
 import type { ToolBackend } from "../tools/tool-backend";
 import type { ApprovalFlow } from "./approval-flow";
 import { endUserError, newErrorReference } from "./end-user-error";
-import { toModelMessages } from "./model-messages";
 import { ToolCallRunner } from "./tool-call-runner";
 import { type ReplyOutcome, WorkerFirst, type WorkerReply } from "./worker-first";
 
@@ -223,17 +222,9 @@ export class Turn {
   private async modelRound(ended: readonly ToolCallItem[]): Promise<RoundResult> {
     const { runtime, model } = this.options;
     const tools = this.toolSpecs();
-    let conversation = runtime.conversation();
-    if (ended.length > 0) {
-      // The calls' final items are committed with this round's first changes; the model reads
-      // them now (each replaces its earlier state, in its place).
-      const byId = new Map(ended.map((item) => [item.id, item]));
-      conversation = conversation.map((item) => byId.get(item.id) ?? item);
-    }
-    const messages = prepareMessages(
-      toModelMessages(runtime.agent.instructions, conversation),
-      model.capabilities,
-    );
+    // The calls' final items are committed with this round's first changes; the model reads them
+    // now (each in place of its earlier state).
+    const messages = prepareMessages(runtime.modelMessages(ended), model.capabilities);
     const calls: NormalizedToolCall[] = [];
     let item: MessageItem | undefined;
     let usage: Usage | undefined;
