@@ -10,6 +10,8 @@ export type Envelope =
   | { ok: false; error: FrameDecodeError };
 
 const encoder = /* @__PURE__ */ new TextEncoder();
+/** One strict decoder for every frame: making one per frame cost more than decoding a small frame. */
+let utf8: TextDecoder | undefined;
 
 /**
  * The UTF-8 size of `text`, or `null` when it is surely within `limit`. A string of n UTF-16
@@ -50,6 +52,26 @@ export const DEFAULT_MAX_JSON_DEPTH = 64;
 /** The frame types that carry a tool result, and so may be as large as `maxResultBytes`. */
 export const RESULT_FRAME_TYPES: ReadonlySet<string> = new Set(["tool.result", "hosted.result"]);
 
+/**
+ * Whether an object or array in `value` sits `max` or more levels below the top: the check every
+ * frame pays, without the allocations of {@link tooDeep} (which then names the path).
+ */
+function deeperThan(value: object, depth: number, max: number): boolean {
+  if (depth >= max) return true;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const child: unknown = value[i];
+      if (typeof child === "object" && child !== null && deeperThan(child, depth + 1, max)) return true;
+    }
+    return false;
+  }
+  for (const key in value) {
+    const child: unknown = (value as Record<string, unknown>)[key];
+    if (typeof child === "object" && child !== null && deeperThan(child, depth + 1, max)) return true;
+  }
+  return false;
+}
+
 /** The path of the first value nested deeper than `max`, or `undefined` when none is. */
 function tooDeep(value: unknown, max: number): string[] | undefined {
   const stack: { value: unknown; path: string[] }[] = [{ value, path: [] }];
@@ -77,7 +99,8 @@ function notAFrame(data: unknown): { ok: false; error: FrameDecodeError } {
 
 function decodeUtf8(data: Uint8Array): string | undefined {
   try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(data);
+    utf8 ??= new TextDecoder("utf-8", { fatal: true });
+    return utf8.decode(data);
   } catch {
     return undefined;
   }
@@ -154,7 +177,8 @@ function parseEnvelope(text: string, maxDepth = DEFAULT_MAX_JSON_DEPTH): Envelop
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     return envelopeError("invalid_frame", "frame must be a JSON object");
   }
-  const deep = tooDeep(value, maxDepth);
+  // deeperThan recurses once per level: past a few hundred levels the walk with its own stack decides.
+  const deep = maxDepth > 256 || deeperThan(value, 0, maxDepth) ? tooDeep(value, maxDepth) : undefined;
   if (deep !== undefined) {
     const path = deep.slice(0, 8).join(".") + (deep.length > 8 ? ".…" : "");
     return envelopeError(
