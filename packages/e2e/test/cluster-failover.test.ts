@@ -23,6 +23,7 @@ const TAKEOVER_BOUND_MS = LEASE_TTL_MS + LEASE_TTL_MS / 3;
 // machine. The takeover figures are measured, not these waits.
 const WAIT_MS = 15_000;
 const TRIALS = Math.max(1, Number(process.env.PATCHBAY_CLUSTER_TRIALS ?? 20));
+const HOSTED_TRIALS = Math.max(1, Number(process.env.PATCHBAY_CLUSTER_HOSTED_TRIALS ?? 20));
 
 let pg: TestPostgres;
 let nats: TestNats;
@@ -281,73 +282,101 @@ describe("a cluster of three patchbay serve processes (Postgres + NATS)", () => 
     }
   }, 60_000);
 
-  it("kill -9 of a session's owner mid-hosted-call (worker on another node): the side effect happens once and the session answers again", async () => {
-    const dbPath = join(root, "workers.sqlite");
-    const db = new Database(dbPath);
-    const worker = new WorkerProcess(
-      { id: "w_slow", db: dbPath, capacity: 4, hostTools: true, toolDelayMs: 1_500 },
-      nodes[2]!.url,
-    );
-    const token = await createUserToken(SECRET, "u_pay_kill");
-    const takeovers: number[] = [];
-    try {
-      await worker.waitFor("ready", (e) => e.reconnected === false);
-      await new Promise((r) => setTimeout(r, 4_500));
-      for (let trial = 0; trial < 4; trial++) {
-        const ownerIndex = trial % 2;
-        const owner = nodes[ownerIndex]!;
-        const amount = 100 + trial;
-        const page = await RawClient.open(owner.wsUrl, { kind: "user", token });
-        const sessionId = await page.create("support");
-        page.send({ type: "message.send", sessionId, commandId: "c_pay", text: `pay ${amount}` });
-        const call = await page.next(
-          (f) => f.type === "conversation.updated" && f.item.type === "tool_call",
-          WAIT_MS,
-        );
-        const callId = call.type === "conversation.updated" ? call.item.id : "";
-        // The worker on node C ran the side effect and is still working when the owner dies.
-        await worker.waitFor("effect", (e) => e.callId === callId);
-        owner.child.kill("SIGKILL");
-        const killedAt = Date.now();
-        await owner.exited;
-        const { client: again } = await resumeWhenTakenOver(
-          nodes[2]!.wsUrl,
-          token,
-          sessionId,
-          killedAt + 15_000,
-        );
-        expect(await again.turnEnd("c_pay", WAIT_MS)).toMatchObject({
-          type: "response.failed",
-          error: { code: "server_restart" },
-        });
-        takeovers.push(Date.now() - killedAt);
-        expect(takeovers.at(-1)!).toBeLessThan(TAKEOVER_BOUND_MS + 4_000);
-        const replayed = again.events(sessionId);
-        expect(replayed.map((e) => e.seq)).toEqual(replayed.map((_, i) => i + 1));
-        // Once, however the owner died: the worker keys it on the call id.
-        expect(db.prepare("SELECT COUNT(*) AS n FROM effects WHERE amount = ?").get(amount)).toEqual({
-          n: 1,
-        });
-        expect(db.prepare("SELECT COUNT(*) AS n FROM deliveries WHERE call_id = ?").get(callId)).toEqual({
-          n: 1,
-        });
-        // And the session answers again, with the worker on the surviving node.
-        again.send({ type: "message.send", sessionId, commandId: "c_next", text: `pay ${amount + 50}` });
-        expect(await again.turnEnd("c_next", WAIT_MS)).toMatchObject({
-          type: "response.completed",
-          text: `Done: payment of ${amount + 50} recorded by w_slow, answered by w_slow`,
-        });
-        await again.close();
-        await page.close();
-        nodes[ownerIndex] = await startCli(["serve"], env());
-      }
-      console.log(
-        `cluster failover mid-hosted-call: ${takeovers.length} kill -9 trials, side effect once in each; ` +
-          `answering again after ${takeovers.join(", ")} ms (bound ${TAKEOVER_BOUND_MS} ms)`,
+  it(
+    `kill -9 of a session's owner mid-hosted-call (worker on another node), ${HOSTED_TRIALS} times: the call is delivered again to the node taking over and finishes once, and the model answers with its result`,
+    async () => {
+      const dbPath = join(root, "workers.sqlite");
+      const db = new Database(dbPath);
+      const worker = new WorkerProcess(
+        { id: "w_slow", db: dbPath, capacity: 4, hostTools: true, toolDelayMs: 1_500 },
+        nodes[2]!.url,
       );
-    } finally {
-      await worker.kill("SIGKILL");
-      db.close();
-    }
-  }, 120_000);
+      const token = await createUserToken(SECRET, "u_pay_kill");
+      const takeovers: number[] = [];
+      const finished: number[] = [];
+      try {
+        await worker.waitFor("ready", (e) => e.reconnected === false);
+        await new Promise((r) => setTimeout(r, 4_500));
+        for (let trial = 0; trial < HOSTED_TRIALS; trial++) {
+          const ownerIndex = trial % 2;
+          const owner = nodes[ownerIndex]!;
+          const amount = 100 + trial;
+          const page = await RawClient.open(owner.wsUrl, { kind: "user", token });
+          const sessionId = await page.create("support");
+          page.send({ type: "message.send", sessionId, commandId: "c_pay", text: `pay ${amount}` });
+          const call = await page.next(
+            (f) => f.type === "conversation.updated" && f.item.type === "tool_call",
+            WAIT_MS,
+          );
+          const callId = call.type === "conversation.updated" ? call.item.id : "";
+          // The worker on node C ran the side effect and is still working when the owner dies.
+          await worker.waitFor("effect", (e) => e.callId === callId);
+          const seenBefore = page.events(sessionId);
+          owner.child.kill("SIGKILL");
+          const killedAt = Date.now();
+          await owner.exited;
+          const { client: again } = await resumeWhenTakenOver(
+            nodes[2]!.wsUrl,
+            token,
+            sessionId,
+            killedAt + 15_000,
+          );
+          takeovers.push(Date.now() - killedAt);
+          // The turn goes on where the owner died: the call, delivered again with its id, finishes
+          // once, and the model answers with its result.
+          expect(await again.turnEnd("c_pay", WAIT_MS)).toMatchObject({
+            type: "response.completed",
+            text: `Done: payment of ${amount} recorded by w_slow, answered by w_slow`,
+          });
+          finished.push(Date.now() - killedAt);
+          const replayed = again.events(sessionId);
+          expect(replayed.slice(0, seenBefore.length)).toEqual(seenBefore);
+          expect(replayed.map((e) => e.seq)).toEqual(replayed.map((_, i) => i + 1));
+          expect(replayed.filter((e) => e.type === "response.started")).toHaveLength(1);
+          // Once, however the owner died: the worker keys it on the call id.
+          expect(db.prepare("SELECT COUNT(*) AS n FROM effects WHERE amount = ?").get(amount)).toEqual({
+            n: 1,
+          });
+          expect(db.prepare("SELECT COUNT(*) AS n FROM deliveries WHERE call_id = ?").get(callId)).toEqual({
+            n: 1,
+          });
+          const res = await fetch(`${nodes[2]!.url}/v1/sessions/${sessionId}`, {
+            headers: { authorization: `Bearer ${token}` },
+          });
+          const body = (await res.json()) as {
+            conversation: { type: string; status: string; id: string; result?: { outcome: string } }[];
+          };
+          expect(body.conversation.map((item) => `${item.type}:${item.status}`)).toEqual([
+            "message:completed",
+            "tool_call:completed",
+            "message:completed",
+          ]);
+          expect(body.conversation[1]).toMatchObject({ id: callId, result: { outcome: "completed" } });
+          // And the session answers again, with the worker on the surviving node.
+          again.send({ type: "message.send", sessionId, commandId: "c_next", text: `pay ${amount + 50}` });
+          expect(await again.turnEnd("c_next", WAIT_MS)).toMatchObject({
+            type: "response.completed",
+            text: `Done: payment of ${amount + 50} recorded by w_slow, answered by w_slow`,
+          });
+          await again.close();
+          await page.close();
+          nodes[ownerIndex] = await startCli(["serve"], env());
+        }
+        const sorted = (list: number[]) => [...list].sort((a, b) => a - b);
+        const line = (list: number[]) => {
+          const s = sorted(list);
+          return `min ${s[0]} ms, median ${s[Math.floor(s.length / 2)]} ms, max ${s.at(-1)} ms`;
+        };
+        console.log(
+          `cluster failover mid-hosted-call: ${HOSTED_TRIALS} kill -9 trials, each call delivered again and finished once; ` +
+            `answering again after ${line(takeovers)} (bound ${TAKEOVER_BOUND_MS} ms); the cut-off turn completed after ${line(finished)}`,
+        );
+        expect(sorted(takeovers).at(-1)!).toBeLessThan(TAKEOVER_BOUND_MS + 4_000);
+      } finally {
+        await worker.kill("SIGKILL");
+        db.close();
+      }
+    },
+    60_000 + HOSTED_TRIALS * 15_000,
+  );
 });

@@ -1,5 +1,6 @@
 import type { ToolResult, ToolSpec } from "@patchbay/protocol";
 import type {
+  ApprovalAnswer,
   CancelReason,
   HoldAnswer,
   HostedToolRequest,
@@ -18,12 +19,15 @@ import type { Bus } from "./bus";
 /** Owner to worker node, on `patchbay.node.<node>.hosted`. */
 type ToWorkerNode =
   | { kind: "call"; from: string; delivery: number; request: HostedToolRequest }
-  | { kind: "cancel"; callId: string; reason: CancelReason };
+  | { kind: "cancel"; callId: string; reason: CancelReason }
+  | { kind: "approval.answer"; callId: string; answer: ApprovalAnswer };
 
 /** Worker node back to the owner, on `patchbay.node.<owner>.hosted.back`. */
 type ToOwner =
   | { kind: "progress" | "say"; callId: string; delivery: number; text: string }
   | { kind: "hold"; callId: string; delivery: number }
+  /** A conditional approval the call's worker asks for; answered with `approval.answer`. */
+  | { kind: "approval"; callId: string; delivery: number; node: string }
   | { kind: "result"; callId: string; delivery: number; result: ToolResult };
 
 const hostedSubject = (node: string) => `patchbay.node.${node}.hosted`;
@@ -37,6 +41,15 @@ interface RemoteCall {
   delivery: number;
   cancelled: CancelReason | undefined;
   resolve: (result: ToolResult) => void;
+}
+
+/** A call this node runs for another node's session (the worker side). */
+interface Serving {
+  owner: string;
+  delivery: number;
+  cancelling: boolean;
+  /** The conditional approval asked of the owner, answered once (a new owner is asked again). */
+  approval: { answer: Promise<ApprovalAnswer>; resolve: (answer: ApprovalAnswer) => void } | undefined;
 }
 
 /** Options of {@link ClusterToolRouter}. */
@@ -63,7 +76,7 @@ export interface ClusterToolRouterOptions {
 export class ClusterToolRouter implements HostedToolRouter {
   private readonly remote = new Map<string, RemoteCall>();
   /** Calls this node runs for other owners, by call id: the owner and its delivery. */
-  private readonly serving = new Map<string, { owner: string; delivery: number; cancelling: boolean }>();
+  private readonly serving = new Map<string, Serving>();
   private readonly stops: (() => void)[] = [];
   private readonly timer: ReturnType<typeof setInterval>;
 
@@ -98,7 +111,9 @@ export class ClusterToolRouter implements HostedToolRouter {
     const node = this.pickNode(request.agent, request.tool, undefined);
     if (!node) return this.options.local.call(request, handlers);
     return new Promise((resolve) => {
-      const call: RemoteCall = { request, handlers, node, delivery: 0, cancelled: undefined, resolve };
+      // A call another node sent before it died goes on with its attempt numbers.
+      const delivery = (request.attempt ?? 1) - 1;
+      const call: RemoteCall = { request, handlers, node, delivery, cancelled: undefined, resolve };
       this.remote.set(request.callId, call);
       this.send(call, node);
     });
@@ -158,11 +173,21 @@ export class ClusterToolRouter implements HostedToolRouter {
       this.options.local.cancel(message.callId, message.reason);
       return;
     }
+    if (message.kind === "approval.answer") {
+      this.serving.get(message.callId)?.approval?.resolve(message.answer);
+      return;
+    }
     const { request, from, delivery } = message;
-    const serving = { owner: from, delivery, cancelling: false };
-    this.serving.set(request.callId, serving);
-    const back = (answer: ToOwner) => this.options.bus.publish(backSubject(from), JSON.stringify(answer));
     const callId = request.callId;
+    // A delivery of a call still running here (its owner died and another node took the session
+    // over): the local router joins the running call, and from now on this owner hears of it.
+    const previous = this.serving.get(callId);
+    const serving: Serving = { owner: from, delivery, cancelling: false, approval: previous?.approval };
+    this.serving.set(callId, serving);
+    const back = (answer: ToOwner) => this.options.bus.publish(backSubject(from), JSON.stringify(answer));
+    const askOwner = () => back({ kind: "approval", callId, delivery, node: this.options.nodeId });
+    // The question the worker waits on was asked of the previous owner: this one decides now.
+    if (serving.approval) askOwner();
     void this.options.local
       .call(request, {
         progress: (text) => back({ kind: "progress", callId, delivery, text }),
@@ -171,6 +196,17 @@ export class ClusterToolRouter implements HostedToolRouter {
           if (serving.cancelling) return { accepted: false, reason: "cancelling" };
           back({ kind: "hold", callId, delivery });
           return { accepted: attempt === undefined || attempt >= 1 };
+        },
+        approval: () => {
+          if (!serving.approval) {
+            let resolve!: (answer: ApprovalAnswer) => void;
+            const answer = new Promise<ApprovalAnswer>((r) => {
+              resolve = r;
+            });
+            serving.approval = { answer, resolve };
+            askOwner();
+          }
+          return serving.approval.answer;
         },
         // Redeliveries among this node's workers stay this node's business.
         attempt: () => {},
@@ -185,6 +221,21 @@ export class ClusterToolRouter implements HostedToolRouter {
   private fromWorkerNode(data: string): void {
     const message = JSON.parse(data) as ToOwner;
     const call = this.remote.get(message.callId);
+    if (message.kind === "approval") {
+      // The runner asks the user (once per call) and the worker's node hears how it ended.
+      const asked =
+        call && call.delivery === message.delivery
+          ? (call.handlers.approval?.() ?? Promise.resolve<ApprovalAnswer>({ outcome: "cancelled" }))
+          : Promise.resolve<ApprovalAnswer>({
+              outcome: "cancelled",
+              reason: call ? "stale_attempt" : "settled",
+            });
+      void asked.then((answer) => {
+        const reply: ToWorkerNode = { kind: "approval.answer", callId: message.callId, answer };
+        this.options.bus.publish(hostedSubject(message.node), JSON.stringify(reply));
+      });
+      return;
+    }
     // An answer of an older delivery (its node was given up on) changes nothing.
     if (!call || call.delivery !== message.delivery) return;
     switch (message.kind) {

@@ -86,6 +86,11 @@ export interface HostedToolRequest {
    * out (with `cancel(callId, "timed_out")`).
    */
   timeoutMs: number;
+  /**
+   * The attempt number of this delivery when it is not the first: a call another node of a
+   * cluster sent before it died goes on from there (default 1).
+   */
+  attempt?: number;
 }
 
 /**
