@@ -16,7 +16,9 @@ import { RawClient } from "./helpers/raw-client";
 // bound, with no accepted message or event lost or doubled (docs/cluster.md). A second client on
 // another node is served by the owner across the bus meanwhile, and resumes after the kill.
 const LEASE_TTL_MS = 1_500;
-// A dead owner's sessions are taken by the sweep of a live node within the TTL plus a third.
+// A dead owner's sessions answer again within the TTL plus a third (docs/cluster.md, "Takeover
+// bound"): its lease expires at most a TTL after the kill, and then the sweep of a live node
+// (every third of the TTL) or a client's attach takes it over.
 const TAKEOVER_BOUND_MS = LEASE_TTL_MS + LEASE_TTL_MS / 3;
 // At least 20 in CI (#19's done-when); fewer only by hand, while working on this file.
 // How long one step may wait for its frame: the whole suite runs many files at once on a small
@@ -236,9 +238,9 @@ describe("a cluster of three patchbay serve processes (Postgres + NATS)", () => 
         `answering again after min ${takeovers[0]} ms, median ${median} ms, max ${takeovers.at(-1)} ms; ` +
         `${relayedTurns} turns answered to a client on another node than the owner (relayed over NATS)`,
     );
-    // The bound plus the client's own reconnect, one relayed resume's answer timeout (2 s) and a
-    // loaded CI machine's delays.
-    expect(takeovers.at(-1)!).toBeLessThan(TAKEOVER_BOUND_MS + 4_000);
+    // The stated bound (docs/cluster.md): the lease outlives the kill by at most the TTL, and a
+    // relayed resume to the dead owner is refused at once, so the client's retry takes it over.
+    expect(takeovers.at(-1)!).toBeLessThanOrEqual(TAKEOVER_BOUND_MS);
   }, 240_000);
 
   it("serves hosted calls of sessions two nodes own with a worker connected to the third, each side effect once", async () => {
@@ -371,7 +373,7 @@ describe("a cluster of three patchbay serve processes (Postgres + NATS)", () => 
           `cluster failover mid-hosted-call: ${HOSTED_TRIALS} kill -9 trials, each call delivered again and finished once; ` +
             `answering again after ${line(takeovers)} (bound ${TAKEOVER_BOUND_MS} ms); the cut-off turn completed after ${line(finished)}`,
         );
-        expect(sorted(takeovers).at(-1)!).toBeLessThan(TAKEOVER_BOUND_MS + 4_000);
+        expect(sorted(takeovers).at(-1)!).toBeLessThanOrEqual(TAKEOVER_BOUND_MS);
       } finally {
         await worker.kill("SIGKILL");
         db.close();

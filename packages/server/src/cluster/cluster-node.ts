@@ -8,6 +8,9 @@ import type { ClusterMetrics } from "./cluster-metrics";
 /** The subject every node's heartbeat goes to. */
 export const NODES_SUBJECT = "patchbay.nodes";
 
+/** The subject a node answers while its process lives (a request there finds a dead node at once). */
+export const pingSubject = (nodeId: string) => `patchbay.node.${nodeId}.ping`;
+
 /**
  * What one node says about itself every heartbeat (docs/cluster.md, "Node registry").
  *
@@ -71,7 +74,7 @@ export class ClusterNode {
         // Not a heartbeat of ours: ignored.
       }
     });
-    this.stopPing = this.bus.subscribe(`patchbay.node.${this.nodeId}.ping`, (message) => message.reply(""));
+    this.stopPing = this.bus.subscribe(pingSubject(this.nodeId), (message) => message.reply(""));
     this.stopStatus = this.bus.onStatus((status: BusStatus) =>
       options.logger[status === "connected" ? "info" : "warn"]("cluster bus status", {
         nodeId: this.nodeId,
@@ -139,7 +142,7 @@ export class ClusterNode {
       metrics.peers.set(this.nodes().length);
       if (this.bus.status === "connected") {
         const started = performance.now();
-        await this.bus.request(`patchbay.node.${this.nodeId}.ping`, "", { timeoutMs: this.intervalMs }).then(
+        await this.bus.request(pingSubject(this.nodeId), "", { timeoutMs: this.intervalMs }).then(
           () => metrics.busRoundTrip.observe((performance.now() - started) / 1000),
           () => {},
         );
