@@ -339,12 +339,15 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
           nodeId: cluster.node.nodeId,
           remoteTools: () => cluster.node.remoteHosted(),
           isAlive: (nodeId) => cluster.node.isAlive(nodeId),
+          ...(extension?.toolLoad ? { localLoad: extension.toolLoad.bind(extension) } : {}),
+          remoteLoad: (nodeId, agent, tool) => cluster.node.remoteRoom().get(nodeId)?.tools[agent]?.[tool],
           logger,
         })
       : undefined;
   if (cluster && local)
     cluster.node.hostedTools = () =>
       Object.fromEntries([...agents.keys()].map((id) => [id, local.specs(id)]));
+  if (cluster && extension?.room) cluster.node.workerRoom = extension.room.bind(extension);
   hostedTools = clusterTools ?? local;
 
   let accepting = false;

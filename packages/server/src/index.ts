@@ -51,6 +51,7 @@ export type {
   MessageRouteRequest,
   MessageRouter,
   ToolCallHandlers,
+  WorkerRoom,
 } from "./extensions/dispatch-seams";
 export type { CorsOptions } from "./http/cors";
 export type { HttpApiLimits, HttpRouteExtension } from "./http/http-api";

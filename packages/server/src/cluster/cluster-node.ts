@@ -1,5 +1,6 @@
 import type { ToolSpec } from "@patchbay/protocol";
 import { nanoid } from "nanoid";
+import type { WorkerRoom } from "../extensions/dispatch-seams";
 import type { Logger } from "../observability/logger";
 import type { SessionLeases } from "../store/store";
 import type { Bus, BusStatus } from "./bus";
@@ -26,6 +27,8 @@ export interface NodeHeartbeat {
   sessions: number;
   /** The tools its connected workers host, per agent. */
   hosted?: Record<string, ToolSpec[]>;
+  /** How much room its workers have (free slots, calls outstanding per hosted tool). */
+  room?: WorkerRoom;
 }
 
 /** Options of {@link ClusterNode}. */
@@ -57,6 +60,8 @@ export class ClusterNode {
   sessionsOwned: (() => number) | undefined;
   /** The tools this node's workers host, per agent, for its heartbeat (set by the server). */
   hostedTools: (() => Record<string, ToolSpec[]>) | undefined;
+  /** The room of this node's workers, for its heartbeat (set by the server). */
+  workerRoom: (() => WorkerRoom) | undefined;
   private readonly stopListening: () => void;
   private readonly stopPing: () => void;
   private readonly stopStatus: () => void;
@@ -100,6 +105,13 @@ export class ClusterNode {
     return hosted;
   }
 
+  /** The room of every other live node's workers, by node. */
+  remoteRoom(): Map<string, WorkerRoom> {
+    const room = new Map<string, WorkerRoom>();
+    for (const beat of this.nodes()) if (beat.room) room.set(beat.nodeId, beat.room);
+    return room;
+  }
+
   /** Whether another node was heard from within three heartbeats. */
   isAlive(nodeId: string): boolean {
     const peer = this.peers.get(nodeId);
@@ -128,6 +140,7 @@ export class ClusterNode {
       startedAt: this.startedAt,
       sessions: this.sessionsOwned?.() ?? 0,
       ...(this.hostedTools ? { hosted: this.hostedTools() } : {}),
+      ...(this.workerRoom ? { room: this.workerRoom() } : {}),
     };
     this.bus.publish(NODES_SUBJECT, JSON.stringify(beat));
     const wasUp = this.databaseUp;

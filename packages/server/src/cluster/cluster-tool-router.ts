@@ -11,10 +11,12 @@ import type { Logger } from "../observability/logger";
 import type { Bus } from "./bus";
 
 // Hosted tool calls across the nodes of a cluster (docs/cluster.md, "Workers on any node"). The
-// owner of a session runs a call on a worker connected to itself when one hosts the tool, else
-// it sends the call over the bus to a node whose workers host it; that node runs it on its own
-// router (which picks its worker with the most room and redelivers across its workers) and sends
-// progress, holds and the result back. The call id stays the idempotency key on every delivery.
+// owner of a session runs a call where the least busy worker hosting the tool is, across the
+// cluster: on a worker connected to itself, or over the bus on another node, which runs it on its
+// own router (which picks its worker with the most room and redelivers across its workers) and
+// sends progress, holds, conditional approvals and the result back. The call id stays the
+// idempotency key on every delivery, a delivery from a node that took a dead owner's session over
+// included (it joins the call where it still runs).
 
 /** Owner to worker node, on `patchbay.node.<node>.hosted`. */
 type ToWorkerNode =
@@ -61,14 +63,20 @@ export interface ClusterToolRouterOptions {
   /** The hosted tools other live nodes' workers offer, per node and agent (their heartbeats). */
   remoteTools: () => ReadonlyMap<string, Readonly<Record<string, readonly ToolSpec[]>>>;
   isAlive: (nodeId: string) => boolean;
+  /**
+   * Calls outstanding on the least busy worker hosting the tool: here (live), and on another
+   * node (its last heartbeat). A call goes where this is lowest, this node first on a tie.
+   */
+  localLoad?: (agent: string, tool: string) => number | undefined;
+  remoteLoad?: (nodeId: string, agent: string, tool: string) => number | undefined;
   logger: Logger;
   /** How often calls on nodes that went silent are delivered elsewhere (default 500 ms). */
   checkIntervalMs?: number;
 }
 
 /**
- * A {@link HostedToolRouter} over every node's workers: local workers first, then a live node
- * whose workers host the tool (the one with the fewest of this node's calls outstanding). A call
+ * A {@link HostedToolRouter} over every node's workers: a call goes to the node whose least busy
+ * host of the tool has the fewest calls outstanding (this node's own workers on a tie). A call
  * whose worker node went silent is delivered again, same call id, to another node hosting the
  * tool (or back here). Holds are answered by the worker's node at once (accepted unless a cancel
  * is under way there) and reported to the owner's runner.
@@ -106,10 +114,14 @@ export class ClusterToolRouter implements HostedToolRouter {
   }
 
   call(request: HostedToolRequest, handlers: ToolCallHandlers): Promise<ToolResult> {
-    if (this.options.local.hasTool(request.agent, request.tool))
+    const { agent, tool } = request;
+    const here = this.options.local.hasTool(agent, tool)
+      ? (this.options.localLoad?.(agent, tool) ?? 0)
+      : undefined;
+    const node = this.pickNode(agent, tool, undefined);
+    // The worker with the most room across the cluster: here unless another node's has more.
+    if (!node || (here !== undefined && here <= this.loadOf(node, agent, tool)))
       return this.options.local.call(request, handlers);
-    const node = this.pickNode(request.agent, request.tool, undefined);
-    if (!node) return this.options.local.call(request, handlers);
     return new Promise((resolve) => {
       // A call another node sent before it died goes on with its attempt numbers.
       const delivery = (request.attempt ?? 1) - 1;
@@ -154,14 +166,30 @@ export class ClusterToolRouter implements HostedToolRouter {
     return nodes;
   }
 
-  /** The live node hosting the tool with the fewest of this node's calls outstanding. */
+  /**
+   * How busy a node's least busy host of the tool is: the calls it said it had outstanding at
+   * its last heartbeat, and this node's calls sent there since (counted whole: a slight bias to
+   * spread calls).
+   */
+  private loadOf(node: string, agent: string, tool: string): number {
+    let mine = 0;
+    for (const call of this.remote.values()) if (call.node === node) mine += 1;
+    return (this.options.remoteLoad?.(node, agent, tool) ?? 0) + mine;
+  }
+
+  /** The live node hosting the tool whose least busy host has the most room. */
   private pickNode(agent: string, tool: string, not: string | undefined): string | undefined {
-    const outstanding = new Map<string, number>();
-    for (const call of this.remote.values())
-      outstanding.set(call.node, (outstanding.get(call.node) ?? 0) + 1);
-    return this.nodesHosting(agent, tool)
-      .filter((node) => node !== not)
-      .sort((a, b) => (outstanding.get(a) ?? 0) - (outstanding.get(b) ?? 0))[0];
+    let best: string | undefined;
+    let bestLoad = Number.POSITIVE_INFINITY;
+    for (const node of this.nodesHosting(agent, tool)) {
+      if (node === not) continue;
+      const load = this.loadOf(node, agent, tool);
+      if (load < bestLoad) {
+        best = node;
+        bestLoad = load;
+      }
+    }
+    return best;
   }
 
   /** The worker side: run a call for another node's session on this node's workers. */

@@ -220,3 +220,20 @@ export type MessageRouteOutcome =
 export interface MessageRouter {
   route(request: MessageRouteRequest): Promise<MessageRouteOutcome>;
 }
+
+/**
+ * How much room a node's dispatch workers have now, as its cluster heartbeat says
+ * (docs/cluster.md): the free slots of the freest worker that handles messages, and of the
+ * freest that handles incoming calls (`-1` when none does), and per agent and hosted tool the
+ * calls outstanding on its least busy host. Work and calls go to the node with the most room.
+ *
+ * @example
+ * ```ts
+ * const room: WorkerRoom = { messages: 3, calls: -1, tools: { support: { record_payment: 0 } } };
+ * ```
+ */
+export interface WorkerRoom {
+  messages: number;
+  calls: number;
+  tools: Record<string, Record<string, number>>;
+}
