@@ -35,6 +35,7 @@ beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), "patchbay-cluster-"));
   mkdirSync(join(root, "config", "agents"), { recursive: true });
   writeFileSync(join(root, "config", "agents", "support.yaml"), AGENT);
+  writeFileSync(join(root, "config", "agents", "desk.yaml"), DESK);
 }, 60_000);
 afterAll(async () => {
   for (const node of nodes)
@@ -63,6 +64,17 @@ model:
             amount: "{amount:integer}"
       reply: "Done: {results.record_payment}"
       errorReply: "Payment failed: {result}"
+`;
+// A user's messages go to a dispatch worker first (here: one connected to another node).
+const DESK = `name: Desk
+instructions: You answer what the desk passes on.
+dispatch:
+  text: enabled
+model:
+  provider: scripted
+  rules:
+    - match: hello
+      reply: The desk passed it on.
 `;
 // The worker processes of the dispatch harness log in with its key and secret.
 const SECRET = DISPATCH_SECRET;
@@ -278,6 +290,35 @@ describe("a cluster of three patchbay serve processes (Postgres + NATS)", () => 
         .prepare("SELECT call_id, COUNT(*) AS n FROM deliveries GROUP BY call_id")
         .all() as { n: number }[];
       expect(deliveries.map((d) => d.n)).toEqual([1, 1, 1, 1, 1, 1]);
+    } finally {
+      await worker.kill("SIGKILL");
+      db.close();
+    }
+  }, 60_000);
+
+  it("sends a user's message of a session one node owns to a worker connected to another node first, which answers it", async () => {
+    const dbPath = join(root, "workers.sqlite");
+    const db = new Database(dbPath);
+    const worker = new WorkerProcess(
+      { id: "w_desk", db: dbPath, capacity: 2, messages: true },
+      nodes[2]!.url,
+    );
+    try {
+      await worker.waitFor("ready", (e) => e.reconnected === false);
+      // The owner learns of the worker's free slots from its node's next heartbeats (every 2 s).
+      await new Promise((r) => setTimeout(r, 4_500));
+      const token = await createUserToken(SECRET, "u_desk");
+      const page = await RawClient.open(nodes[0]!.wsUrl, { kind: "user", token });
+      const sessionId = await page.create("desk");
+      page.send({ type: "message.send", sessionId, commandId: "c_desk", text: "hello" });
+      expect(await page.turnEnd("c_desk", WAIT_MS)).toMatchObject({
+        type: "response.completed",
+        text: "The desk passed it on.",
+      });
+      expect(page.events(sessionId).some((e) => e.type === "response.thinking")).toBe(true);
+      const work = db.prepare("SELECT worker, kind, text FROM work WHERE worker = 'w_desk'").all();
+      expect(work).toEqual([{ worker: "w_desk", kind: "message", text: "hello" }]);
+      await page.close();
     } finally {
       await worker.kill("SIGKILL");
       db.close();

@@ -7,6 +7,7 @@ import type { Connector, ConnectorSet } from "@patchbay/connectors";
 import { createModel, type LanguageModel } from "@patchbay/models";
 import { type IdempotencyStore, InMemoryIdempotencyStore, type Tools } from "@patchbay/tools";
 import { Authenticator } from "./auth/auth";
+import { ClusterMessageRouter } from "./cluster/cluster-message-router";
 import type { LeaseEvent } from "./cluster/cluster-metrics";
 import type { ClusterNode } from "./cluster/cluster-node";
 import { type ClusterOptions, clusterWanted, joinCluster } from "./cluster/cluster-options";
@@ -17,7 +18,7 @@ import { resolveServerCredentials, type ServerMode, serverMode } from "./config/
 import { checkServerOptions } from "./config/server-options";
 import { ServerError } from "./errors";
 import type { DispatchContext, DispatchExtension } from "./extensions/dispatch-extension";
-import type { HostedToolRouter } from "./extensions/dispatch-seams";
+import type { HostedToolRouter, MessageRouter } from "./extensions/dispatch-seams";
 import { type CorsOptions, CorsPolicy, parseCorsOrigins } from "./http/cors";
 import { createHttpApi, type HttpApiLimits } from "./http/http-api";
 import { createLogger, type Logger, type LogLevel } from "./observability/logger";
@@ -295,6 +296,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
 
   let extension: DispatchExtension | undefined;
   let hostedTools: HostedToolRouter | undefined;
+  let messageRouter: MessageRouter | undefined;
   const deps = (agent: AgentConfig): LiveSessionDeps => ({
     model: models.get(agent.id)!,
     logger,
@@ -303,7 +305,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
     limits,
     ...serverToolsOf(options.tools, connectorSets.get(agent.id), agent, idempotency, logger),
     ...(hostedTools ? { hostedTools } : {}),
-    ...(extension?.messageRouter ? { messageRouter: extension.messageRouter } : {}),
+    ...(messageRouter ? { messageRouter } : {}),
   });
   const sessions = new SessionDirectory({
     store,
@@ -349,6 +351,22 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
       Object.fromEntries([...agents.keys()].map((id) => [id, local.specs(id)]));
   if (cluster && extension?.room) cluster.node.workerRoom = extension.room.bind(extension);
   hostedTools = clusterTools ?? local;
+  // And worker-first messages reach the node whose workers have the most free slots.
+  const localMessages = extension?.messageRouter;
+  const clusterMessages =
+    cluster && localMessages
+      ? new ClusterMessageRouter({
+          local: localMessages,
+          bus: cluster.node.bus,
+          nodeId: cluster.node.nodeId,
+          localRoom: () => extension?.room?.().messages ?? -1,
+          remoteRoom: () =>
+            new Map([...cluster.node.remoteRoom()].map(([nodeId, room]) => [nodeId, room.messages])),
+          isAlive: (nodeId) => cluster.node.isAlive(nodeId),
+          logger,
+        })
+      : undefined;
+  messageRouter = clusterMessages ?? localMessages;
 
   let accepting = false;
   const socketGuards = new SocketGuards(limits);
@@ -451,6 +469,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
       await sessions.close(options.shutdownGraceMs ?? 10_000);
       relay?.close();
       clusterTools?.close();
+      clusterMessages?.close();
       await cluster?.node.close();
       await extension?.close?.();
       await closeConnectors();
