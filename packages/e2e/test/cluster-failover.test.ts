@@ -120,6 +120,19 @@ async function resumeWhenTakenOver(wsUrl: string, token: string, sessionId: stri
   throw new Error(`session ${sessionId} was not taken over in time`);
 }
 
+/** The SQLite file the worker processes record their work and side effects in. */
+function workerDb() {
+  const dbPath = join(root, "workers.sqlite");
+  const db = new Database(dbPath);
+  db.exec(`
+    CREATE TABLE IF NOT EXISTS work (work_id TEXT, worker TEXT, kind TEXT, text TEXT, attempt INTEGER, started_at INTEGER, finished_at INTEGER);
+    CREATE TABLE IF NOT EXISTS effects (call_id TEXT PRIMARY KEY, worker TEXT, amount INTEGER);
+    CREATE TABLE IF NOT EXISTS deliveries (call_id TEXT, worker TEXT, attempt INTEGER, at INTEGER);
+    CREATE TABLE IF NOT EXISTS replies (channel_id TEXT, session_id TEXT, text TEXT);
+  `);
+  return { dbPath, db };
+}
+
 describe("a cluster of three patchbay serve processes (Postgres + NATS)", () => {
   it("starts three nodes on one database (no store lock), each ready and seeing the others", async () => {
     for (let i = 0; i < 3; i++) nodes.push(await startCli(["serve"], env()));
@@ -256,14 +269,7 @@ describe("a cluster of three patchbay serve processes (Postgres + NATS)", () => 
   }, 240_000);
 
   it("serves hosted calls of sessions two nodes own with a worker connected to the third, each side effect once", async () => {
-    const dbPath = join(root, "workers.sqlite");
-    const db = new Database(dbPath);
-    db.exec(`
-      CREATE TABLE IF NOT EXISTS work (work_id TEXT, worker TEXT, kind TEXT, text TEXT, attempt INTEGER, started_at INTEGER, finished_at INTEGER);
-      CREATE TABLE IF NOT EXISTS effects (call_id TEXT PRIMARY KEY, worker TEXT, amount INTEGER);
-      CREATE TABLE IF NOT EXISTS deliveries (call_id TEXT, worker TEXT, attempt INTEGER, at INTEGER);
-      CREATE TABLE IF NOT EXISTS replies (channel_id TEXT, session_id TEXT, text TEXT);
-    `);
+    const { dbPath, db } = workerDb();
     const worker = new WorkerProcess({ id: "w_c", db: dbPath, capacity: 4, hostTools: true }, nodes[2]!.url);
     try {
       await worker.waitFor("ready", (e) => e.reconnected === false);
@@ -296,11 +302,10 @@ describe("a cluster of three patchbay serve processes (Postgres + NATS)", () => 
     }
   }, 60_000);
 
-  it("sends a user's message of a session one node owns to a worker connected to another node first, which answers it", async () => {
-    const dbPath = join(root, "workers.sqlite");
-    const db = new Database(dbPath);
+  it("sends a user's message of a session one node owns, and an incoming call posted to another node, to a worker connected to a third node", async () => {
+    const { dbPath, db } = workerDb();
     const worker = new WorkerProcess(
-      { id: "w_desk", db: dbPath, capacity: 2, messages: true },
+      { id: "w_desk", db: dbPath, capacity: 2, messages: true, calls: true },
       nodes[2]!.url,
     );
     try {
@@ -319,6 +324,21 @@ describe("a cluster of three patchbay serve processes (Postgres + NATS)", () => 
       const work = db.prepare("SELECT worker, kind, text FROM work WHERE worker = 'w_desk'").all();
       expect(work).toEqual([{ worker: "w_desk", kind: "message", text: "hello" }]);
       await page.close();
+      // An incoming call posted to a node without workers goes to the one with free slots.
+      const res = await fetch(`${nodes[1]!.url}/v1/agents/support/inbound/calls`, {
+        method: "POST",
+        headers: {
+          "x-api-key": API_KEY,
+          authorization: `Bearer ${SECRET}`,
+          "content-type": "application/json",
+        },
+        body: JSON.stringify({ from: "+15550001", to: "+15550002" }),
+      });
+      expect(res.status).toBe(202);
+      expect(await res.json()).toMatchObject({ status: "offered" });
+      await worker.waitFor("work.finished");
+      const calls = db.prepare("SELECT worker, text FROM work WHERE kind = 'call'").all();
+      expect(calls).toEqual([{ worker: "w_desk", text: "+15550001->+15550002" }]);
     } finally {
       await worker.kill("SIGKILL");
       db.close();
@@ -328,8 +348,7 @@ describe("a cluster of three patchbay serve processes (Postgres + NATS)", () => 
   it(
     `kill -9 of a session's owner mid-hosted-call (worker on another node), ${HOSTED_TRIALS} times: the call is delivered again to the node taking over and finishes once, and the model answers with its result`,
     async () => {
-      const dbPath = join(root, "workers.sqlite");
-      const db = new Database(dbPath);
+      const { dbPath, db } = workerDb();
       const worker = new WorkerProcess(
         { id: "w_slow", db: dbPath, capacity: 4, hostTools: true, toolDelayMs: 1_500 },
         nodes[2]!.url,

@@ -12,6 +12,7 @@ import type { LeaseEvent } from "./cluster/cluster-metrics";
 import type { ClusterNode } from "./cluster/cluster-node";
 import { type ClusterOptions, clusterWanted, joinCluster } from "./cluster/cluster-options";
 import { ClusterToolRouter } from "./cluster/cluster-tool-router";
+import { ClusterWork } from "./cluster/cluster-work";
 import { type AgentConfig, type AgentFileInput, defineAgent, loadAgentConfigs } from "./config/agent-config";
 import { resolveLimits, type ServerLimits } from "./config/limits";
 import { resolveServerCredentials, type ServerMode, serverMode } from "./config/server-credentials";
@@ -328,8 +329,26 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
   });
   if (cluster) cluster.node.sessionsOwned = () => sessions.owned?.size ?? 0;
   const installDispatch = options.dispatch === undefined ? createDispatch : options.dispatch;
+  // In a cluster, inbound work may go to the node whose workers have the most room.
+  const clusterWork = cluster
+    ? new ClusterWork({
+        bus: cluster.node.bus,
+        nodeId: cluster.node.nodeId,
+        remoteRoom: () => cluster.node.remoteRoom(),
+        isAlive: (nodeId) => cluster.node.isAlive(nodeId),
+        logger,
+      })
+    : undefined;
   extension = installDispatch
-    ? installDispatch({ authenticator, store, sessions, agents, logger, metrics })
+    ? installDispatch({
+        authenticator,
+        store,
+        sessions,
+        agents,
+        logger,
+        metrics,
+        ...(clusterWork ? { elsewhere: clusterWork } : {}),
+      })
     : undefined;
   // In a cluster, hosted calls reach the workers of every node (docs/cluster.md).
   const local = extension?.hostedTools;
@@ -470,6 +489,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
       relay?.close();
       clusterTools?.close();
       clusterMessages?.close();
+      clusterWork?.close();
       await cluster?.node.close();
       await extension?.close?.();
       await closeConnectors();

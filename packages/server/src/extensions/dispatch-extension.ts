@@ -7,7 +7,7 @@ import type { Logger } from "../observability/logger";
 import type { ServerMetrics } from "../observability/metrics";
 import type { SessionDirectory } from "../sessions/session-directory";
 import type { Store } from "../store/store";
-import type { HostedToolRouter, MessageRouter, WorkerRoom } from "./dispatch-seams";
+import type { HostedToolRouter, MessageRouter, WorkElsewhere, WorkerRoom } from "./dispatch-seams";
 
 /**
  * What the dispatch module is given when the server starts: enough to authenticate workers
@@ -25,6 +25,8 @@ export interface DispatchContext {
   agents: ReadonlyMap<string, AgentConfig>;
   logger: Logger;
   metrics: ServerMetrics;
+  /** Cluster mode: where work that comes in here may go instead (docs/cluster.md). */
+  elsewhere?: WorkElsewhere;
 }
 
 /**

@@ -2,7 +2,7 @@ import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { DEFAULT_MAX_FRAME_BYTES, DEFAULT_MAX_RESULT_FRAME_BYTES } from "@patchbay/protocol";
 import type { DispatchContext, DispatchExtension } from "../extensions/dispatch-extension";
-import type { WorkerRoom } from "../extensions/dispatch-seams";
+import type { DispatchWork, WorkerRoom } from "../extensions/dispatch-seams";
 import { peerSocketServer } from "../sockets/peer-socket";
 import { admissionOf } from "../sockets/socket-guards";
 import { DispatchMessageRouter } from "./dispatch-message-router";
@@ -98,6 +98,15 @@ export function createDispatch(
     options.maxResultFrameBytes ?? DEFAULT_MAX_RESULT_FRAME_BYTES,
   );
   const messages = new DispatchMessageRouter(work);
+  // Cluster mode: inbound work goes to the node whose workers have the most room.
+  const elsewhere = context.elsewhere;
+  elsewhere?.serve((payload) => work.submit(payload));
+  const inbound = elsewhere
+    ? {
+        submit: (payload: DispatchWork) =>
+          elsewhere.submit(payload, () => work.submit(payload), workerRoom(registry)[`${payload.kind}s`]),
+      }
+    : work;
   const sockets = peerSocketServer({ maxFrameBytes, maxResultFrameBytes });
   const deps = {
     checkApiKey: (apiKey: string, secret: string | undefined) =>
@@ -131,7 +140,7 @@ export function createDispatch(
     },
     http: inboundRoutes({
       authenticator: context.authenticator,
-      work,
+      work: inbound,
       agentExists: (agent) => context.agents.has(agent),
       logger,
     }),
