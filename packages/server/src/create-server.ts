@@ -195,6 +195,12 @@ export interface PatchbayServer {
   reply(agent: string, message: string, options?: ReplyOptions): Promise<ServerReply>;
   /** This server as a node of its cluster (cluster mode only; docs/cluster.md). */
   cluster: ClusterNode | undefined;
+  /**
+   * The router a turn's hosted tool calls go through, when dispatch is installed: the workers
+   * connected here, or in cluster mode every node's (docs/cluster.md). For measuring and tests;
+   * a turn calls it once a call is validated and allowed.
+   */
+  hostedTools: HostedToolRouter | undefined;
   /** Stops accepting, ends or hands back running work (bounded), closes sockets and the store. */
   close(): Promise<void>;
 }
@@ -520,6 +526,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
     credentials: { apiKey, secret },
     reply: (agent, message, replyOptions) => replyOnce(sessions, agent, message, replyOptions),
     cluster: cluster?.node,
+    hostedTools,
     close,
   };
 }
