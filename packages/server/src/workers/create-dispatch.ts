@@ -172,7 +172,8 @@ function workerRoom(registry: WorkerRegistry): WorkerRoom {
     if (worker.handles.messages) room.messages = Math.max(room.messages, free);
     if (worker.handles.calls) room.calls = Math.max(room.calls, free);
     for (const [agent, hosted] of worker.hosts) {
-      const tools = (room.tools[agent] ??= {});
+      const tools = room.tools[agent] ?? {};
+      room.tools[agent] = tools;
       for (const tool of hosted.tools.keys())
         tools[tool] = Math.min(tools[tool] ?? Infinity, worker.calls.size);
     }
