@@ -18,11 +18,7 @@
 // (issue 19): within 1.5x at p50.
 import { Client, type Session } from "@patchbay/client";
 import { startTestNats, type TestNats } from "../../packages/server/src/testing/nats-server";
-import {
-  freshDatabase,
-  startTestPostgres,
-  type TestPostgres,
-} from "../../packages/server/src/testing/postgres-server";
+import { startTestPostgres, type TestPostgres } from "../../packages/server/src/testing/postgres-server";
 import { type Peer, spawnPeer } from "./children";
 import { onCleanup } from "./cleanup";
 import { BENCH_API_KEY, BENCH_SECRET } from "./credentials";
@@ -129,8 +125,8 @@ export const clusterTurnScenario: Scenario = {
     try {
       [postgres, nats] = await Promise.all([startTestPostgres(), startTestNats()]);
       // Two databases on the one server: the cluster's and the single node's.
-      const clusterDb = (await freshDatabase(postgres.url)).url;
-      const singleDb = (await freshDatabase(postgres.url)).url;
+      const clusterDb = await postgres.database();
+      const singleDb = await postgres.database();
       const servers = await spawnPeer<{ single: string; a: string; b: string; c: string }>(
         "cluster-servers",
         {
