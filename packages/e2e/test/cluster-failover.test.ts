@@ -335,8 +335,9 @@ describe("a cluster of three patchbay serve processes (Postgres + NATS)", () => 
         body: JSON.stringify({ from: "+15550001", to: "+15550002" }),
       });
       expect(res.status).toBe(202);
-      expect(await res.json()).toMatchObject({ status: "offered" });
-      await worker.waitFor("work.finished");
+      const receipt = (await res.json()) as { status: string; workId: string };
+      expect(receipt.status).toBe("offered");
+      await worker.waitFor("work.finished", (e) => e.workId === receipt.workId);
       const calls = db.prepare("SELECT worker, text FROM work WHERE kind = 'call'").all();
       expect(calls).toEqual([{ worker: "w_desk", text: "+15550001->+15550002" }]);
     } finally {
