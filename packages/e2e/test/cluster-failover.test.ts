@@ -100,11 +100,14 @@ async function readyz(node: CliServer): Promise<{ status: number; body: Record<s
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
-/** Resumes the session on `wsUrl`, retrying while its dead owner's lease has not been taken yet. */
+/**
+ * Resumes the session on `wsUrl`, retrying on the same socket every 50 ms while its dead owner's
+ * lease has not been taken over yet (a relayed resume to the dead owner is refused at once).
+ */
 async function resumeWhenTakenOver(wsUrl: string, token: string, sessionId: string, deadlineMs: number) {
+  const client = await RawClient.open(wsUrl, { kind: "user", token });
   let refused = 0;
   while (Date.now() < deadlineMs) {
-    const client = await RawClient.open(wsUrl, { kind: "user", token });
     const requestId = `r_${refused}`;
     client.send({ type: "session.resume", requestId, sessionId, afterSeq: 0, tools: [locate] });
     const reply = await client.next(
@@ -114,9 +117,9 @@ async function resumeWhenTakenOver(wsUrl: string, token: string, sessionId: stri
     if (reply.type === "session.opened") return { client, refused };
     expect(reply).toMatchObject({ type: "error", code: "unavailable" });
     refused += 1;
-    await client.close();
     await new Promise((r) => setTimeout(r, 50));
   }
+  await client.close();
   throw new Error(`session ${sessionId} was not taken over in time`);
 }
 
