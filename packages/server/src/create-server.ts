@@ -367,7 +367,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
           remoteTools: () => cluster.node.remoteHosted(),
           isAlive: (nodeId) => cluster.node.isAlive(nodeId),
           ...(extension?.toolLoad ? { localLoad: extension.toolLoad.bind(extension) } : {}),
-          remoteLoad: (nodeId, agent, tool) => cluster.node.remoteRoom().get(nodeId)?.tools[agent]?.[tool],
+          remoteLoad: (nodeId, agent, tool) => cluster.node.roomOf(nodeId)?.tools[agent]?.[tool],
           logger,
         })
       : undefined;

@@ -112,6 +112,11 @@ export class ClusterNode {
     return room;
   }
 
+  /** The room of one other live node's workers (read per hosted call: no map is built). */
+  roomOf(nodeId: string): WorkerRoom | undefined {
+    return this.isAlive(nodeId) ? this.peers.get(nodeId)?.beat.room : undefined;
+  }
+
   /** Whether another node was heard from within three heartbeats. */
   isAlive(nodeId: string): boolean {
     const peer = this.peers.get(nodeId);
