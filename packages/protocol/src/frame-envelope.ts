@@ -78,10 +78,8 @@ function tooDeep(value: unknown, max: number): string[] | undefined {
   for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
     if (typeof node.value !== "object" || node.value === null) continue;
     if (node.path.length >= max) return node.path;
-    const entries = Array.isArray(node.value)
-      ? node.value.map((item, i) => [String(i), item] as const)
-      : Object.entries(node.value);
-    for (const [key, child] of entries) {
+    // An array's entries are its indices as strings, as a path names them.
+    for (const [key, child] of Object.entries(node.value)) {
       if (typeof child === "object" && child !== null)
         stack.push({ value: child, path: [...node.path, key] });
     }
