@@ -156,6 +156,35 @@ describe("ReconnectingSocket", () => {
     expect(s.received.filter((f) => f.type === "pong").length).toBeGreaterThan(3);
   });
 
+  it("does not drop a live server because its own event loop stalled past two intervals", async () => {
+    const server = await startServer();
+    cleanup.push(server.close);
+    const { socket, log } = peer(
+      server.url,
+      {},
+      {
+        // A slow synchronous handler: after it, the heartbeat timer runs before the socket's
+        // pending input is read, so the silence it sees is this process's own.
+        frame: (frame) => {
+          if (frame.type !== "slow") return;
+          const until = Date.now() + 300;
+          while (Date.now() < until) {}
+        },
+      },
+    );
+    socket.open();
+    const s = await until(() => server.sockets[0]?.received[0] && server.sockets[0], "the hello");
+    s.socket.send(JSON.stringify({ type: "welcome", interval: 30 }));
+    await until(() => socket.state === "open", "open");
+    const pinger = setInterval(() => s.socket.send(JSON.stringify({ type: "ping", nonce: "x" })), 20);
+    cleanup.push(() => clearInterval(pinger));
+    s.socket.send(JSON.stringify({ type: "slow" }));
+    const pongs = s.received.filter((f) => f.type === "pong").length;
+    await until(() => s.received.filter((f) => f.type === "pong").length > pongs + 5, "pongs after the stall");
+    expect(log.filter((l) => l.startsWith("lost"))).toEqual([]);
+    expect(socket.state).toBe("open");
+  });
+
   it("gives up for good on a refusal, and after too many failed dials", async () => {
     const server = await startServer();
     cleanup.push(server.close);

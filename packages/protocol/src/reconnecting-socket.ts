@@ -145,6 +145,8 @@ export class ReconnectingSocket<F extends HeartbeatFrame> {
   #failedDials = 0;
   #welcomedBefore = false;
   #lastHeard = 0;
+  /** When the heartbeat timer last ran: a late run means this process stalled. */
+  #lastBeat = 0;
   #lastFailure = "";
   #pingNonce = 0;
   #retryTimer: ReturnType<typeof setTimeout> | undefined;
@@ -289,17 +291,21 @@ export class ReconnectingSocket<F extends HeartbeatFrame> {
     this.#setState("open");
     const interval = this.#options.heartbeatIntervalMs ?? serverIntervalMs;
     const timeout = this.#options.heartbeatTimeoutMs ?? 2 * interval;
-    this.#heartbeatTimer = setInterval(
-      () => this.#beat(generation, interval, timeout),
-      Math.min(interval, timeout / 2),
-    );
+    const every = Math.min(interval, timeout / 2);
+    this.#lastBeat = Date.now();
+    this.#heartbeatTimer = setInterval(() => this.#beat(generation, interval, timeout, every), every);
     this.#hooks.welcome(frame, reconnect);
   }
 
-  #beat(generation: number, interval: number, timeout: number): void {
+  #beat(generation: number, interval: number, timeout: number, every: number): void {
     if (generation !== this.#generation) return;
-    const silence = Date.now() - this.#lastHeard;
-    if (silence >= timeout) {
+    const now = Date.now();
+    const silence = now - this.#lastHeard;
+    // A timer this late means this process stalled (a long synchronous task): timers run before
+    // the socket's pending input is read, so the silence is ours. Judge at the next beat.
+    const late = now - this.#lastBeat > 1.5 * every;
+    this.#lastBeat = now;
+    if (silence >= timeout && !late) {
       this.#drop(generation, `nothing received for ${timeout} ms`);
       return;
     }

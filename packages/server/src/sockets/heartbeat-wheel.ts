@@ -4,6 +4,9 @@
 // once per interval. A socket joins the slot beaten last: its first beat comes between 15/16 of
 // an interval and one interval after it joined (its own timer beat after exactly one), and
 // sockets that join at different moments beat at different ticks, as their own timers did.
+// A tick that comes late means this process stalled (a long synchronous task): timers run before
+// the sockets' pending input is read, so its slot beats after that input (setImmediate), or every
+// peer would look silent for the length of the stall.
 
 /** What the wheel beats. */
 export interface Beating {
@@ -18,6 +21,7 @@ class Wheel {
   /** The slot the next tick beats. */
   private cursor = 0;
   private timer: ReturnType<typeof setInterval> | undefined;
+  private lastTick = 0;
 
   constructor(
     private readonly intervalMs: number,
@@ -29,7 +33,10 @@ class Wheel {
     const slot = (this.cursor + SLOTS - 1) % SLOTS;
     this.slots[slot]!.add(socket);
     this.slotOf.set(socket, slot);
-    this.timer ??= setInterval(Wheel.tick, Math.max(1, this.intervalMs / SLOTS), this);
+    if (!this.timer) {
+      this.lastTick = Date.now();
+      this.timer = setInterval(Wheel.tick, this.tickMs(), this);
+    }
   }
 
   remove(socket: Beating): void {
@@ -44,9 +51,21 @@ class Wheel {
     }
   }
 
+  private tickMs(): number {
+    return Math.max(1, this.intervalMs / SLOTS);
+  }
+
   private static tick(self: Wheel): void {
     const slot = self.slots[self.cursor]!;
     self.cursor = (self.cursor + 1) % SLOTS;
+    const now = Date.now();
+    const late = now - self.lastTick > 2 * self.tickMs() + 10;
+    self.lastTick = now;
+    if (late) setImmediate(Wheel.beatSlot, slot);
+    else Wheel.beatSlot(slot);
+  }
+
+  private static beatSlot(slot: Set<Beating>): void {
     // A beat may close its socket (and remove it): beat a copy of the slot.
     for (const socket of [...slot]) {
       try {
