@@ -29,7 +29,9 @@ describe("silent peers", () => {
   it("closes a socket that never says hello, and drops one that stops answering heartbeats", async () => {
     server = await startTestServer({
       agents,
-      clientSocket: { helloTimeoutMs: 100, heartbeatIntervalMs: 60 },
+      // 250 ms: the lively peer lives in this process, and a loaded machine may stall it (and the
+      // server) for longer than two short intervals.
+      clientSocket: { helloTimeoutMs: 100, heartbeatIntervalMs: 250 },
     });
     const mute = await RawClient.connect(server.wsUrl);
     expect(await mute.whenClosed()).toEqual({ code: 1008, reason: "no hello within the time allowed" });
@@ -45,9 +47,9 @@ describe("silent peers", () => {
     // Closed with 4408 and cut at once after two intervals without a pong (or anything else).
     expect([4408, 1006]).toContain(closed.code);
     expect(deaf.frames.some((frame) => frame.type === "ping")).toBe(true);
-    expect(Date.now() - started).toBeLessThan(2_000);
-    // A peer that answers pings (ws does by default) stays.
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(Date.now() - started).toBeLessThan(5_000);
+    // A peer that answers pings (ws does by default) stays, for more than two intervals.
+    await new Promise((resolve) => setTimeout(resolve, 600));
     expect(lively.closeInfo).toBeUndefined();
     expect(await stillServes(lively)).toBe(true);
     await lively.close();

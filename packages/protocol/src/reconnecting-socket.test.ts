@@ -180,7 +180,10 @@ describe("ReconnectingSocket", () => {
     cleanup.push(() => clearInterval(pinger));
     s.socket.send(JSON.stringify({ type: "slow" }));
     const pongs = s.received.filter((f) => f.type === "pong").length;
-    await until(() => s.received.filter((f) => f.type === "pong").length > pongs + 5, "pongs after the stall");
+    await until(
+      () => s.received.filter((f) => f.type === "pong").length > pongs + 5,
+      "pongs after the stall",
+    );
     expect(log.filter((l) => l.startsWith("lost"))).toEqual([]);
     expect(socket.state).toBe("open");
   });

@@ -4,13 +4,15 @@
 // once per interval. A socket joins the slot beaten last: its first beat comes between 15/16 of
 // an interval and one interval after it joined (its own timer beat after exactly one), and
 // sockets that join at different moments beat at different ticks, as their own timers did.
-// A tick that comes late means this process stalled (a long synchronous task): timers run before
-// the sockets' pending input is read, so its slot beats after that input (setImmediate), or every
-// peer would look silent for the length of the stall.
+// A tick that comes late means this process stalled (a long synchronous task, a starved CPU):
+// the peers' silence over the stall is this process's own, and timers run before the input that
+// arrived meanwhile is read. For one interval after a late tick a beat may ping but not drop, so
+// every peer gets a ping and a whole interval to answer before it is judged.
 
 /** What the wheel beats. */
 export interface Beating {
-  beat(): void;
+  /** `mayDrop` is false within an interval of a stall of this process: ping, do not judge. */
+  beat(mayDrop: boolean): void;
 }
 
 const SLOTS = 16;
@@ -22,6 +24,8 @@ class Wheel {
   private cursor = 0;
   private timer: ReturnType<typeof setInterval> | undefined;
   private lastTick = 0;
+  /** Until when beats may not drop (an interval after a late tick). */
+  private graceUntil = 0;
 
   constructor(
     private readonly intervalMs: number,
@@ -59,17 +63,13 @@ class Wheel {
     const slot = self.slots[self.cursor]!;
     self.cursor = (self.cursor + 1) % SLOTS;
     const now = Date.now();
-    const late = now - self.lastTick > 2 * self.tickMs() + 10;
+    if (now - self.lastTick > 2 * self.tickMs() + 10) self.graceUntil = now + self.intervalMs;
     self.lastTick = now;
-    if (late) setImmediate(Wheel.beatSlot, slot);
-    else Wheel.beatSlot(slot);
-  }
-
-  private static beatSlot(slot: Set<Beating>): void {
+    const mayDrop = now >= self.graceUntil;
     // A beat may close its socket (and remove it): beat a copy of the slot.
     for (const socket of [...slot]) {
       try {
-        socket.beat();
+        socket.beat(mayDrop);
       } catch (error) {
         queueMicrotask(() => {
           throw error;

@@ -257,8 +257,8 @@ export class PeerSocket<C extends PeerChannel> {
   }
 
   /** One heartbeat (the wheel calls it once per interval): a ping, or the end of a silent peer. */
-  beat(): void {
-    if (Date.now() - this.lastHeard > 2 * this.limits.heartbeatIntervalMs) {
+  beat(mayDrop: boolean): void {
+    if (mayDrop && Date.now() - this.lastHeard > 2 * this.limits.heartbeatIntervalMs) {
       this.logger.info("peer missed its heartbeats; dropping it");
       this.options.onRefused?.("heartbeat");
       this.close(PeerCloseCodes.heartbeat, "heartbeat timeout");
