@@ -3,6 +3,7 @@ import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createUserToken } from "@patchbay/server";
 import { afterEach, describe, expect, it } from "vitest";
+import { CHAOS_AGENT_YAML } from "../fixtures/chaos-inputs";
 import { type CliServer, runCli, startCli } from "./helpers/cli-process";
 import { RawClient } from "./helpers/raw-client";
 
@@ -18,26 +19,11 @@ afterEach(async () => {
   for (const root of roots.splice(0)) rmSync(root, { recursive: true, force: true });
 });
 
-const AGENT = `name: Support
-instructions: Test agent.
-model:
-  provider: scripted
-  rules:
-    - match: 'check (?<word>\\S+)'
-      toolCalls:
-        - tool: check_code
-          arguments: { code: "{word}" }
-      reply: "checked: {result}"
-      errorReply: "refused: {result}"
-    - match: hello
-      reply: Hi.
-`;
-
 function workspace(extraEnv: Record<string, string> = {}) {
   const root = mkdtempSync(join(tmpdir(), "patchbay-hardening-"));
   roots.push(root);
   mkdirSync(join(root, "config", "agents"), { recursive: true });
-  writeFileSync(join(root, "config", "agents", "support.yaml"), AGENT);
+  writeFileSync(join(root, "config", "agents", "support.yaml"), CHAOS_AGENT_YAML);
   const secret = "hardening-test-secret-of-at-least-32-bytes";
   const env = {
     PATCHBAY_API_KEY: "pk_hardening",
@@ -271,14 +257,18 @@ describe("quotas (finding 2) and the smaller findings (4)", () => {
     const { env, secret } = workspace();
     const cli = await start(env);
     const client = await user(cli, secret, "u_flood");
-    // 15 frames every 100 ms against 100 frames/s with bursts of 200: some pass each round,
-    // which used to reset the violation count, so the socket was never closed.
+    // 150 frames/s, sent about every 100 ms, against 100 frames/s with bursts of 200: some pass
+    // each round, which used to reset the violation count, so the socket was never closed. The
+    // rate follows the clock, not the rounds, so a loaded machine's late timers do not lower it.
     let closed = false;
     void client.whenClosed().then(() => {
       closed = true;
     });
-    for (let round = 0; round < 60 && !closed; round++) {
-      for (let i = 0; i < 15; i++) client.send({ type: "ping", nonce: String(i) });
+    const started = Date.now();
+    let sent = 0;
+    for (let round = 0; round < 200 && !closed && Date.now() - started < 20_000; round++) {
+      const due = Math.floor((Date.now() - started) * 0.15) + 15;
+      for (; sent < due; sent++) client.send({ type: "ping", nonce: String(sent) });
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     expect(closed).toBe(true);

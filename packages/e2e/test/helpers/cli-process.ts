@@ -33,7 +33,7 @@ export async function startCli(args: string[], env: Record<string, string>): Pro
     child.on("exit", (code, signal) => resolve({ code, signal })),
   );
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`patchbay did not start: ${stderr}`)), 10_000);
+    const timer = setTimeout(() => reject(new Error(`patchbay did not start: ${stderr}`)), 30_000);
     child.stdout?.on("data", (chunk) => {
       stdout += String(chunk);
       const match = /listening on (http:\/\/\S+)/.exec(stdout);
