@@ -147,6 +147,8 @@ export class ReconnectingSocket<F extends HeartbeatFrame> {
   #lastHeard = 0;
   /** When the heartbeat timer last ran: a late run means this process stalled. */
   #lastBeat = 0;
+  /** When this end last sent a ping of its own. */
+  #askedAt = 0;
   #lastFailure = "";
   #pingNonce = 0;
   #retryTimer: ReturnType<typeof setTimeout> | undefined;
@@ -302,17 +304,19 @@ export class ReconnectingSocket<F extends HeartbeatFrame> {
     const now = Date.now();
     const silence = now - this.#lastHeard;
     // A timer this late means this process stalled (a long synchronous task): timers run before
-    // the socket's pending input is read, so the silence is ours. Judge at the next beat.
+    // the socket's pending input is read, so the silence is ours. Judge at the next beat. And a
+    // socket is dead only once a ping of ours went unanswered for a beat (timers can fire early
+    // against Date.now, so silence alone could skip the ping).
     const late = now - this.#lastBeat > 1.5 * every;
     this.#lastBeat = now;
-    if (silence >= timeout && !late) {
+    if (silence >= timeout && !late && this.#askedAt >= this.#lastHeard) {
       this.#drop(generation, `nothing received for ${timeout} ms`);
       return;
     }
     // Silent for an interval: ask, so a server that only answers still keeps the socket alive.
-    if (silence >= interval) {
-      this.#pingNonce = (this.#pingNonce + 1) % 1_000_000;
-      this.send(JSON.stringify({ type: "ping", nonce: String(this.#pingNonce) }));
+    if (silence >= interval || silence >= timeout) {
+      this.#askedAt = now;
+      this.send(JSON.stringify({ type: "ping", nonce: String(++this.#pingNonce) }));
     }
   }
 
@@ -392,9 +396,6 @@ export class ReconnectingSocket<F extends HeartbeatFrame> {
     clearTimeout(this.#retryTimer);
     clearTimeout(this.#helloTimer);
     clearInterval(this.#heartbeatTimer);
-    this.#retryTimer = undefined;
-    this.#helloTimer = undefined;
-    this.#heartbeatTimer = undefined;
   }
 
   #setState(state: ReconnectingSocketState): void {
