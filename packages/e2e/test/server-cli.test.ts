@@ -1,22 +1,13 @@
 import { spawn } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { copyFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createUserToken } from "@patchbay/server";
 import Database from "better-sqlite3";
-import { afterEach, describe, expect, it } from "vitest";
-import { CLI_PATH, type CliServer, runCli, startCli } from "./helpers/cli-process";
+import { describe, expect, it } from "vitest";
+import { CLI_PATH, cliWorkspaces, runCli } from "./helpers/cli-process";
 import { RawClient } from "./helpers/raw-client";
 
-const roots: string[] = [];
-const children: CliServer[] = [];
-afterEach(async () => {
-  for (const cli of children.splice(0)) {
-    if (cli.child.exitCode === null && cli.child.signalCode === null) cli.child.kill("SIGKILL");
-    await cli.exited;
-  }
-  for (const root of roots.splice(0)) rmSync(root, { recursive: true, force: true });
-});
+const { workspace: newWorkspace, start } = cliWorkspaces("patchbay-cli-");
 
 const AGENT = `name: Support
 instructions: You help with orders.
@@ -31,29 +22,13 @@ model:
       reply: Hello from the CLI.
 `;
 
-function workspace(agentText = AGENT) {
-  const root = mkdtempSync(join(tmpdir(), "patchbay-cli-"));
-  roots.push(root);
-  mkdirSync(join(root, "config", "agents"), { recursive: true });
-  writeFileSync(join(root, "config", "agents", "support.yaml"), agentText);
-  const secret = "cli-test-secret-value-of-32-bytes!";
-  const env = {
-    PATCHBAY_API_KEY: "pk_cli",
-    PATCHBAY_API_SECRET: secret,
-    PATCHBAY_DATA_DIR: join(root, "data"),
-    PATCHBAY_CONFIG_DIR: join(root, "config"),
-    PATCHBAY_PORT: "0",
-    PATCHBAY_LOG_LEVEL: "warn",
-  };
-  return { root, env, secret };
-}
+const workspace = (agentText = AGENT) => newWorkspace(agentText);
 
 describe("patchbay serve", () => {
   it("lets pages of the --cors-origins list call the API, and refuses a list that is not origins", async () => {
     const { env } = workspace();
     const page = "http://localhost:5173";
-    const cli = await startCli(["serve", "--cors-origins", `${page},https://app.example.com`], env);
-    children.push(cli);
+    const cli = await start(["serve", "--cors-origins", `${page},https://app.example.com`], env);
     const preflight = await fetch(`${cli.url}/v1/sessions/s_1`, {
       method: "OPTIONS",
       headers: { origin: page, "access-control-request-method": "GET" },
@@ -72,8 +47,7 @@ describe("patchbay serve", () => {
 
   it("serves, answers health checks, and shuts down cleanly on SIGTERM", async () => {
     const { env } = workspace();
-    const cli = await startCli(["serve"], env);
-    children.push(cli);
+    const cli = await start(["serve"], env);
     expect(cli.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect((await fetch(`${cli.url}/healthz`)).status).toBe(200);
     expect((await fetch(`${cli.url}/readyz`)).status).toBe(200);
@@ -161,8 +135,7 @@ describe("patchbay serve", () => {
     expect(short.stderr).toContain("or pass --dev");
 
     const { PATCHBAY_API_SECRET: _s, PATCHBAY_API_KEY: _k, ...bare } = env;
-    const cli = await startCli(["serve", "--dev"], bare);
-    children.push(cli);
+    const cli = await start(["serve", "--dev"], bare);
     await new Promise((resolve) => setTimeout(resolve, 200));
     const printed = cli.stdout();
     const key = /PATCHBAY_API_KEY=(pk_dev_\w+)/.exec(printed)?.[1];
@@ -182,8 +155,7 @@ describe("patchbay serve", () => {
 
   it("names the taken port and the flag to change it, without a stack", async () => {
     const { env } = workspace();
-    const first = await startCli(["serve"], env);
-    children.push(first);
+    const first = await start(["serve"], env);
     const port = new URL(first.url).port;
     // Its own data directory: on the first one's, the data-directory lock would answer first.
     const second = await runCli(["serve", "--port", port], {
@@ -198,8 +170,7 @@ describe("patchbay serve", () => {
 
   it("ends a turn cut off by a crash as failed after the restart, with the conversation whole", async () => {
     const { env, secret } = workspace();
-    const first = await startCli(["serve"], env);
-    children.push(first);
+    const first = await start(["serve"], env);
     const token = await createUserToken(secret, "u_1");
     const locate = { name: "locate", description: "Where", parameters: { type: "object", properties: {} } };
     const page = await RawClient.open(first.wsUrl, { kind: "user", token });
@@ -213,8 +184,7 @@ describe("patchbay serve", () => {
     expect((await first.exited).signal).toBe("SIGKILL");
     await page.whenClosed();
 
-    const second = await startCli(["serve"], env);
-    children.push(second);
+    const second = await start(["serve"], env);
     const again = await RawClient.open(second.wsUrl, { kind: "user", token });
     again.send({ type: "session.resume", requestId: "r", sessionId, afterSeq: lastSeen, tools: [locate] });
     const failed = await again.turnEnd("c_2");

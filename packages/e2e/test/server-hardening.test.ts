@@ -1,47 +1,18 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { hostname, tmpdir } from "node:os";
-import { join } from "node:path";
+import { hostname } from "node:os";
 import { createUserToken } from "@patchbay/server";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { CHAOS_AGENT_YAML } from "../fixtures/chaos-inputs";
-import { type CliServer, runCli, startCli } from "./helpers/cli-process";
+import { type CliServer, cliWorkspaces, runCli } from "./helpers/cli-process";
 import { RawClient } from "./helpers/raw-client";
 
 // The findings of issue 15, each against a real `patchbay serve` process over loopback.
 
-const roots: string[] = [];
-const children: CliServer[] = [];
-afterEach(async () => {
-  for (const cli of children.splice(0)) {
-    if (cli.child.exitCode === null && cli.child.signalCode === null) cli.child.kill("SIGKILL");
-    await cli.exited;
-  }
-  for (const root of roots.splice(0)) rmSync(root, { recursive: true, force: true });
-});
+const { workspace: newWorkspace, start: startIn } = cliWorkspaces("patchbay-hardening-");
 
-function workspace(extraEnv: Record<string, string> = {}) {
-  const root = mkdtempSync(join(tmpdir(), "patchbay-hardening-"));
-  roots.push(root);
-  mkdirSync(join(root, "config", "agents"), { recursive: true });
-  writeFileSync(join(root, "config", "agents", "support.yaml"), CHAOS_AGENT_YAML);
-  const secret = "hardening-test-secret-of-at-least-32-bytes";
-  const env = {
-    PATCHBAY_API_KEY: "pk_hardening",
-    PATCHBAY_API_SECRET: secret,
-    PATCHBAY_DATA_DIR: join(root, "data"),
-    PATCHBAY_CONFIG_DIR: join(root, "config"),
-    PATCHBAY_PORT: "0",
-    PATCHBAY_LOG_LEVEL: "error",
-    ...extraEnv,
-  };
-  return { root, env, secret };
-}
+const workspace = (extraEnv: Record<string, string> = {}) =>
+  newWorkspace(CHAOS_AGENT_YAML, { PATCHBAY_LOG_LEVEL: "error", ...extraEnv });
 
-async function start(env: Record<string, string>, args: string[] = []) {
-  const cli = await startCli(["serve", ...args], env);
-  children.push(cli);
-  return cli;
-}
+const start = (env: Record<string, string>, args: string[] = []) => startIn(["serve", ...args], env);
 
 const user = async (cli: CliServer, secret: string, id: string) =>
   RawClient.open(cli.wsUrl, { kind: "user", token: await createUserToken(secret, id) });

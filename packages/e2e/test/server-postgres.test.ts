@@ -1,10 +1,8 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { existsSync } from "node:fs";
 import { createUserToken } from "@patchbay/server";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestPostgres, type TestPostgres } from "../../server/src/testing/postgres-server";
-import { type CliServer, runCli, startCli } from "./helpers/cli-process";
+import { cliWorkspaces, runCli } from "./helpers/cli-process";
 import { RawClient } from "./helpers/raw-client";
 
 // `patchbay serve --database-url` against a real PostgreSQL (Debian's postgresql, started in a
@@ -17,15 +15,7 @@ afterAll(async () => {
   await pg?.stop();
 });
 
-const roots: string[] = [];
-const children: CliServer[] = [];
-afterEach(async () => {
-  for (const cli of children.splice(0)) {
-    if (cli.child.exitCode === null && cli.child.signalCode === null) cli.child.kill("SIGKILL");
-    await cli.exited;
-  }
-  for (const root of roots.splice(0)) rmSync(root, { recursive: true, force: true });
-});
+const { workspace: newWorkspace, start } = cliWorkspaces("patchbay-pg-cli-");
 
 const AGENT = `name: Support
 instructions: You help with orders.
@@ -40,28 +30,12 @@ model:
       reply: Hello from Postgres.
 `;
 
-function workspace() {
-  const root = mkdtempSync(join(tmpdir(), "patchbay-pg-cli-"));
-  roots.push(root);
-  mkdirSync(join(root, "config", "agents"), { recursive: true });
-  writeFileSync(join(root, "config", "agents", "support.yaml"), AGENT);
-  const secret = "postgres-test-secret-value-of-32-bytes";
-  const env = {
-    PATCHBAY_API_KEY: "pk_pg",
-    PATCHBAY_API_SECRET: secret,
-    PATCHBAY_DATA_DIR: join(root, "data"),
-    PATCHBAY_CONFIG_DIR: join(root, "config"),
-    PATCHBAY_PORT: "0",
-    PATCHBAY_LOG_LEVEL: "warn",
-  };
-  return { root, env, secret };
-}
+const workspace = () => newWorkspace(AGENT);
 
 describe("patchbay serve --database-url", () => {
   it("keeps sessions in Postgres through a SIGKILL, refuses a second server meanwhile, and runs a retried send once", async () => {
     const { env, secret } = workspace();
-    const first = await startCli(["serve", "--database-url", pg.url], env);
-    children.push(first);
+    const first = await start(["serve", "--database-url", pg.url], env);
     const token = await createUserToken(secret, "u_1");
     const locate = { name: "locate", description: "Where", parameters: { type: "object", properties: {} } };
     const page = await RawClient.open(first.wsUrl, { kind: "user", token });
@@ -82,8 +56,7 @@ describe("patchbay serve --database-url", () => {
     await first.exited;
     await page.whenClosed();
 
-    const second = await startCli(["serve", "--database-url", pg.url], env);
-    children.push(second);
+    const second = await start(["serve", "--database-url", pg.url], env);
     const again = await RawClient.open(second.wsUrl, { kind: "user", token });
     again.send({ type: "session.resume", requestId: "r", sessionId, afterSeq: 0, tools: [locate] });
     const failed = await again.turnEnd("c_2");

@@ -1,6 +1,9 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { afterEach } from "vitest";
 
 /** The `patchbay` bin as installed, which runs the built CLI (tests run after `pnpm build`, as CI does). */
 export const CLI_PATH = fileURLToPath(new URL("../../../server/bin/patchbay.js", import.meta.url));
@@ -75,4 +78,58 @@ export function runCli(
     stderr += String(chunk);
   });
   return new Promise((resolve) => child.on("exit", (code) => resolve({ code, stdout, stderr })));
+}
+
+/** A temporary `patchbay serve` home: its root, the environment that points the CLI at it, the API secret. */
+export interface CliWorkspace {
+  root: string;
+  env: Record<string, string> & {
+    PATCHBAY_API_KEY: string;
+    PATCHBAY_DATA_DIR: string;
+    PATCHBAY_CONFIG_DIR: string;
+  };
+  secret: string;
+}
+
+/**
+ * Workspaces for `patchbay serve` (config/agents/support.yaml, a data dir, an API key and
+ * secret) and the CLI processes started in them. Called at the top of a test file: after each
+ * test its processes are killed (SIGKILL if still running) and its workspaces removed.
+ */
+export function cliWorkspaces(prefix: string) {
+  const roots: string[] = [];
+  const children: CliServer[] = [];
+  afterEach(async () => {
+    for (const cli of children.splice(0)) {
+      if (cli.child.exitCode === null && cli.child.signalCode === null) cli.child.kill("SIGKILL");
+      await cli.exited;
+    }
+    for (const root of roots.splice(0)) rmSync(root, { recursive: true, force: true });
+  });
+  return {
+    /** A workspace serving `agentYaml` as the agent `support`; `extraEnv` adds or overrides variables. */
+    workspace(agentYaml: string, extraEnv: Record<string, string> = {}): CliWorkspace {
+      const root = mkdtempSync(join(tmpdir(), prefix));
+      roots.push(root);
+      mkdirSync(join(root, "config", "agents"), { recursive: true });
+      writeFileSync(join(root, "config", "agents", "support.yaml"), agentYaml);
+      const secret = "cli-test-secret-value-of-at-least-32-bytes";
+      const env = {
+        PATCHBAY_API_KEY: "pk_cli",
+        PATCHBAY_API_SECRET: secret,
+        PATCHBAY_DATA_DIR: join(root, "data"),
+        PATCHBAY_CONFIG_DIR: join(root, "config"),
+        PATCHBAY_PORT: "0",
+        PATCHBAY_LOG_LEVEL: "warn",
+        ...extraEnv,
+      };
+      return { root, env, secret };
+    },
+    /** {@link startCli}, its process ended after the test. */
+    async start(args: string[], env: Record<string, string>): Promise<CliServer> {
+      const cli = await startCli(args, env);
+      children.push(cli);
+      return cli;
+    },
+  };
 }
