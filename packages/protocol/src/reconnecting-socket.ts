@@ -145,8 +145,6 @@ export class ReconnectingSocket<F extends HeartbeatFrame> {
   #failedDials = 0;
   #welcomedBefore = false;
   #lastHeard = 0;
-  /** When the heartbeat timer last ran: a late run means this process stalled. */
-  #lastBeat = 0;
   /** When this end last sent a ping of its own. */
   #askedAt = 0;
   #lastFailure = "";
@@ -294,7 +292,6 @@ export class ReconnectingSocket<F extends HeartbeatFrame> {
     const interval = this.#options.heartbeatIntervalMs ?? serverIntervalMs;
     const timeout = this.#options.heartbeatTimeoutMs ?? 2 * interval;
     const every = Math.min(interval, timeout / 2);
-    this.#lastBeat = Date.now();
     this.#heartbeatTimer = setInterval(() => this.#beat(generation, interval, timeout, every), every);
     this.#hooks.welcome(frame, reconnect);
   }
@@ -303,13 +300,11 @@ export class ReconnectingSocket<F extends HeartbeatFrame> {
     if (generation !== this.#generation) return;
     const now = Date.now();
     const silence = now - this.#lastHeard;
-    // A timer this late means this process stalled (a long synchronous task): timers run before
-    // the socket's pending input is read, so the silence is ours. Judge at the next beat. And a
-    // socket is dead only once a ping of ours went unanswered for a beat (timers can fire early
-    // against Date.now, so silence alone could skip the ping).
-    const late = now - this.#lastBeat > 1.5 * every;
-    this.#lastBeat = now;
-    if (silence >= timeout && !late && this.#askedAt >= this.#lastHeard) {
+    // Dead only once the ping of the beat before went unanswered: silence alone could skip the
+    // ping (timers can fire early against Date.now), and a beat late after that ping means this
+    // process stalled (timers run before the input that arrived meanwhile is read), so the
+    // silence is ours: it asks again and judges at the next beat.
+    if (silence >= timeout && this.#askedAt >= this.#lastHeard && now - this.#askedAt <= 1.5 * every) {
       this.#drop(generation, `nothing received for ${timeout} ms`);
       return;
     }
