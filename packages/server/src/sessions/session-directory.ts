@@ -183,8 +183,13 @@ export class SessionDirectory {
       this.live.delete(sessionId);
       this.holds.delete(sessionId);
       this.options.metrics.sessions.set(this.live.size);
+    } else if (this.ownership && !this.loading.has(sessionId)) {
+      // In a cluster the session's owner deletes it (its turns stop first); another node's live
+      // lease refuses the claim with `SessionElsewhereError`, which the HTTP API passes there.
+      await this.ownership.claim(sessionId);
     }
     await this.options.store.deleteSession(sessionId);
+    await this.ownership?.release(sessionId);
   }
 
   /**
