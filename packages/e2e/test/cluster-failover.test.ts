@@ -326,6 +326,31 @@ describe("a cluster of three patchbay serve processes (Postgres + NATS)", () => 
       expect(page.events(sessionId).some((e) => e.type === "response.thinking")).toBe(true);
       const work = db.prepare("SELECT worker, kind, text FROM work WHERE worker = 'w_desk'").all();
       expect(work).toEqual([{ worker: "w_desk", kind: "message", text: "hello" }]);
+      // The worker replies in its own words: `dispatch.reply` posts to its own node (the third),
+      // which passes the request to the session's owner (the first).
+      page.send({ type: "message.send", sessionId, commandId: "c_reply", text: "reply: On my way." });
+      expect(await page.turnEnd("c_reply", WAIT_MS)).toMatchObject({
+        type: "response.completed",
+        reason: "answered_by_worker",
+        text: "On my way.",
+      });
+      expect((await worker.waitFor("replied")).duplicate).toBe(false);
+      // A backend's message posted to the second node is served by the owner as well.
+      const backend = {
+        "x-api-key": API_KEY,
+        authorization: `Bearer ${SECRET}`,
+        "content-type": "application/json",
+      };
+      const posted = await fetch(`${nodes[1]!.url}/v1/sessions/${sessionId}/messages`, {
+        method: "POST",
+        headers: backend,
+        body: JSON.stringify({ commandId: "c_http", text: "hello" }),
+      });
+      expect({ status: posted.status, body: await posted.json() }).toEqual({
+        status: 202,
+        body: { commandId: "c_http", duplicate: false },
+      });
+      expect(await page.turnEnd("c_http", WAIT_MS)).toMatchObject({ type: "response.completed" });
       await page.close();
       // An incoming call posted to a node without workers goes to the one with free slots.
       const res = await fetch(`${nodes[1]!.url}/v1/agents/support/inbound/calls`, {
@@ -347,6 +372,61 @@ describe("a cluster of three patchbay serve processes (Postgres + NATS)", () => 
       await worker.kill("SIGKILL");
       db.close();
     }
+  }, 60_000);
+
+  it("answers HTTP requests about a killed owner's session with 503 and retry-after at once, then serves them on another node within the lease bound", async () => {
+    const token = await createUserToken(SECRET, "u_http_kill");
+    const user = { authorization: `Bearer ${token}`, "content-type": "application/json" };
+    const owner = nodes[0]!;
+    const other = nodes[1]!;
+    // A client attached on the owner holds the session (and its lease) there.
+    const page = await RawClient.open(owner.wsUrl, { kind: "user", token });
+    const sessionId = await page.create("support");
+    const send = () =>
+      fetch(`${other.url}/v1/sessions/${sessionId}/messages`, {
+        method: "POST",
+        headers: user,
+        body: JSON.stringify({ commandId: "c_after", text: "hello" }),
+      });
+    owner.child.kill("SIGKILL");
+    const killedAt = Date.now();
+    await owner.exited;
+    await page.whenClosed();
+    const first = await send();
+    // The owner's process is gone: NATS has no responder for it, so no request waits for a timeout.
+    expect(first.status).toBe(503);
+    expect(Number(first.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    expect(await first.json()).toMatchObject({
+      error: { code: "unavailable", path: "sessionId", message: expect.stringMatching(/ is gone; /) },
+    });
+    let refused = 1;
+    let accepted: Response | undefined;
+    while (Date.now() < killedAt + 15_000) {
+      const res = await send();
+      if (res.status === 202) {
+        accepted = res;
+        break;
+      }
+      expect(res.status).toBe(503);
+      await res.body?.cancel();
+      refused += 1;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const answeredAfter = Date.now() - killedAt;
+    expect(accepted?.status).toBe(202);
+    console.log(
+      `cluster HTTP failover: a message posted to another node answered 202 ${answeredAfter} ms after the owner's kill (${refused} 503s before; bound ${TAKEOVER_BOUND_MS} ms)`,
+    );
+    expect(answeredAfter).toBeLessThanOrEqual(TAKEOVER_BOUND_MS);
+    // The message runs where the session was taken over; its turn completes.
+    let events: { type: string; commandId?: string }[] = [];
+    for (let i = 0; i < 300 && !events.some((e) => e.type === "response.completed"); i++) {
+      const res = await fetch(`${other.url}/v1/sessions/${sessionId}/events?after=0`, { headers: user });
+      events = ((await res.json()) as { events: typeof events }).events;
+      if (!events.some((e) => e.type === "response.completed")) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(events.filter((e) => e.type === "response.completed").map((e) => e.commandId)).toEqual(["c_after"]);
+    nodes[0] = await startCli(["serve"], env());
   }, 60_000);
 
   it(
