@@ -393,6 +393,8 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
         })
       : undefined;
   messageRouter = clusterMessages ?? localMessages;
+  // A worker that says hello here still running another node's message: its owner delivers it here.
+  if (clusterMessages) extension?.onOrphanWork?.((workIds) => clusterMessages.orphansHere(workIds));
 
   let accepting = false;
   const socketGuards = new SocketGuards(limits);

@@ -239,4 +239,50 @@ describe("WorkRouter", () => {
     expect(router.queued).toBe(0);
     expect(settled).toEqual([{ kind: "dropped", error: { code: "interrupted", message: "x" } }]);
   });
+
+  it("joins work delivered again under its id on the worker that said hello still running it (a cluster's reroute), counting what it said meanwhile", async () => {
+    const registry = new WorkerRegistry();
+    const orphans: string[][] = [];
+    const router = new WorkRouter({ registry, onOrphans: (ids) => orphans.push(ids) });
+    const a = recordingWorker("a", { capacity: 2 });
+    const b = recordingWorker("b", { capacity: 2 });
+    registry.add(a);
+    registry.add(b);
+    // Another node gave `a` this work before that node died; `a` says hello here still running it.
+    router.adopt(a, ["wk_lost"]);
+    expect(orphans).toEqual([["wk_lost"]]);
+    // It answers and finishes before the owner delivers the work here again.
+    router.onFrame(a, { type: "answer", sessionId: "s_1", messageId: "m1", workId: "wk_lost" });
+    router.onFrame(a, { type: "work.done", workId: "wk_lost" });
+    expect(sentOf(a, "error")).toEqual([]);
+    const heard: string[] = [];
+    const receipt = router.submit(
+      message("m1", "s_1"),
+      { onAnswer: () => heard.push("answer"), onSettled: (o) => heard.push(o.kind) },
+      { workId: "wk_lost", attempt: 2 },
+    );
+    expect(receipt).toEqual({ status: "offered", workId: "wk_lost" });
+    await new Promise((r) => setTimeout(r, 0));
+    expect(heard).toEqual(["answer", "done"]);
+    // Nobody was offered it: it ran once, on `a`.
+    expect([...sentOf(a, "work.offered"), ...sentOf(b, "work.offered")]).toEqual([]);
+
+    // Work still running is joined too: its later work.done settles it.
+    router.adopt(b, ["wk_running"]);
+    let outcome: WorkOutcome | undefined;
+    router.submit(
+      message("m2", "s_1"),
+      { onSettled: (o) => (outcome = o) },
+      { workId: "wk_running", attempt: 3 },
+    );
+    expect(sentOf(b, "work.offered")).toEqual([]);
+    router.onFrame(b, { type: "work.done", workId: "wk_running" });
+    expect(outcome).toEqual({ kind: "done", workerId: "b" });
+
+    // Work no worker here runs is offered as usual, under the id and attempt it was given.
+    router.submit(message("m3", "s_1"), {}, { workId: "wk_new", attempt: 2 });
+    expect([...sentOf(a, "work.offered"), ...sentOf(b, "work.offered")]).toEqual([
+      expect.objectContaining({ workId: "wk_new", attempt: 2 }),
+    ]);
+  });
 });

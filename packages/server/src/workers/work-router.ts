@@ -1,3 +1,5 @@
+// Over 400 lines: the router's one state machine (queue, offer, accept, done, answer, requeue)
+// and the join of work a cluster's node delivers again under its id belong together.
 import { randomUUID } from "node:crypto";
 import type { ServerToWorkerFrame, WireError, WorkerToServerFrame } from "@patchbay/protocol";
 import { type Logger, silentLogger } from "../observability/logger";
@@ -60,7 +62,23 @@ export interface WorkRouterOptions {
   workTimeoutMs?: number;
   metrics?: DispatchMetrics;
   logger?: Logger;
+  /**
+   * A worker said hello still running work this router never gave out: in a cluster, work another
+   * node gave it before that node died (docs/cluster.md). The owner of that work delivers it here
+   * again with the same id, and the worker's run is joined, not started twice.
+   */
+  onOrphans?: (workIds: string[]) => void;
 }
+
+/** Work a worker runs that no ticket here knows, and what it said about it meanwhile. */
+interface Orphan {
+  worker: ConnectedWorker;
+  answered: boolean;
+  done: (WorkerToServerFrame & { type: "work.done" }) | undefined;
+}
+
+/** Orphans remembered at most (the oldest go first). */
+const MAX_ORPHANS = 1_000;
 
 /**
  * Routes messages and incoming calls to workers: to the one with the most free slots, with the
@@ -78,6 +96,8 @@ export class WorkRouter {
   readonly #logger: Logger;
   readonly #tickets = new Map<string, Ticket>();
   readonly #queue: Ticket[] = [];
+  readonly #orphans = new Map<string, Orphan>();
+  readonly #onOrphans: ((workIds: string[]) => void) | undefined;
   #closed = false;
 
   constructor(options: WorkRouterOptions) {
@@ -88,6 +108,7 @@ export class WorkRouter {
     this.#workTimeoutMs = options.workTimeoutMs ?? 300_000;
     this.#metrics = options.metrics;
     this.#logger = options.logger ?? silentLogger;
+    this.#onOrphans = options.onOrphans;
   }
 
   /** Work waiting for a free worker. */
@@ -100,10 +121,16 @@ export class WorkRouter {
     return this.#tickets.size - this.#queue.length;
   }
 
-  /** Hands work to a worker now, queues it, or drops it (and says why). */
-  submit(work: WorkPayload, hooks: WorkHooks = {}): WorkReceipt {
+  /**
+   * Hands work to a worker now, queues it, or drops it (and says why). `given` is work delivered
+   * again under the id and attempt another node gave it (a cluster's reroute): a worker here that
+   * still runs it keeps it, and what it already said about it counts.
+   */
+  submit(work: WorkPayload, hooks: WorkHooks = {}, given?: { workId: string; attempt: number }): WorkReceipt {
     const kind = work.kind;
-    const workId = `wk_${randomUUID()}`;
+    const workId = given?.workId ?? `wk_${randomUUID()}`;
+    const joined = given ? this.#join(work, hooks, given) : undefined;
+    if (joined) return joined;
     const drop = (error: WireError): WorkReceipt => {
       this.#metrics?.work.inc({ kind, event: "dropped" });
       this.#logger.info("dispatch work dropped", { workId, kind, code: error.code });
@@ -119,7 +146,7 @@ export class WorkRouter {
     const ticket: Ticket = {
       workId,
       work,
-      attempt: 1,
+      attempt: given?.attempt ?? 1,
       state: "queued",
       worker: undefined,
       refusedBy: new Set(),
@@ -169,6 +196,12 @@ export class WorkRouter {
       case "answer": {
         const ticket =
           frame.workId === undefined ? this.#byMessageId(frame.messageId) : this.#tickets.get(frame.workId);
+        const orphan = frame.workId === undefined ? undefined : this.#orphans.get(frame.workId);
+        if (!ticket && orphan?.worker === worker) {
+          // Its owner will deliver it here again; the answer counts then.
+          orphan.answered = true;
+          return;
+        }
         const refuse = (code: string, message: string, path: string) =>
           worker.send({ type: "error", code, message, path });
         // An answer nobody waits for is an error the worker hears about, never a silent no-op.
@@ -206,16 +239,24 @@ export class WorkRouter {
    * nothing it runs is handed out twice; then waiting work may fit.
    */
   adopt(worker: ConnectedWorker, running: readonly string[]): void {
+    const orphans: string[] = [];
     for (const workId of running) {
       worker.reserved.add(workId);
       const ticket = this.#tickets.get(workId);
-      if (!ticket) continue;
+      if (!ticket) {
+        this.#orphans.delete(workId);
+        this.#orphans.set(workId, { worker, answered: false, done: undefined });
+        if (this.#orphans.size > MAX_ORPHANS) this.#orphans.delete(this.#orphans.keys().next().value!);
+        orphans.push(workId);
+        continue;
+      }
       if (ticket.state === "queued") this.#unqueue(ticket);
       else if (ticket.worker !== undefined && ticket.worker.id !== worker.id) continue;
       ticket.state = "accepted";
       ticket.worker = worker;
       this.#arm(ticket, this.#workTimeoutMs, () => this.#workTimedOut(ticket, worker));
     }
+    if (orphans.length > 0) this.#onOrphans?.(orphans);
     this.pump();
   }
 
@@ -262,6 +303,51 @@ export class WorkRouter {
         error: { code: "unavailable", message: "the server is shutting down" },
       });
     }
+  }
+
+  /**
+   * Work delivered again under its id (`submit`'s `given`) that a worker here still runs, or
+   * finished since it said hello: that worker keeps it, no second worker gets it.
+   */
+  #join(
+    work: WorkPayload,
+    hooks: WorkHooks,
+    given: { workId: string; attempt: number },
+  ): WorkReceipt | undefined {
+    const orphan = this.#orphans.get(given.workId);
+    if (!orphan || !this.#registry.isCurrent(orphan.worker)) return undefined;
+    this.#orphans.delete(given.workId);
+    const { worker } = orphan;
+    const ticket: Ticket = {
+      workId: given.workId,
+      work,
+      attempt: given.attempt,
+      state: "accepted",
+      worker,
+      refusedBy: new Set(),
+      hooks,
+      answered: false,
+      queueTimer: undefined,
+      deadline: undefined,
+    };
+    this.#tickets.set(given.workId, ticket);
+    this.#logger.info("dispatch work joined on the worker still running it", {
+      workId: given.workId,
+      worker: worker.id,
+    });
+    if (!orphan.done) {
+      worker.reserved.add(given.workId);
+      this.#arm(ticket, this.#workTimeoutMs, () => this.#workTimedOut(ticket, worker));
+    }
+    // What the worker said meanwhile counts, once the submitter has its receipt.
+    queueMicrotask(() => {
+      if (orphan.answered && !ticket.answered) {
+        ticket.answered = true;
+        hooks.onAnswer?.();
+      }
+      if (orphan.done) this.#onDone(worker, orphan.done);
+    });
+    return { status: "offered", workId: given.workId };
   }
 
   #offer(ticket: Ticket): boolean {
@@ -322,6 +408,8 @@ export class WorkRouter {
     worker.reserved.delete(frame.workId);
     const ticket = this.#tickets.get(frame.workId);
     if (!ticket) {
+      const orphan = this.#orphans.get(frame.workId);
+      if (orphan?.worker === worker) orphan.done = frame;
       this.pump();
       return;
     }
