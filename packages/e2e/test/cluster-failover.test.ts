@@ -6,6 +6,7 @@ import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestNats, type TestNats } from "../../server/src/testing/nats-server";
 import { startTestPostgres, type TestPostgres } from "../../server/src/testing/postgres-server";
+import { DelayProxy } from "../fixtures/delay-proxy";
 import { API_KEY, SECRET as DISPATCH_SECRET, WorkerProcess } from "../fixtures/dispatch-harness";
 import { type CliServer, runCli, startCli } from "./helpers/cli-process";
 import { RawClient } from "./helpers/raw-client";
@@ -374,6 +375,52 @@ describe("a cluster of three patchbay serve processes (Postgres + NATS)", () => 
     }
   }, 60_000);
 
+  it("kill -9 of the node a routed message's worker is connected to: the worker reconnects to another node still running it, and the message is joined there (one run, its answer counts)", async () => {
+    const { dbPath, db } = workerDb();
+    // A load balancer in front of the worker: the third node, then (once it died) the second.
+    const balancer = await DelayProxy.start(nodes[2]!.url, { up: 0, down: 0 });
+    const worker = new WorkerProcess(
+      { id: "w_moved", db: dbPath, capacity: 4, messages: true },
+      balancer.url,
+    );
+    try {
+      await worker.waitFor("ready", (e) => e.reconnected === false);
+      // The owner learns of the worker's free slots from its node's next heartbeats (every 2 s).
+      await new Promise((r) => setTimeout(r, 4_500));
+      const token = await createUserToken(SECRET, "u_moved");
+      const page = await RawClient.open(nodes[0]!.wsUrl, { kind: "user", token });
+      const sessionId = await page.create("desk");
+      page.send({ type: "message.send", sessionId, commandId: "c_moved", text: "hello, hold 2500" });
+      const started = await worker.waitFor("work.started", () => true, WAIT_MS);
+      balancer.target = nodes[1]!.url;
+      nodes[2]!.child.kill("SIGKILL");
+      const killedAt = Date.now();
+      await nodes[2]!.exited;
+      await worker.waitFor("ready", (e) => e.reconnected === true, WAIT_MS);
+      expect(await page.turnEnd("c_moved", WAIT_MS)).toMatchObject({
+        type: "response.completed",
+        text: "The desk passed it on.",
+      });
+      const answeredAfter = Date.now() - killedAt;
+      // Once: the worker ran the message one time, under the id the owner gave it, and was never
+      // offered it again (the second node joined the run it had).
+      expect(
+        db.prepare("SELECT work_id, worker, attempt FROM work WHERE text = 'hello, hold 2500'").all(),
+      ).toEqual([{ work_id: started.workId, worker: "w_moved", attempt: 1 }]);
+      expect(worker.events.filter((e) => e.event === "work.started")).toHaveLength(1);
+      expect(page.events(sessionId).filter((e) => e.type === "response.completed")).toHaveLength(1);
+      console.log(
+        `cluster reroute: a routed message whose worker's node was killed was joined on the node the worker reconnected to; the turn completed ${answeredAfter} ms after the kill (the worker held it 2500 ms)`,
+      );
+      await page.close();
+    } finally {
+      await worker.kill("SIGKILL");
+      await balancer.close();
+      db.close();
+      nodes[2] = await startCli(["serve"], env());
+    }
+  }, 60_000);
+
   it("answers HTTP requests about a killed owner's session with 503 and retry-after at once, then serves them on another node within the lease bound", async () => {
     const token = await createUserToken(SECRET, "u_http_kill");
     const user = { authorization: `Bearer ${token}`, "content-type": "application/json" };
@@ -425,7 +472,9 @@ describe("a cluster of three patchbay serve processes (Postgres + NATS)", () => 
       events = ((await res.json()) as { events: typeof events }).events;
       if (!events.some((e) => e.type === "response.completed")) await new Promise((r) => setTimeout(r, 50));
     }
-    expect(events.filter((e) => e.type === "response.completed").map((e) => e.commandId)).toEqual(["c_after"]);
+    expect(events.filter((e) => e.type === "response.completed").map((e) => e.commandId)).toEqual([
+      "c_after",
+    ]);
     nodes[0] = await startCli(["serve"], env());
   }, 60_000);
 
