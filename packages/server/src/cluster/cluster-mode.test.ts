@@ -276,6 +276,40 @@ describe("cluster mode (createServer({ cluster }))", () => {
     owner.close();
   });
 
+  it("takes over every session of a dead node in one sweep, several at a time, each once", async () => {
+    const { store, b } = await twoNodes();
+    const ids: string[] = [];
+    for (let i = 0; i < 9; i++) {
+      const info = await b.sessions.create({ kind: "backend" }, "support", { userId: `u_${i}` });
+      // A node that died holding them: its leases were never released.
+      expect(await store.leases.acquire(info.id, "n_dead", 60_000)).toMatchObject({ acquired: true });
+      ids.push(info.id);
+    }
+    now += 120_000;
+    // How many sessions load at once (each load starts with a read of the session).
+    const read = store.getSession.bind(store);
+    let loading = 0;
+    let most = 0;
+    store.getSession = async (id: string) => {
+      loading += 1;
+      most = Math.max(most, loading);
+      await new Promise((r) => setImmediate(r));
+      try {
+        return await read(id);
+      } finally {
+        loading -= 1;
+      }
+    };
+    const [first, second] = await Promise.all([b.sessions.takeOverExpired(), b.sessions.takeOverExpired()]);
+    expect(most).toBe(4);
+    // One sweep at a time: the second call found one running and left it alone.
+    expect([first, second]).toEqual([9, 0]);
+    for (const id of ids) expect((await store.leases.get(id))?.token).toBe(2);
+    expect(await b.sessions.takeOverExpired()).toBe(0);
+    const metrics = await (await fetch(`${b.url}/metrics`)).text();
+    expect(metrics).toMatch(/patchbay_cluster_lease_events_total\{event="taken_over"\} 9\b/);
+  });
+
   it("answers a resume of a session another node owns with `unavailable` at once while this node's bus is down", async () => {
     const { a, b, buses } = await twoNodes();
     await until(() => a.cluster!.isAlive("n_b") && b.cluster!.isAlive("n_a"));
