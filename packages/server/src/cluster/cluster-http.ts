@@ -21,14 +21,7 @@ export interface ClusterHttpOptions {
   answerTimeoutMs?: number;
 }
 
-/**
- * A `ServerError` whose caller may retry after `retryAfterMs` (the HTTP answer's `retry-after`).
- *
- * @example
- * ```ts
- * throw new RetryLaterError("unavailable", "the owner is gone; retry once its lease ran out", 1_200);
- * ```
- */
+/** A `ServerError` whose caller may retry after `retryAfterMs` (the HTTP answer's `retry-after`). */
 export class RetryLaterError extends ServerError {
   constructor(
     code: string,
