@@ -82,12 +82,10 @@ export function createDispatch(
   const logger = context.logger.child({ component: "dispatch" });
   const metrics = new DispatchMetrics(context.metrics.registry, { workersGauge: context.metrics.workers });
   const registry = new WorkerRegistry();
-  let orphanListener: ((workIds: string[]) => void) | undefined;
   const work = new WorkRouter({
     registry,
     metrics,
     logger,
-    onOrphans: (workIds) => orphanListener?.(workIds),
     ...(options.maxQueue === undefined ? {} : { maxQueue: options.maxQueue }),
     ...(options.queueTimeoutMs === undefined ? {} : { queueTimeoutMs: options.queueTimeoutMs }),
     ...(options.acceptTimeoutMs === undefined ? {} : { acceptTimeoutMs: options.acceptTimeoutMs }),
@@ -149,9 +147,7 @@ export function createDispatch(
     isReady: () => true,
     room: () => workerRoom(registry),
     toolLoad: (agent, tool) => registry.pickForTool(agent, tool)?.calls.size,
-    onOrphanWork(listener) {
-      orphanListener = listener;
-    },
+    onOrphanWork: (listener) => work.watchOrphans(listener),
     async close() {
       work.close();
       tools.close();

@@ -243,7 +243,8 @@ describe("WorkRouter", () => {
   it("joins work delivered again under its id on the worker that said hello still running it (a cluster's reroute), counting what it said meanwhile", async () => {
     const registry = new WorkerRegistry();
     const orphans: string[][] = [];
-    const router = new WorkRouter({ registry, onOrphans: (ids) => orphans.push(ids) });
+    const router = new WorkRouter({ registry });
+    router.watchOrphans((ids) => orphans.push(ids));
     const a = recordingWorker("a", { capacity: 2 });
     const b = recordingWorker("b", { capacity: 2 });
     registry.add(a);

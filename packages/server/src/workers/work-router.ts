@@ -62,12 +62,6 @@ export interface WorkRouterOptions {
   workTimeoutMs?: number;
   metrics?: DispatchMetrics;
   logger?: Logger;
-  /**
-   * A worker said hello still running work this router never gave out: in a cluster, work another
-   * node gave it before that node died (docs/cluster.md). The owner of that work delivers it here
-   * again with the same id, and the worker's run is joined, not started twice.
-   */
-  onOrphans?: (workIds: string[]) => void;
 }
 
 /** Work a worker runs that no ticket here knows, and what it said about it meanwhile. */
@@ -97,7 +91,7 @@ export class WorkRouter {
   readonly #tickets = new Map<string, Ticket>();
   readonly #queue: Ticket[] = [];
   readonly #orphans = new Map<string, Orphan>();
-  readonly #onOrphans: ((workIds: string[]) => void) | undefined;
+  #onOrphans: ((workIds: string[]) => void) | undefined;
   #closed = false;
 
   constructor(options: WorkRouterOptions) {
@@ -108,7 +102,16 @@ export class WorkRouter {
     this.#workTimeoutMs = options.workTimeoutMs ?? 300_000;
     this.#metrics = options.metrics;
     this.#logger = options.logger ?? silentLogger;
-    this.#onOrphans = options.onOrphans;
+  }
+
+  /**
+   * Cluster mode: `listener` hears of work a worker says in its hello it still runs that this
+   * router never gave out (another node gave it before that node died; docs/cluster.md). Its owner
+   * delivers it here again under its id (`submit`'s `given`), and the worker's run is joined, not
+   * started twice. Without a listener such work is only the worker's (its slots stay taken).
+   */
+  watchOrphans(listener: (workIds: string[]) => void): void {
+    this.#onOrphans = listener;
   }
 
   /** Work waiting for a free worker. */
@@ -244,6 +247,7 @@ export class WorkRouter {
       worker.reserved.add(workId);
       const ticket = this.#tickets.get(workId);
       if (!ticket) {
+        if (!this.#onOrphans) continue;
         this.#orphans.delete(workId);
         this.#orphans.set(workId, { worker, answered: false, done: undefined });
         if (this.#orphans.size > MAX_ORPHANS) this.#orphans.delete(this.#orphans.keys().next().value!);
@@ -262,6 +266,7 @@ export class WorkRouter {
 
   /** A worker went away: what it had not finished is offered again, before anything newer. */
   onWorkerGone(worker: ConnectedWorker): void {
+    for (const [workId, orphan] of this.#orphans) if (orphan.worker === worker) this.#orphans.delete(workId);
     const orphans = [...this.#tickets.values()].filter((t) => t.worker === worker && t.state !== "queued");
     for (const ticket of orphans.reverse()) {
       clearTimeout(ticket.deadline);
