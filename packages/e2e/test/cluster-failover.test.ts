@@ -375,7 +375,7 @@ describe("a cluster of three patchbay serve processes (Postgres + NATS)", () => 
     }
   }, 60_000);
 
-  it("kill -9 of the node a routed message's worker is connected to: the worker reconnects to another node still running it, and the message is joined there (one run, its answer counts)", async () => {
+  it("kill -9 of the node routed messages' worker is connected to: the worker reconnects to another node, and each message is joined there (one run, its answer counts), the one it still runs and the one it finished while cut off", async () => {
     const { dbPath, db } = workerDb();
     // A load balancer in front of the worker: the third node, then (once it died) the second.
     const balancer = await DelayProxy.start(nodes[2]!.url, { up: 0, down: 0 });
@@ -389,28 +389,50 @@ describe("a cluster of three patchbay serve processes (Postgres + NATS)", () => 
       await new Promise((r) => setTimeout(r, 4_500));
       const token = await createUserToken(SECRET, "u_moved");
       const page = await RawClient.open(nodes[0]!.wsUrl, { kind: "user", token });
-      const sessionId = await page.create("desk");
-      page.send({ type: "message.send", sessionId, commandId: "c_moved", text: "hello, hold 2500" });
-      const started = await worker.waitFor("work.started", () => true, WAIT_MS);
-      balancer.target = nodes[1]!.url;
+      const short = await page.create("desk");
+      const long = await page.create("desk");
+      page.send({ type: "message.send", sessionId: short, commandId: "c_short", text: "hello, hold 1000" });
+      page.send({ type: "message.send", sessionId: long, commandId: "c_long", text: "hello, hold 4000" });
+      for (const text of ["hello, hold 1000", "hello, hold 4000"])
+        await worker.waitFor(
+          "work.started",
+          (e) =>
+            db.prepare("SELECT 1 FROM work WHERE work_id = ? AND text = ?").get(e.workId, text) !== undefined,
+          WAIT_MS,
+        );
+      // The worker cannot get back in until the short message finished (its answer and work.done
+      // wait in its outbox); then it reconnects, to the second node, still running the long one.
+      balancer.cut({ down: true });
       nodes[2]!.child.kill("SIGKILL");
       const killedAt = Date.now();
       await nodes[2]!.exited;
+      await worker.waitFor("work.finished", () => true, WAIT_MS);
+      balancer.target = nodes[1]!.url;
+      balancer.restore();
       await worker.waitFor("ready", (e) => e.reconnected === true, WAIT_MS);
-      expect(await page.turnEnd("c_moved", WAIT_MS)).toMatchObject({
-        type: "response.completed",
-        text: "The desk passed it on.",
-      });
+      for (const [sessionId, commandId] of [
+        [short, "c_short"],
+        [long, "c_long"],
+      ] as const) {
+        expect(await page.turnEnd(commandId, WAIT_MS)).toMatchObject({
+          type: "response.completed",
+          text: "The desk passed it on.",
+        });
+        expect(page.events(sessionId).filter((e) => e.type === "response.completed")).toHaveLength(1);
+      }
       const answeredAfter = Date.now() - killedAt;
-      // Once: the worker ran the message one time, under the id the owner gave it, and was never
-      // offered it again (the second node joined the run it had).
-      expect(
-        db.prepare("SELECT work_id, worker, attempt FROM work WHERE text = 'hello, hold 2500'").all(),
-      ).toEqual([{ work_id: started.workId, worker: "w_moved", attempt: 1 }]);
-      expect(worker.events.filter((e) => e.event === "work.started")).toHaveLength(1);
-      expect(page.events(sessionId).filter((e) => e.type === "response.completed")).toHaveLength(1);
+      // Once each: the worker ran each message one time, under the id the owner gave it, and was
+      // never offered either again (the second node joined what it had).
+      const runs = db
+        .prepare("SELECT text, worker, attempt FROM work WHERE worker = 'w_moved' ORDER BY text")
+        .all();
+      expect(runs).toEqual([
+        { text: "hello, hold 1000", worker: "w_moved", attempt: 1 },
+        { text: "hello, hold 4000", worker: "w_moved", attempt: 1 },
+      ]);
+      expect(worker.events.filter((e) => e.event === "work.started")).toHaveLength(2);
       console.log(
-        `cluster reroute: a routed message whose worker's node was killed was joined on the node the worker reconnected to; the turn completed ${answeredAfter} ms after the kill (the worker held it 2500 ms)`,
+        `cluster reroute: two routed messages whose worker's node was killed were joined on the node the worker reconnected to; both turns completed ${answeredAfter} ms after the kill (the worker held them 1000 and 4000 ms)`,
       );
       await page.close();
     } finally {

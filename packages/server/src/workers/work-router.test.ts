@@ -280,10 +280,38 @@ describe("WorkRouter", () => {
     router.onFrame(b, { type: "work.done", workId: "wk_running" });
     expect(outcome).toEqual({ kind: "done", workerId: "b" });
 
+    // Work that finished while the worker was cut off is not in its hello; the frames it sends
+    // again right after the hello make it known all the same.
+    const c = recordingWorker("c", { capacity: 1 });
+    registry.add(c);
+    router.adopt(c, []);
+    router.onFrame(c, { type: "answer", sessionId: "s_1", messageId: "m4", workId: "wk_finished" });
+    router.onFrame(c, { type: "work.done", workId: "wk_finished" });
+    expect(orphans.at(-1)).toEqual(["wk_finished"]);
+    expect(sentOf(c, "error")).toEqual([]);
+    const late: string[] = [];
+    router.submit(
+      message("m4", "s_1"),
+      { onAnswer: () => late.push("answer"), onSettled: (o) => late.push(o.kind) },
+      { workId: "wk_finished", attempt: 2 },
+    );
+    await new Promise((r) => setTimeout(r, 0));
+    expect(late).toEqual(["answer", "done"]);
+    expect(sentOf(c, "work.offered")).toEqual([]);
+
     // Work no worker here runs is offered as usual, under the id and attempt it was given.
     router.submit(message("m3", "s_1"), {}, { workId: "wk_new", attempt: 2 });
     expect([...sentOf(a, "work.offered"), ...sentOf(b, "work.offered")]).toEqual([
       expect.objectContaining({ workId: "wk_new", attempt: 2 }),
     ]);
+  });
+
+  it("keeps a single server's answer to an answer for work it never gave out: an error naming it", () => {
+    const { registry, router } = setup();
+    const a = recordingWorker("a", { capacity: 1 });
+    registry.add(a);
+    router.adopt(a, ["wk_before_restart"]);
+    router.onFrame(a, { type: "answer", sessionId: "s_1", messageId: "m1", workId: "wk_before_restart" });
+    expect(sentOf(a, "error")).toEqual([expect.objectContaining({ code: "not_found", path: "workId" })]);
   });
 });

@@ -73,6 +73,12 @@ interface Orphan {
 
 /** Orphans remembered at most (the oldest go first). */
 const MAX_ORPHANS = 1_000;
+/**
+ * How long after its hello a worker's frames about work unknown here are taken as orphans: the
+ * frames it sends again after a reconnect (`answer`, `work.done` of work that finished while it
+ * was cut off, so its hello did not list it) come right after the hello.
+ */
+const REPLAY_WINDOW_MS = 10_000;
 
 /**
  * Routes messages and incoming calls to workers: to the one with the most free slots, with the
@@ -91,6 +97,8 @@ export class WorkRouter {
   readonly #tickets = new Map<string, Ticket>();
   readonly #queue: Ticket[] = [];
   readonly #orphans = new Map<string, Orphan>();
+  /** When each worker last said hello (cluster mode only). */
+  readonly #helloAt = new WeakMap<ConnectedWorker, number>();
   #onOrphans: ((workIds: string[]) => void) | undefined;
   #closed = false;
 
@@ -199,7 +207,7 @@ export class WorkRouter {
       case "answer": {
         const ticket =
           frame.workId === undefined ? this.#byMessageId(frame.messageId) : this.#tickets.get(frame.workId);
-        const orphan = frame.workId === undefined ? undefined : this.#orphans.get(frame.workId);
+        const orphan = ticket || frame.workId === undefined ? undefined : this.#orphan(worker, frame.workId);
         if (!ticket && orphan?.worker === worker) {
           // Its owner will deliver it here again; the answer counts then.
           orphan.answered = true;
@@ -243,6 +251,7 @@ export class WorkRouter {
    */
   adopt(worker: ConnectedWorker, running: readonly string[]): void {
     const orphans: string[] = [];
+    if (this.#onOrphans) this.#helloAt.set(worker, Date.now());
     for (const workId of running) {
       worker.reserved.add(workId);
       const ticket = this.#tickets.get(workId);
@@ -355,6 +364,24 @@ export class WorkRouter {
     return { status: "offered", workId: given.workId };
   }
 
+  /**
+   * The orphan record of work unknown here: the one made at the worker's hello, or, for a frame
+   * it sends again right after its hello about work that finished while it was cut off (so its
+   * hello did not list it), a new one, told to the cluster like those of the hello.
+   */
+  #orphan(worker: ConnectedWorker, workId: string): Orphan | undefined {
+    const known = this.#orphans.get(workId);
+    if (known) return known;
+    const helloAt = this.#helloAt.get(worker);
+    if (!this.#onOrphans || helloAt === undefined || Date.now() - helloAt > REPLAY_WINDOW_MS)
+      return undefined;
+    const orphan: Orphan = { worker, answered: false, done: undefined };
+    this.#orphans.set(workId, orphan);
+    if (this.#orphans.size > MAX_ORPHANS) this.#orphans.delete(this.#orphans.keys().next().value!);
+    this.#onOrphans([workId]);
+    return orphan;
+  }
+
   #offer(ticket: Ticket): boolean {
     const worker = this.#registry.pickForWork(ticket.work.kind, ticket.refusedBy);
     if (!worker) return false;
@@ -413,7 +440,7 @@ export class WorkRouter {
     worker.reserved.delete(frame.workId);
     const ticket = this.#tickets.get(frame.workId);
     if (!ticket) {
-      const orphan = this.#orphans.get(frame.workId);
+      const orphan = this.#orphan(worker, frame.workId);
       if (orphan?.worker === worker) orphan.done = frame;
       this.pump();
       return;
