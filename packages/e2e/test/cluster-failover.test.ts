@@ -6,6 +6,7 @@ import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestNats, type TestNats } from "../../server/src/testing/nats-server";
 import { startTestPostgres, type TestPostgres } from "../../server/src/testing/postgres-server";
+import { DelayProxy } from "../fixtures/delay-proxy";
 import { API_KEY, SECRET as DISPATCH_SECRET, WorkerProcess } from "../fixtures/dispatch-harness";
 import { type CliServer, runCli, startCli } from "./helpers/cli-process";
 import { RawClient } from "./helpers/raw-client";
@@ -326,6 +327,31 @@ describe("a cluster of three patchbay serve processes (Postgres + NATS)", () => 
       expect(page.events(sessionId).some((e) => e.type === "response.thinking")).toBe(true);
       const work = db.prepare("SELECT worker, kind, text FROM work WHERE worker = 'w_desk'").all();
       expect(work).toEqual([{ worker: "w_desk", kind: "message", text: "hello" }]);
+      // The worker replies in its own words: `dispatch.reply` posts to its own node (the third),
+      // which passes the request to the session's owner (the first).
+      page.send({ type: "message.send", sessionId, commandId: "c_reply", text: "reply: On my way." });
+      expect(await page.turnEnd("c_reply", WAIT_MS)).toMatchObject({
+        type: "response.completed",
+        reason: "answered_by_worker",
+        text: "On my way.",
+      });
+      expect((await worker.waitFor("replied")).duplicate).toBe(false);
+      // A backend's message posted to the second node is served by the owner as well.
+      const backend = {
+        "x-api-key": API_KEY,
+        authorization: `Bearer ${SECRET}`,
+        "content-type": "application/json",
+      };
+      const posted = await fetch(`${nodes[1]!.url}/v1/sessions/${sessionId}/messages`, {
+        method: "POST",
+        headers: backend,
+        body: JSON.stringify({ commandId: "c_http", text: "hello" }),
+      });
+      expect({ status: posted.status, body: await posted.json() }).toEqual({
+        status: 202,
+        body: { commandId: "c_http", duplicate: false },
+      });
+      expect(await page.turnEnd("c_http", WAIT_MS)).toMatchObject({ type: "response.completed" });
       await page.close();
       // An incoming call posted to a node without workers goes to the one with free slots.
       const res = await fetch(`${nodes[1]!.url}/v1/agents/support/inbound/calls`, {
@@ -347,6 +373,131 @@ describe("a cluster of three patchbay serve processes (Postgres + NATS)", () => 
       await worker.kill("SIGKILL");
       db.close();
     }
+  }, 60_000);
+
+  it("kill -9 of the node routed messages' worker is connected to: the worker reconnects to another node, and each message is joined there (one run, its answer counts), the one it still runs and the one it finished while cut off", async () => {
+    const { dbPath, db } = workerDb();
+    // A load balancer in front of the worker: the third node, then (once it died) the second.
+    const balancer = await DelayProxy.start(nodes[2]!.url, { up: 0, down: 0 });
+    const worker = new WorkerProcess(
+      { id: "w_moved", db: dbPath, capacity: 4, messages: true },
+      balancer.url,
+    );
+    try {
+      await worker.waitFor("ready", (e) => e.reconnected === false);
+      // The owner learns of the worker's free slots from its node's next heartbeats (every 2 s).
+      await new Promise((r) => setTimeout(r, 4_500));
+      const token = await createUserToken(SECRET, "u_moved");
+      const page = await RawClient.open(nodes[0]!.wsUrl, { kind: "user", token });
+      const short = await page.create("desk");
+      const long = await page.create("desk");
+      page.send({ type: "message.send", sessionId: short, commandId: "c_short", text: "hello, hold 1000" });
+      page.send({ type: "message.send", sessionId: long, commandId: "c_long", text: "hello, hold 4000" });
+      for (const text of ["hello, hold 1000", "hello, hold 4000"])
+        await worker.waitFor(
+          "work.started",
+          (e) =>
+            db.prepare("SELECT 1 FROM work WHERE work_id = ? AND text = ?").get(e.workId, text) !== undefined,
+          WAIT_MS,
+        );
+      // The worker cannot get back in until the short message finished (its answer and work.done
+      // wait in its outbox); then it reconnects, to the second node, still running the long one.
+      balancer.cut({ down: true });
+      nodes[2]!.child.kill("SIGKILL");
+      const killedAt = Date.now();
+      await nodes[2]!.exited;
+      await worker.waitFor("work.finished", () => true, WAIT_MS);
+      balancer.target = nodes[1]!.url;
+      balancer.restore();
+      await worker.waitFor("ready", (e) => e.reconnected === true, WAIT_MS);
+      for (const [sessionId, commandId] of [
+        [short, "c_short"],
+        [long, "c_long"],
+      ] as const) {
+        expect(await page.turnEnd(commandId, WAIT_MS)).toMatchObject({
+          type: "response.completed",
+          text: "The desk passed it on.",
+        });
+        expect(page.events(sessionId).filter((e) => e.type === "response.completed")).toHaveLength(1);
+      }
+      const answeredAfter = Date.now() - killedAt;
+      // Once each: the worker ran each message one time, under the id the owner gave it, and was
+      // never offered either again (the second node joined what it had).
+      const runs = db
+        .prepare("SELECT text, worker, attempt FROM work WHERE worker = 'w_moved' ORDER BY text")
+        .all();
+      expect(runs).toEqual([
+        { text: "hello, hold 1000", worker: "w_moved", attempt: 1 },
+        { text: "hello, hold 4000", worker: "w_moved", attempt: 1 },
+      ]);
+      expect(worker.events.filter((e) => e.event === "work.started")).toHaveLength(2);
+      console.log(
+        `cluster reroute: two routed messages whose worker's node was killed were joined on the node the worker reconnected to; both turns completed ${answeredAfter} ms after the kill (the worker held them 1000 and 4000 ms)`,
+      );
+      await page.close();
+    } finally {
+      await worker.kill("SIGKILL");
+      await balancer.close();
+      db.close();
+      nodes[2] = await startCli(["serve"], env());
+    }
+  }, 60_000);
+
+  it("answers HTTP requests about a killed owner's session with 503 and retry-after at once, then serves them on another node within the lease bound", async () => {
+    const token = await createUserToken(SECRET, "u_http_kill");
+    const user = { authorization: `Bearer ${token}`, "content-type": "application/json" };
+    const owner = nodes[0]!;
+    const other = nodes[1]!;
+    // A client attached on the owner holds the session (and its lease) there.
+    const page = await RawClient.open(owner.wsUrl, { kind: "user", token });
+    const sessionId = await page.create("support");
+    const send = () =>
+      fetch(`${other.url}/v1/sessions/${sessionId}/messages`, {
+        method: "POST",
+        headers: user,
+        body: JSON.stringify({ commandId: "c_after", text: "hello" }),
+      });
+    owner.child.kill("SIGKILL");
+    const killedAt = Date.now();
+    await owner.exited;
+    await page.whenClosed();
+    const first = await send();
+    // The owner's process is gone: NATS has no responder for it, so no request waits for a timeout.
+    expect(first.status).toBe(503);
+    expect(Number(first.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    expect(await first.json()).toMatchObject({
+      error: { code: "unavailable", path: "sessionId", message: expect.stringMatching(/ is gone; /) },
+    });
+    let refused = 1;
+    let accepted: Response | undefined;
+    while (Date.now() < killedAt + 15_000) {
+      const res = await send();
+      if (res.status === 202) {
+        accepted = res;
+        break;
+      }
+      expect(res.status).toBe(503);
+      await res.body?.cancel();
+      refused += 1;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const answeredAfter = Date.now() - killedAt;
+    expect(accepted?.status).toBe(202);
+    console.log(
+      `cluster HTTP failover: a message posted to another node answered 202 ${answeredAfter} ms after the owner's kill (${refused} 503s before; bound ${TAKEOVER_BOUND_MS} ms)`,
+    );
+    expect(answeredAfter).toBeLessThanOrEqual(TAKEOVER_BOUND_MS);
+    // The message runs where the session was taken over; its turn completes.
+    let events: { type: string; commandId?: string }[] = [];
+    for (let i = 0; i < 300 && !events.some((e) => e.type === "response.completed"); i++) {
+      const res = await fetch(`${other.url}/v1/sessions/${sessionId}/events?after=0`, { headers: user });
+      events = ((await res.json()) as { events: typeof events }).events;
+      if (!events.some((e) => e.type === "response.completed")) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(events.filter((e) => e.type === "response.completed").map((e) => e.commandId)).toEqual([
+      "c_after",
+    ]);
+    nodes[0] = await startCli(["serve"], env());
   }, 60_000);
 
   it(

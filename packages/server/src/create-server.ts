@@ -7,6 +7,7 @@ import type { Connector, ConnectorSet } from "@patchbay/connectors";
 import { createModel, type LanguageModel } from "@patchbay/models";
 import { type IdempotencyStore, InMemoryIdempotencyStore, type Tools } from "@patchbay/tools";
 import { Authenticator } from "./auth/auth";
+import { ClusterHttp } from "./cluster/cluster-http";
 import { ClusterMessageRouter } from "./cluster/cluster-message-router";
 import type { LeaseEvent } from "./cluster/cluster-metrics";
 import type { ClusterNode } from "./cluster/cluster-node";
@@ -392,6 +393,8 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
         })
       : undefined;
   messageRouter = clusterMessages ?? localMessages;
+  // A worker that says hello here still running another node's message: its owner delivers it here.
+  if (clusterMessages) extension?.onOrphanWork?.((workIds) => clusterMessages.orphansHere(workIds));
 
   let accepting = false;
   const socketGuards = new SocketGuards(limits);
@@ -414,6 +417,14 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
     ...(options.clientSocket ? { limits: options.clientSocket } : {}),
     ...(relay ? { relay } : {}),
   });
+  // In a cluster, HTTP requests about a session another node owns are answered by that node.
+  const clusterHttp = cluster
+    ? new ClusterHttp({
+        bus: cluster.node.bus,
+        nodeId: cluster.node.nodeId,
+        logger,
+      })
+    : undefined;
   const handle = createHttpApi({
     authenticator,
     sessions,
@@ -431,6 +442,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
     ...(options.http ? { limits: options.http } : {}),
     ...(extension?.http ? { extensions: [extension.http] } : {}),
     ...(cors ? { cors } : {}),
+    ...(clusterHttp ? { forwarding: clusterHttp } : {}),
   });
   const http: Server = createHttpServer((req, res) => void handle(req, res));
   http.on("upgrade", (req, socket, head) => {
@@ -496,6 +508,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
       clusterTools?.close();
       clusterMessages?.close();
       clusterWork?.close();
+      clusterHttp?.close();
       await cluster?.node.close();
       await extension?.close?.();
       await closeConnectors();

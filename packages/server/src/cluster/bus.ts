@@ -40,6 +40,8 @@ export type BusStatus = "connected" | "disconnected" | "closed";
  */
 export interface Bus {
   readonly status: BusStatus;
+  /** The largest message the bus carries, when it has a limit (NATS' `max_payload`). */
+  readonly maxPayloadBytes?: number;
   publish(subject: string, data: string): void;
   /** Calls `handler` for each message on `subject`; returns the function that unsubscribes. */
   subscribe(subject: string, handler: (message: BusMessage) => void): () => void;

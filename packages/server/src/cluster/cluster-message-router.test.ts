@@ -106,8 +106,74 @@ describe("ClusterMessageRouter", () => {
     }
   });
 
-  it("drops a message with no_worker when its node goes silent before it says how the message ended", async () => {
+  it("delivers a message again, same work id, to another live node when its node goes silent; the old delivery's answer counts for nothing", async () => {
+    const c = cluster({ n_a: -1, n_b: 2, n_c: 1 });
+    try {
+      const outcome = c.router("n_a").route(request());
+      await until(() => c.workers.get("n_b")!.routed.length === 1);
+      const first = c.workers.get("n_b")!.routed[0]!;
+      expect(first.request.given).toMatchObject({ attempt: 1, workId: expect.stringMatching(/^wk_/) });
+      c.alive.delete("n_b");
+      await until(() => c.workers.get("n_c")!.routed.length === 1);
+      const second = c.workers.get("n_c")!.routed[0]!;
+      expect(second.request.given).toEqual({ workId: first.request.given!.workId, attempt: 2 });
+      // The silent node is told to let go, and what it says late changes nothing.
+      await until(() => first.request.signal.aborted);
+      first.settle({ kind: "handled" });
+      await new Promise((r) => setTimeout(r, 20));
+      second.settle({ kind: "answer" });
+      expect(await outcome).toEqual({ kind: "answer" });
+      // Once: no third delivery anywhere.
+      expect(c.workers.get("n_a")!.routed).toHaveLength(0);
+      expect(c.workers.get("n_c")!.routed).toHaveLength(1);
+    } finally {
+      c.close();
+    }
+  });
+
+  it("delivers it to its own workers when no other live node has more room", async () => {
     const c = cluster({ n_a: 0, n_b: 2 });
+    try {
+      const outcome = c.router("n_a").route(request());
+      await until(() => c.workers.get("n_b")!.routed.length === 1);
+      const workId = c.workers.get("n_b")!.routed[0]!.request.given!.workId;
+      c.alive.delete("n_b");
+      await until(() => c.workers.get("n_a")!.routed.length === 1);
+      expect(c.workers.get("n_a")!.routed[0]!.request.given).toEqual({ workId, attempt: 2 });
+      c.workers.get("n_a")!.routed[0]!.settle({ kind: "handled" });
+      expect(await outcome).toEqual({ kind: "handled" });
+    } finally {
+      c.close();
+    }
+  });
+
+  it("delivers it to the node where a worker said hello still running it, at once (its old node is told to let go)", async () => {
+    const c = cluster({ n_a: -1, n_b: 2, n_c: 0 });
+    try {
+      const outcome = c.router("n_a").route(request());
+      await until(() => c.workers.get("n_b")!.routed.length === 1);
+      const first = c.workers.get("n_b")!.routed[0]!;
+      // n_b still looks alive; the worker reconnected to n_c with the work still running.
+      c.router("n_c").orphansHere([first.request.given!.workId]);
+      await until(() => c.workers.get("n_c")!.routed.length === 1);
+      expect(c.workers.get("n_c")!.routed[0]!.request.given).toEqual({
+        workId: first.request.given!.workId,
+        attempt: 2,
+      });
+      await until(() => first.request.signal.aborted);
+      c.workers.get("n_c")!.routed[0]!.settle({ kind: "answer" });
+      expect(await outcome).toEqual({ kind: "answer" });
+      // Work ids it never routed change nothing.
+      c.router("n_c").orphansHere(["wk_other"]);
+      await new Promise((r) => setTimeout(r, 20));
+      expect(c.workers.get("n_c")!.routed).toHaveLength(1);
+    } finally {
+      c.close();
+    }
+  });
+
+  it("drops a message with no_worker when its node goes silent and no other worker handles messages", async () => {
+    const c = cluster({ n_a: -1, n_b: 2 });
     try {
       const outcome = c.router("n_a").route(request());
       await until(() => c.workers.get("n_b")!.routed.length === 1);

@@ -1,4 +1,5 @@
 import { PROTOCOL_VERSION, type ServerToClientFrame } from "@patchbay/protocol";
+import { Tools } from "@patchbay/tools";
 import { afterEach, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { createServer, type PatchbayServer } from "../create-server";
@@ -31,8 +32,22 @@ async function twoNodes() {
       logger: silentLogger,
       env: {},
       agents: {
-        support: { model: { provider: "scripted", rules: [{ match: "hello", reply: "Hi there." }] } },
+        support: {
+          model: {
+            provider: "scripted",
+            rules: [
+              { match: "hello", reply: "Hi there." },
+              { match: "refund", toolCalls: [{ tool: "refund", arguments: {} }], reply: "Refund: {result}" },
+            ],
+          },
+        },
       },
+      tools: new Tools().register({
+        name: "refund",
+        description: "Refund the order",
+        approval: { title: "Refund the order?" },
+        run: () => "refunded",
+      }),
       cluster: { bus, nodeId, leaseTtlMs: 60_000, heartbeatIntervalMs: 50 },
     });
     servers.push(server);
@@ -130,6 +145,169 @@ describe("cluster mode (createServer({ cluster }))", () => {
     expect(metrics).toMatch(/patchbay_cluster_bus_round_trip_seconds_count [1-9]/);
     owner.close();
     relayed.close();
+  });
+
+  it("answers every HTTP request about a session the other node owns through the owner (messages, approvals, a reply, interrupt, delete)", async () => {
+    const { a, b } = await twoNodes();
+    await until(() => a.cluster!.isAlive("n_b") && b.cluster!.isAlive("n_a"));
+    // A client attached on n_a keeps the session loaded (and its lease) there.
+    const owner = await Peer.open(a);
+    owner.send({ type: "session.create", requestId: "c", agent: "support", userId: "u_1" });
+    const opened = await owner.next((f) => f.type === "session.opened");
+    const sessionId = opened.type === "session.opened" ? opened.session.id : "";
+    const onB = async (method: string, path: string, body?: unknown) => {
+      const res = await fetch(`${b.url}/v1/sessions/${sessionId}${path}`, {
+        method,
+        headers: {
+          "x-api-key": "pk_test",
+          authorization: "Bearer sk_test",
+          "content-type": "application/json",
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      const text = await res.text();
+      return { status: res.status, body: text ? JSON.parse(text) : undefined };
+    };
+    const ended = (commandId: string) => (f: ServerToClientFrame) =>
+      (f.type === "response.completed" || f.type === "response.failed") && f.commandId === commandId;
+
+    expect(await onB("POST", "/messages", { commandId: "m_1", text: "hello" })).toEqual({
+      status: 202,
+      body: { commandId: "m_1", duplicate: false },
+    });
+    expect(await owner.next(ended("m_1"))).toMatchObject({ type: "response.completed", text: "Hi there." });
+    // The owner's command ids: a retried send is not run twice.
+    expect((await onB("POST", "/messages", { commandId: "m_1", text: "hello" })).body).toEqual({
+      commandId: "m_1",
+      duplicate: true,
+    });
+
+    // An approval asked on the owner is listed and answered through n_b.
+    expect((await onB("POST", "/messages", { commandId: "m_2", text: "refund" })).status).toBe(202);
+    const asked = await owner.next((f) => f.type === "approval.requested");
+    const approvalId = asked.type === "approval.requested" ? asked.approval.id : "";
+    const listed = await onB("GET", "/approvals");
+    expect(listed).toMatchObject({
+      status: 200,
+      body: { approvals: [{ id: approvalId, title: "Refund the order?" }] },
+    });
+    expect(await onB("POST", `/approvals/${approvalId}`, { allowed: true })).toEqual({
+      status: 200,
+      body: { approvalId, outcome: "allowed" },
+    });
+    expect(await owner.next(ended("m_2"))).toMatchObject({ text: "Refund: refunded" });
+    // The owner's errors come back as they are: status, code, message, path.
+    expect(await onB("POST", "/approvals/ap_nope", { allowed: true })).toMatchObject({
+      status: 404,
+      body: { error: { code: "not_found", message: expect.stringContaining("ap_nope") } },
+    });
+    // So do the edge's own checks, before anything is passed on.
+    expect(await onB("POST", "/messages", { commandId: "m_3", text: 5 })).toMatchObject({
+      status: 400,
+      body: { error: { code: "invalid_request", path: "text" } },
+    });
+
+    // A reply in the backend's own words (what `dispatch.reply` sends to the worker's node) is the
+    // owner's to judge: no turn waits for one here (packages/e2e has one that does).
+    expect(await onB("POST", "/replies", { commandId: "r_1", text: "From the desk." })).toMatchObject({
+      status: 409,
+      body: {
+        error: {
+          code: "conflict",
+          message: expect.stringMatching(/^no turn of this session waits for a reply/),
+        },
+      },
+    });
+    expect(await onB("POST", "/interrupt", { commandId: "i_1" })).toEqual({
+      status: 202,
+      body: { commandId: "i_1", duplicate: false },
+    });
+    // One writer all along: n_b never loaded the session.
+    expect(b.sessions.loaded()).toEqual([]);
+
+    // Deleting it through n_b: the owner stops it and deletes it.
+    expect((await onB("DELETE", "")).status).toBe(204);
+    expect(a.sessions.loaded()).toEqual([]);
+    expect(
+      (
+        await fetch(`${a.url}/v1/sessions/${sessionId}`, {
+          headers: { "x-api-key": "pk_test", authorization: "Bearer sk_test" },
+        })
+      ).status,
+    ).toBe(404);
+    owner.close();
+  });
+
+  it("answers an HTTP request about a session whose owner is gone with `unavailable` and retry-after at once, and serves it here once the lease ran out", async () => {
+    const { store, a, b, buses } = await twoNodes();
+    await until(() => a.cluster!.isAlive("n_b") && b.cluster!.isAlive("n_a"));
+    const owner = await Peer.open(a);
+    owner.send({ type: "session.create", requestId: "c", agent: "support", userId: "u_1" });
+    const opened = await owner.next((f) => f.type === "session.opened");
+    const sessionId = opened.type === "session.opened" ? opened.session.id : "";
+    // n_a's process "dies": its subscriptions go with its bus connection.
+    buses.get("n_a")!.disconnect();
+    const send = (commandId: string) =>
+      fetch(`${b.url}/v1/sessions/${sessionId}/messages`, {
+        method: "POST",
+        headers: {
+          "x-api-key": "pk_test",
+          authorization: "Bearer sk_test",
+          "content-type": "application/json",
+        },
+        body: JSON.stringify({ commandId, text: "hello" }),
+      });
+    const asked = Date.now();
+    const refused = await send("m_1");
+    expect(Date.now() - asked).toBeLessThan(2_000);
+    expect(refused.status).toBe(503);
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    expect(await refused.json()).toMatchObject({
+      error: {
+        code: "unavailable",
+        path: "sessionId",
+        message: expect.stringMatching(/\(n_a\) is gone; .*lease runs out/),
+      },
+    });
+    // Its lease runs out: the next request takes the session over on n_b and is served there.
+    now += 120_000;
+    expect((await send("m_1")).status).toBe(202);
+    expect((await store.leases.get(sessionId))?.nodeId).toBe("n_b");
+    owner.close();
+  });
+
+  it("takes over every session of a dead node in one sweep, several at a time, each once", async () => {
+    const { store, b } = await twoNodes();
+    const ids: string[] = [];
+    for (let i = 0; i < 9; i++) {
+      const info = await b.sessions.create({ kind: "backend" }, "support", { userId: `u_${i}` });
+      // A node that died holding them: its leases were never released.
+      expect(await store.leases.acquire(info.id, "n_dead", 60_000)).toMatchObject({ acquired: true });
+      ids.push(info.id);
+    }
+    now += 120_000;
+    // How many sessions load at once (each load starts with a read of the session).
+    const read = store.getSession.bind(store);
+    let loading = 0;
+    let most = 0;
+    store.getSession = async (id: string) => {
+      loading += 1;
+      most = Math.max(most, loading);
+      await new Promise((r) => setImmediate(r));
+      try {
+        return await read(id);
+      } finally {
+        loading -= 1;
+      }
+    };
+    const [first, second] = await Promise.all([b.sessions.takeOverExpired(), b.sessions.takeOverExpired()]);
+    expect(most).toBe(4);
+    // One sweep at a time: the second call found one running and left it alone.
+    expect([first, second]).toEqual([9, 0]);
+    for (const id of ids) expect((await store.leases.get(id))?.token).toBe(2);
+    expect(await b.sessions.takeOverExpired()).toBe(0);
+    const metrics = await (await fetch(`${b.url}/metrics`)).text();
+    expect(metrics).toMatch(/patchbay_cluster_lease_events_total\{event="taken_over"\} 9\b/);
   });
 
   it("answers a resume of a session another node owns with `unavailable` at once while this node's bus is down", async () => {

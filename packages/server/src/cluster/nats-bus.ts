@@ -75,6 +75,11 @@ export class NatsBus implements Bus {
     return this.current;
   }
 
+  /** The server's `max_payload` (1 MiB unless its configuration says otherwise). */
+  get maxPayloadBytes(): number | undefined {
+    return this.nc.info?.max_payload;
+  }
+
   publish(subject: string, data: string): void {
     if (this.current === "closed") return;
     this.nc.publish(subject, this.encoder.encode(data));

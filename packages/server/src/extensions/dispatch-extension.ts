@@ -56,5 +56,10 @@ export interface DispatchExtension {
   room?(): WorkerRoom;
   /** Calls outstanding on the least busy worker hosting the tool here, if one does. */
   toolLoad?(agent: string, tool: string): number | undefined;
+  /**
+   * Cluster mode: tells `listener` of work a worker here still runs that this node never gave
+   * out (another node gave it before it died), so its owner delivers it here again.
+   */
+  onOrphanWork?(listener: (workIds: string[]) => void): void;
   close?(): Promise<void>;
 }

@@ -185,6 +185,11 @@ export interface MessageRouteRequest {
   images: readonly ImageContent[];
   /** Aborted when the turn is interrupted (a newer message, an explicit interrupt, shutdown). */
   signal: AbortSignal;
+  /**
+   * Cluster mode: the work's id and attempt, fixed by the session's owner, so a message delivered
+   * again after its node died keeps its id (a worker still running it is joined, not doubled).
+   */
+  given?: { workId: string; attempt: number };
 }
 
 /**

@@ -3,12 +3,13 @@ import { IdSchema, ImageContentSchema, JsonObjectSchema } from "@patchbay/protoc
 import { RecentMap } from "@patchbay/protocol/runtime";
 import { z } from "zod";
 import type { Authenticator, Principal } from "../auth/auth";
-import { ServerError } from "../errors";
+import { ServerError, SessionElsewhereError, toWireError } from "../errors";
 import type { Logger } from "../observability/logger";
 import type { ServerMetrics } from "../observability/metrics";
 import type { SessionDirectory } from "../sessions/session-directory";
 import { TokenBucket } from "../sockets/rate-limit";
 import type { CorsPolicy } from "./cors";
+import type { ForwardedReply, ForwardedRequest, RequestForwarding } from "./forwarded-request";
 import { parseBody, readJsonBody, sendError, sendJson } from "./http-json";
 
 const CreateSessionBody = z.strictObject({
@@ -90,6 +91,11 @@ export interface HttpApiOptions {
   extensions?: HttpRouteExtension[];
   /** Lets pages of other origins call the API (preflights, `access-control-*`). Off when absent. */
   cors?: CorsPolicy;
+  /**
+   * Cluster mode: a request about a session another node owns is answered by that node, and this
+   * node answers the requests other nodes pass here (docs/cluster.md, "HTTP on any node").
+   */
+  forwarding?: RequestForwarding;
 }
 
 type Handler = (ctx: {
@@ -274,6 +280,50 @@ export function createHttpApi(
     }
   }
 
+  /**
+   * Runs a route. A session another node owns (its lease is live elsewhere) is that node's to
+   * answer: the request goes there once (`mayForward`; the owner never passes it on again).
+   */
+  async function runRoute(
+    route: Route,
+    principal: Principal,
+    url: URL,
+    body: () => Promise<unknown>,
+    mayForward: boolean,
+  ): Promise<Reply> {
+    const params = route.pattern.exec(url.pathname)!.slice(1).map(decodePathSegment);
+    try {
+      return await route.handler({ principal, params, url, body });
+    } catch (error) {
+      if (!(error instanceof SessionElsewhereError) || !mayForward || !options.forwarding) throw error;
+      const request: ForwardedRequest = {
+        method: route.method,
+        path: url.pathname,
+        search: url.search,
+        principal,
+        body: await body(),
+      };
+      return options.forwarding.forward(error.owner, request, error.expiresAt);
+    }
+  }
+
+  // The owner's side: a request another node passed here runs as this node's own would.
+  options.forwarding?.serve(async (request): Promise<ForwardedReply> => {
+    try {
+      const url = parseRequestUrl(`${request.path}${request.search}`);
+      const route = routes.find((r) => r.method === request.method && r.pattern.test(url.pathname));
+      if (!route) throw new ServerError("not_found", `no route for ${request.method} ${url.pathname}`);
+      return await runRoute(route, request.principal, url, () => Promise.resolve(request.body), false);
+    } catch (error) {
+      if (!(error instanceof ServerError))
+        options.logger.error("http request from another node failed", { path: request.path, error });
+      return {
+        status: error instanceof ServerError ? error.status : 500,
+        body: { error: toWireError(error) },
+      };
+    }
+  });
+
   return async (req, res) => {
     let url = new URL("http://localhost/");
     try {
@@ -306,17 +356,17 @@ export function createHttpApi(
       }
       const principal = await options.authenticator.fromHttpHeaders(req.headers);
       rateLimit(principal);
-      const params = route.pattern.exec(url.pathname)!.slice(1).map(decodePathSegment);
-      const reply = await route.handler({
-        principal,
-        params,
-        url,
-        body: () => readJsonBody(req, limits.maxBodyBytes),
-      });
+      let read: Promise<unknown> | undefined;
+      const body = () => {
+        read ??= readJsonBody(req, limits.maxBodyBytes);
+        return read;
+      };
+      const reply = await runRoute(route, principal, url, body, true);
       return sendJson(res, reply.status, reply.body);
     } catch (error) {
-      if (error instanceof RateLimited) {
-        res.setHeader("retry-after", String(Math.max(1, Math.ceil(error.retryAfterMs / 1000))));
+      const retryAfterMs = (error as { retryAfterMs?: unknown } | undefined)?.retryAfterMs;
+      if (error instanceof ServerError && typeof retryAfterMs === "number") {
+        res.setHeader("retry-after", String(Math.max(1, Math.ceil(retryAfterMs / 1000))));
       }
       sendError(res, error, (unexpected) =>
         options.logger.error("http request failed", { path: url.pathname, error: unexpected }),

@@ -7,12 +7,16 @@ import { NotFoundError, ServerError } from "../errors";
 import type { Logger } from "../observability/logger";
 import type { ServerMetrics } from "../observability/metrics";
 import { afterSessionUnloaded } from "../sockets/memory-reclaim";
-import type { SessionLeases, Store } from "../store/store";
+import type { SessionLease, SessionLeases, Store } from "../store/store";
 import { forEndUsers } from "../turns/reasoning-state";
 import { LiveSession, type LiveSessionDeps } from "./live-session";
 import { type ResumableTurn, recoverSession } from "./recovery";
 import { SessionLog } from "./session-log";
 import { SessionOwnership } from "./session-ownership";
+
+/** Expired leases one takeover sweep looks at, and how many of them it takes over at once. */
+const SWEEP_BATCH = 64;
+const SWEEP_PARALLEL = 4;
 
 /** What a {@link SessionDirectory} is built from. */
 export interface SessionDirectoryOptions {
@@ -183,8 +187,13 @@ export class SessionDirectory {
       this.live.delete(sessionId);
       this.holds.delete(sessionId);
       this.options.metrics.sessions.set(this.live.size);
+    } else if (this.ownership && !this.loading.has(sessionId)) {
+      // In a cluster the session's owner deletes it (its turns stop first); another node's live
+      // lease refuses the claim with `SessionElsewhereError`, which the HTTP API passes there.
+      await this.ownership.claim(sessionId);
     }
     await this.options.store.deleteSession(sessionId);
+    await this.ownership?.release(sessionId);
   }
 
   /**
@@ -241,45 +250,55 @@ export class SessionDirectory {
    */
   async takeOverExpired(): Promise<number> {
     const ownership = this.ownership;
-    const cluster = this.options.cluster;
     if (!ownership || this.sweeping || this.closed) return 0;
     this.sweeping = true;
     let recovered = 0;
     try {
-      const expired = await this.options.cluster!.leases.expired(20);
-      for (const lease of expired) {
-        if (this.live.has(lease.sessionId) || this.loading.has(lease.sessionId)) continue;
-        // Loaded here (recovered, and a turn cut off mid hosted calls goes on), then unloaded
-        // once idle, which lets the lease go: the next client to attach anywhere loads it.
-        let fresh = false;
-        const live = await this.load(lease.sessionId, { kind: "backend" }, () => {
-          fresh = true;
-        }).catch(() => undefined);
-        if (!live) {
-          // Gone meanwhile (deleted): its lease is let go, so no sweep looks at it again.
-          await ownership
-            .claim(lease.sessionId)
-            .then(() => ownership.release(lease.sessionId))
-            .catch(() => {});
-          continue;
+      const expired = await this.options.cluster!.leases.expired(SWEEP_BATCH);
+      // A few at a time: a dead node's sessions are recovered side by side (each is a claim, a
+      // recovery and a load: round trips to the database), within a few of the pool's connections.
+      let next = 0;
+      const takeOne = async (): Promise<void> => {
+        for (let lease = expired[next++]; lease; lease = expired[next++]) {
+          if (await this.takeOver(lease, ownership)) recovered += 1;
         }
-        if (fresh) {
-          recovered += 1;
-          cluster?.onLease?.("taken_over");
-          this.options.logger.info("took over a session whose node stopped renewing its lease", {
-            sessionId: lease.sessionId,
-            from: lease.nodeId,
-            resumed: live.busy,
-          });
-        }
-        this.maybeUnload(lease.sessionId);
-      }
+      };
+      await Promise.all(Array.from({ length: Math.min(SWEEP_PARALLEL, expired.length) }, takeOne));
     } catch (error) {
       this.options.logger.warn("the takeover sweep failed; it runs again", { error });
     } finally {
       this.sweeping = false;
     }
     return recovered;
+  }
+
+  /** Takes over one session whose owner died; true when it was recovered here. */
+  private async takeOver(lease: SessionLease, ownership: SessionOwnership): Promise<boolean> {
+    if (this.live.has(lease.sessionId) || this.loading.has(lease.sessionId) || this.closed) return false;
+    // Loaded here (recovered, and a turn cut off mid hosted calls goes on), then unloaded
+    // once idle, which lets the lease go: the next client to attach anywhere loads it.
+    let fresh = false;
+    const live = await this.load(lease.sessionId, { kind: "backend" }, () => {
+      fresh = true;
+    }).catch(() => undefined);
+    if (!live) {
+      // Gone meanwhile (deleted): its lease is let go, so no sweep looks at it again.
+      await ownership
+        .claim(lease.sessionId)
+        .then(() => ownership.release(lease.sessionId))
+        .catch(() => {});
+      return false;
+    }
+    if (fresh) {
+      this.options.cluster?.onLease?.("taken_over");
+      this.options.logger.info("took over a session whose node stopped renewing its lease", {
+        sessionId: lease.sessionId,
+        from: lease.nodeId,
+        resumed: live.busy,
+      });
+    }
+    this.maybeUnload(lease.sessionId);
+    return fresh;
   }
 
   /** The session's lease went to another node: its work here stops at once. */

@@ -147,6 +147,7 @@ export function createDispatch(
     isReady: () => true,
     room: () => workerRoom(registry),
     toolLoad: (agent, tool) => registry.pickForTool(agent, tool)?.calls.size,
+    onOrphanWork: (listener) => work.watchOrphans(listener),
     async close() {
       work.close();
       tools.close();

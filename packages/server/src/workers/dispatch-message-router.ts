@@ -47,6 +47,7 @@ export class DispatchMessageRouter implements MessageRouter {
             else settle({ kind: "handled" });
           },
         },
+        request.given,
       );
       const onAbort = () => {
         // Work still waiting is withdrawn; work already on a worker finishes there, unheard.

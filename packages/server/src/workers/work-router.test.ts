@@ -239,4 +239,79 @@ describe("WorkRouter", () => {
     expect(router.queued).toBe(0);
     expect(settled).toEqual([{ kind: "dropped", error: { code: "interrupted", message: "x" } }]);
   });
+
+  it("joins work delivered again under its id on the worker that said hello still running it (a cluster's reroute), counting what it said meanwhile", async () => {
+    const registry = new WorkerRegistry();
+    const orphans: string[][] = [];
+    const router = new WorkRouter({ registry });
+    router.watchOrphans((ids) => orphans.push(ids));
+    const a = recordingWorker("a", { capacity: 2 });
+    const b = recordingWorker("b", { capacity: 2 });
+    registry.add(a);
+    registry.add(b);
+    // Another node gave `a` this work before that node died; `a` says hello here still running it.
+    router.adopt(a, ["wk_lost"]);
+    expect(orphans).toEqual([["wk_lost"]]);
+    // It answers and finishes before the owner delivers the work here again.
+    router.onFrame(a, { type: "answer", sessionId: "s_1", messageId: "m1", workId: "wk_lost" });
+    router.onFrame(a, { type: "work.done", workId: "wk_lost" });
+    expect(sentOf(a, "error")).toEqual([]);
+    const heard: string[] = [];
+    const receipt = router.submit(
+      message("m1", "s_1"),
+      { onAnswer: () => heard.push("answer"), onSettled: (o) => heard.push(o.kind) },
+      { workId: "wk_lost", attempt: 2 },
+    );
+    expect(receipt).toEqual({ status: "offered", workId: "wk_lost" });
+    await new Promise((r) => setTimeout(r, 0));
+    expect(heard).toEqual(["answer", "done"]);
+    // Nobody was offered it: it ran once, on `a`.
+    expect([...sentOf(a, "work.offered"), ...sentOf(b, "work.offered")]).toEqual([]);
+
+    // Work still running is joined too: its later work.done settles it.
+    router.adopt(b, ["wk_running"]);
+    let outcome: WorkOutcome | undefined;
+    router.submit(
+      message("m2", "s_1"),
+      { onSettled: (o) => (outcome = o) },
+      { workId: "wk_running", attempt: 3 },
+    );
+    expect(sentOf(b, "work.offered")).toEqual([]);
+    router.onFrame(b, { type: "work.done", workId: "wk_running" });
+    expect(outcome).toEqual({ kind: "done", workerId: "b" });
+
+    // Work that finished while the worker was cut off is not in its hello; the frames it sends
+    // again right after the hello make it known all the same.
+    const c = recordingWorker("c", { capacity: 1 });
+    registry.add(c);
+    router.adopt(c, []);
+    router.onFrame(c, { type: "answer", sessionId: "s_1", messageId: "m4", workId: "wk_finished" });
+    router.onFrame(c, { type: "work.done", workId: "wk_finished" });
+    expect(orphans.at(-1)).toEqual(["wk_finished"]);
+    expect(sentOf(c, "error")).toEqual([]);
+    const late: string[] = [];
+    router.submit(
+      message("m4", "s_1"),
+      { onAnswer: () => late.push("answer"), onSettled: (o) => late.push(o.kind) },
+      { workId: "wk_finished", attempt: 2 },
+    );
+    await new Promise((r) => setTimeout(r, 0));
+    expect(late).toEqual(["answer", "done"]);
+    expect(sentOf(c, "work.offered")).toEqual([]);
+
+    // Work no worker here runs is offered as usual, under the id and attempt it was given.
+    router.submit(message("m3", "s_1"), {}, { workId: "wk_new", attempt: 2 });
+    expect([...sentOf(a, "work.offered"), ...sentOf(b, "work.offered")]).toEqual([
+      expect.objectContaining({ workId: "wk_new", attempt: 2 }),
+    ]);
+  });
+
+  it("keeps a single server's answer to an answer for work it never gave out: an error naming it", () => {
+    const { registry, router } = setup();
+    const a = recordingWorker("a", { capacity: 1 });
+    registry.add(a);
+    router.adopt(a, ["wk_before_restart"]);
+    router.onFrame(a, { type: "answer", sessionId: "s_1", messageId: "m1", workId: "wk_before_restart" });
+    expect(sentOf(a, "error")).toEqual([expect.objectContaining({ code: "not_found", path: "workId" })]);
+  });
 });

@@ -1,3 +1,5 @@
+// Over 400 lines: the router's one state machine (queue, offer, accept, done, answer, requeue)
+// and the join of work a cluster's node delivers again under its id belong together.
 import { randomUUID } from "node:crypto";
 import type { ServerToWorkerFrame, WireError, WorkerToServerFrame } from "@patchbay/protocol";
 import { type Logger, silentLogger } from "../observability/logger";
@@ -62,6 +64,22 @@ export interface WorkRouterOptions {
   logger?: Logger;
 }
 
+/** Work a worker runs that no ticket here knows, and what it said about it meanwhile. */
+interface Orphan {
+  worker: ConnectedWorker;
+  answered: boolean;
+  done: (WorkerToServerFrame & { type: "work.done" }) | undefined;
+}
+
+/** Orphans remembered at most (the oldest go first). */
+const MAX_ORPHANS = 1_000;
+/**
+ * How long after its hello a worker's frames about work unknown here are taken as orphans: the
+ * frames it sends again after a reconnect (`answer`, `work.done` of work that finished while it
+ * was cut off, so its hello did not list it) come right after the hello.
+ */
+const REPLAY_WINDOW_MS = 10_000;
+
 /**
  * Routes messages and incoming calls to workers: to the one with the most free slots, with the
  * slot reserved at the moment of the offer; into a bounded queue when every worker is full; and
@@ -78,6 +96,10 @@ export class WorkRouter {
   readonly #logger: Logger;
   readonly #tickets = new Map<string, Ticket>();
   readonly #queue: Ticket[] = [];
+  readonly #orphans = new Map<string, Orphan>();
+  /** When each worker last said hello (cluster mode only). */
+  readonly #helloAt = new WeakMap<ConnectedWorker, number>();
+  #onOrphans: ((workIds: string[]) => void) | undefined;
   #closed = false;
 
   constructor(options: WorkRouterOptions) {
@@ -90,6 +112,16 @@ export class WorkRouter {
     this.#logger = options.logger ?? silentLogger;
   }
 
+  /**
+   * Cluster mode: `listener` hears of work a worker says in its hello it still runs that this
+   * router never gave out (another node gave it before that node died; docs/cluster.md). Its owner
+   * delivers it here again under its id (`submit`'s `given`), and the worker's run is joined, not
+   * started twice. Without a listener such work is only the worker's (its slots stay taken).
+   */
+  watchOrphans(listener: (workIds: string[]) => void): void {
+    this.#onOrphans = listener;
+  }
+
   /** Work waiting for a free worker. */
   get queued(): number {
     return this.#queue.length;
@@ -100,10 +132,16 @@ export class WorkRouter {
     return this.#tickets.size - this.#queue.length;
   }
 
-  /** Hands work to a worker now, queues it, or drops it (and says why). */
-  submit(work: WorkPayload, hooks: WorkHooks = {}): WorkReceipt {
+  /**
+   * Hands work to a worker now, queues it, or drops it (and says why). `given` is work delivered
+   * again under the id and attempt another node gave it (a cluster's reroute): a worker here that
+   * still runs it keeps it, and what it already said about it counts.
+   */
+  submit(work: WorkPayload, hooks: WorkHooks = {}, given?: { workId: string; attempt: number }): WorkReceipt {
     const kind = work.kind;
-    const workId = `wk_${randomUUID()}`;
+    const workId = given?.workId ?? `wk_${randomUUID()}`;
+    const joined = given ? this.#join(work, hooks, given) : undefined;
+    if (joined) return joined;
     const drop = (error: WireError): WorkReceipt => {
       this.#metrics?.work.inc({ kind, event: "dropped" });
       this.#logger.info("dispatch work dropped", { workId, kind, code: error.code });
@@ -119,7 +157,7 @@ export class WorkRouter {
     const ticket: Ticket = {
       workId,
       work,
-      attempt: 1,
+      attempt: given?.attempt ?? 1,
       state: "queued",
       worker: undefined,
       refusedBy: new Set(),
@@ -169,6 +207,12 @@ export class WorkRouter {
       case "answer": {
         const ticket =
           frame.workId === undefined ? this.#byMessageId(frame.messageId) : this.#tickets.get(frame.workId);
+        const orphan = ticket || frame.workId === undefined ? undefined : this.#orphan(worker, frame.workId);
+        if (!ticket && orphan?.worker === worker) {
+          // Its owner will deliver it here again; the answer counts then.
+          orphan.answered = true;
+          return;
+        }
         const refuse = (code: string, message: string, path: string) =>
           worker.send({ type: "error", code, message, path });
         // An answer nobody waits for is an error the worker hears about, never a silent no-op.
@@ -206,21 +250,32 @@ export class WorkRouter {
    * nothing it runs is handed out twice; then waiting work may fit.
    */
   adopt(worker: ConnectedWorker, running: readonly string[]): void {
+    const orphans: string[] = [];
+    if (this.#onOrphans) this.#helloAt.set(worker, Date.now());
     for (const workId of running) {
       worker.reserved.add(workId);
       const ticket = this.#tickets.get(workId);
-      if (!ticket) continue;
+      if (!ticket) {
+        if (!this.#onOrphans) continue;
+        this.#orphans.delete(workId);
+        this.#orphans.set(workId, { worker, answered: false, done: undefined });
+        if (this.#orphans.size > MAX_ORPHANS) this.#orphans.delete(this.#orphans.keys().next().value!);
+        orphans.push(workId);
+        continue;
+      }
       if (ticket.state === "queued") this.#unqueue(ticket);
       else if (ticket.worker !== undefined && ticket.worker.id !== worker.id) continue;
       ticket.state = "accepted";
       ticket.worker = worker;
       this.#arm(ticket, this.#workTimeoutMs, () => this.#workTimedOut(ticket, worker));
     }
+    if (orphans.length > 0) this.#onOrphans?.(orphans);
     this.pump();
   }
 
   /** A worker went away: what it had not finished is offered again, before anything newer. */
   onWorkerGone(worker: ConnectedWorker): void {
+    for (const [workId, orphan] of this.#orphans) if (orphan.worker === worker) this.#orphans.delete(workId);
     const orphans = [...this.#tickets.values()].filter((t) => t.worker === worker && t.state !== "queued");
     for (const ticket of orphans.reverse()) {
       clearTimeout(ticket.deadline);
@@ -262,6 +317,69 @@ export class WorkRouter {
         error: { code: "unavailable", message: "the server is shutting down" },
       });
     }
+  }
+
+  /**
+   * Work delivered again under its id (`submit`'s `given`) that a worker here still runs, or
+   * finished since it said hello: that worker keeps it, no second worker gets it.
+   */
+  #join(
+    work: WorkPayload,
+    hooks: WorkHooks,
+    given: { workId: string; attempt: number },
+  ): WorkReceipt | undefined {
+    const orphan = this.#orphans.get(given.workId);
+    if (!orphan || !this.#registry.isCurrent(orphan.worker)) return undefined;
+    this.#orphans.delete(given.workId);
+    const { worker } = orphan;
+    const ticket: Ticket = {
+      workId: given.workId,
+      work,
+      attempt: given.attempt,
+      state: "accepted",
+      worker,
+      refusedBy: new Set(),
+      hooks,
+      answered: false,
+      queueTimer: undefined,
+      deadline: undefined,
+    };
+    this.#tickets.set(given.workId, ticket);
+    this.#logger.info("dispatch work joined on the worker still running it", {
+      workId: given.workId,
+      worker: worker.id,
+    });
+    if (!orphan.done) {
+      worker.reserved.add(given.workId);
+      this.#arm(ticket, this.#workTimeoutMs, () => this.#workTimedOut(ticket, worker));
+    }
+    // What the worker said meanwhile counts, once the submitter has its receipt.
+    queueMicrotask(() => {
+      if (orphan.answered && !ticket.answered) {
+        ticket.answered = true;
+        hooks.onAnswer?.();
+      }
+      if (orphan.done) this.#onDone(worker, orphan.done);
+    });
+    return { status: "offered", workId: given.workId };
+  }
+
+  /**
+   * The orphan record of work unknown here: the one made at the worker's hello, or, for a frame
+   * it sends again right after its hello about work that finished while it was cut off (so its
+   * hello did not list it), a new one, told to the cluster like those of the hello.
+   */
+  #orphan(worker: ConnectedWorker, workId: string): Orphan | undefined {
+    const known = this.#orphans.get(workId);
+    if (known) return known;
+    const helloAt = this.#helloAt.get(worker);
+    if (!this.#onOrphans || helloAt === undefined || Date.now() - helloAt > REPLAY_WINDOW_MS)
+      return undefined;
+    const orphan: Orphan = { worker, answered: false, done: undefined };
+    this.#orphans.set(workId, orphan);
+    if (this.#orphans.size > MAX_ORPHANS) this.#orphans.delete(this.#orphans.keys().next().value!);
+    this.#onOrphans([workId]);
+    return orphan;
   }
 
   #offer(ticket: Ticket): boolean {
@@ -322,6 +440,8 @@ export class WorkRouter {
     worker.reserved.delete(frame.workId);
     const ticket = this.#tickets.get(frame.workId);
     if (!ticket) {
+      const orphan = this.#orphan(worker, frame.workId);
+      if (orphan?.worker === worker) orphan.done = frame;
       this.pump();
       return;
     }

@@ -1,0 +1,86 @@
+import { describe, expect, it } from "vitest";
+import { silentLogger } from "../observability/logger";
+import { ClusterHttp } from "./cluster-http";
+import { MemoryBusHub } from "./memory-bus";
+
+// The bus side of HTTP requests passed to a session's owner, on the in-process bus: the answer
+// comes back, and each way it cannot names what went wrong (the whole route runs in
+// cluster-mode.test.ts, over real processes in packages/e2e/test/cluster-failover.test.ts).
+const request = (body: unknown = { commandId: "c_1", text: "hello" }) => ({
+  method: "POST",
+  path: "/v1/sessions/s_1/messages",
+  search: "",
+  principal: { kind: "backend" as const },
+  body,
+});
+
+function pair(answerTimeoutMs = 2_000) {
+  const hub = new MemoryBusHub();
+  const edgeBus = hub.connect();
+  const ownerBus = hub.connect();
+  const edge = new ClusterHttp({ bus: edgeBus, nodeId: "n_edge", logger: silentLogger, answerTimeoutMs });
+  const owner = new ClusterHttp({ bus: ownerBus, nodeId: "n_owner", logger: silentLogger });
+  return { edge, owner, edgeBus, ownerBus };
+}
+
+describe("ClusterHttp", () => {
+  it("passes a request to the owner and brings back its status and body", async () => {
+    const { edge, owner } = pair();
+    const seen: unknown[] = [];
+    owner.serve(async (forwarded) => {
+      seen.push(forwarded);
+      return { status: 202, body: { commandId: "c_1", duplicate: false } };
+    });
+    expect(await edge.forward("n_owner", request(), Date.now() + 10_000)).toEqual({
+      status: 202,
+      body: { commandId: "c_1", duplicate: false },
+    });
+    expect(seen).toEqual([request()]);
+    // A handler that throws is a 500 to the caller, not a request left hanging.
+    owner.serve(async () => {
+      throw new Error("boom");
+    });
+    expect(await edge.forward("n_owner", request(), Date.now())).toMatchObject({
+      status: 500,
+      body: { error: { code: "internal" } },
+    });
+  });
+
+  it("answers `unavailable` at once, with the lease's time left, when the owner's process is gone", async () => {
+    const { edge } = pair(5_000);
+    const asked = Date.now();
+    const error = await edge.forward("n_owner", request(), Date.now() + 1_200).catch((e: unknown) => e);
+    expect(Date.now() - asked).toBeLessThan(1_000);
+    expect(error).toMatchObject({
+      code: "unavailable",
+      path: "sessionId",
+      message: expect.stringMatching(/session s_1 \(n_owner\) is gone; .*\(in about \d+ ms/),
+      retryAfterMs: expect.any(Number),
+    });
+    expect((error as { retryAfterMs: number }).retryAfterMs).toBeGreaterThan(500);
+  });
+
+  it("answers `unavailable` naming the bound when a live owner does not answer in time", async () => {
+    const { edge, ownerBus } = pair(100);
+    ownerBus.subscribe("patchbay.node.n_owner.http", () => {});
+    await expect(edge.forward("n_owner", request(), Date.now() + 10_000)).rejects.toMatchObject({
+      code: "unavailable",
+      message: expect.stringMatching(/did not answer within 100 ms; retry \(with the same commandId/),
+    });
+  });
+
+  it("refuses a request over the bus's max_payload, and any while this node's bus is down", async () => {
+    const { edge, edgeBus } = pair();
+    Object.defineProperty(edgeBus, "maxPayloadBytes", { value: 200 });
+    await expect(edge.forward("n_owner", request({ text: "x".repeat(300) }), 0)).rejects.toMatchObject({
+      code: "payload_too_large",
+      path: "body",
+      message: expect.stringMatching(/at most 200 bytes \(NATS max_payload\), this one is \d+/),
+    });
+    edgeBus.disconnect();
+    await expect(edge.forward("n_owner", request(), 0)).rejects.toMatchObject({
+      code: "unavailable",
+      message: expect.stringMatching(/lost its connection to the cluster's bus/),
+    });
+  });
+});

@@ -1,0 +1,125 @@
+import { ServerError } from "../errors";
+import type { ForwardedReply, ForwardedRequest, RequestForwarding } from "../http/forwarded-request";
+import type { Logger } from "../observability/logger";
+import type { Bus } from "./bus";
+
+// HTTP requests about a session another node owns (docs/cluster.md, "HTTP on any node"): the node
+// the request reached asks the owner over the bus (request/reply, bounded) and answers with the
+// owner's status and body. The owner runs the same route as for its own callers, so the session
+// keeps one writer. An owner whose process died has no subscriptions left and NATS says so at
+// once ("no responders"): the caller hears `unavailable` with the lease's remaining time, after
+// which the next request takes the session over wherever it lands.
+
+const httpSubject = (node: string) => `patchbay.node.${node}.http`;
+
+/** Options of {@link ClusterHttp}. */
+export interface ClusterHttpOptions {
+  bus: Bus;
+  nodeId: string;
+  logger: Logger;
+  /** How long the owner may take to answer a forwarded request (default 5 000 ms). */
+  answerTimeoutMs?: number;
+}
+
+/** A `ServerError` whose caller may retry after `retryAfterMs` (the HTTP answer's `retry-after`). */
+export class RetryLaterError extends ServerError {
+  constructor(
+    code: string,
+    message: string,
+    readonly retryAfterMs: number,
+  ) {
+    super(code, message, { path: "sessionId" });
+    this.name = "RetryLaterError";
+  }
+}
+
+/** {@link RequestForwarding} over the cluster's bus. */
+export class ClusterHttp implements RequestForwarding {
+  private stop: (() => void) | undefined;
+  private readonly timeoutMs: number;
+
+  constructor(private readonly options: ClusterHttpOptions) {
+    this.timeoutMs = options.answerTimeoutMs ?? 5_000;
+  }
+
+  async forward(owner: string, request: ForwardedRequest, leaseExpiresAt: number): Promise<ForwardedReply> {
+    const sessionId = /^\/v1\/sessions\/([^/]+)/.exec(request.path)?.[1] ?? "(unknown)";
+    if (this.options.bus.status !== "connected") {
+      throw new RetryLaterError(
+        "unavailable",
+        `session ${sessionId} is served by node ${owner}, and this node lost its connection to the cluster's bus; send the request to another node`,
+        1_000,
+      );
+    }
+    const data = JSON.stringify(request);
+    const max = this.options.bus.maxPayloadBytes ?? Number.POSITIVE_INFINITY;
+    if (Buffer.byteLength(data) > max) {
+      throw new ServerError(
+        "payload_too_large",
+        `session ${sessionId} is served by node ${owner}; a request passed to it over the cluster's bus may be at most ${max} bytes (NATS max_payload), this one is ${Buffer.byteLength(data)}`,
+        { path: "body" },
+      );
+    }
+    const started = Date.now();
+    let answer: string;
+    try {
+      answer = await this.options.bus.request(httpSubject(owner), data, { timeoutMs: this.timeoutMs });
+    } catch (error) {
+      const elapsed = Date.now() - started;
+      this.options.logger.warn("the owner of a session did not answer a request passed to it", {
+        sessionId,
+        owner,
+        method: request.method,
+        elapsedMs: elapsed,
+        error,
+      });
+      if (elapsed < this.timeoutMs) {
+        // No responders: the owner's process is gone. Its lease runs out, then any node takes over.
+        const left = Math.max(0, leaseExpiresAt - Date.now());
+        throw new RetryLaterError(
+          "unavailable",
+          `the node serving session ${sessionId} (${owner}) is gone; another node takes the session over once its lease runs out (in about ${left} ms): retry then`,
+          Math.max(500, left),
+        );
+      }
+      throw new RetryLaterError(
+        "unavailable",
+        `the node serving session ${sessionId} (${owner}) did not answer within ${this.timeoutMs} ms; retry (with the same commandId, a message or reply is not run twice)`,
+        1_000,
+      );
+    }
+    return JSON.parse(answer) as ForwardedReply;
+  }
+
+  serve(handler: (request: ForwardedRequest) => Promise<ForwardedReply>): void {
+    this.stop?.();
+    this.stop = this.options.bus.subscribe(httpSubject(this.options.nodeId), (message) => {
+      let request: ForwardedRequest;
+      try {
+        request = JSON.parse(message.data) as ForwardedRequest;
+      } catch {
+        return;
+      }
+      void handler(request).then(
+        (reply) => message.reply(JSON.stringify(reply)),
+        (error: unknown) => {
+          this.options.logger.error("a request another node passed here failed", {
+            path: request.path,
+            error,
+          });
+          message.reply(
+            JSON.stringify({
+              status: 500,
+              body: { error: { code: "internal", message: "the session's node failed to answer" } },
+            }),
+          );
+        },
+      );
+    });
+  }
+
+  close(): void {
+    this.stop?.();
+    this.stop = undefined;
+  }
+}
