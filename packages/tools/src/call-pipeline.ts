@@ -6,6 +6,7 @@ import { type RunHost, runStep } from "./call-step-run";
 import { type ConfirmHost, confirmStep } from "./call-step-when";
 import { armTimeout } from "./call-timers";
 import type { CompiledTool } from "./tool-definition";
+import type { ValidationResult } from "./validate-arguments";
 
 /** The approval step (call-step-approve.ts), passed in so an executor without one carries none. */
 export type ApproveStep = (
@@ -25,31 +26,58 @@ export interface PipelineHost extends ParseHost, ApproveHost, ConfirmHost, RunHo
 
 /**
  * A call's way from arrival to result: parse → approve (unless decided upstream, where only a
- * conditional approval's `when` and `confirmApproval` run) → (timeout
- * starts) → slots → run. Each
+ * conditional approval's `when` and `confirmApproval` run) → (timeout starts) → slots → run. Each
  * step ends the call itself when it cannot go on; every await is followed by a look at whether
  * the call ended meanwhile. The timeout starts after the approval, so it counts the wait for
- * slots but not the user's answer.
+ * slots but not the user's answer. Steps that answer at once (a synchronous schema, no approval,
+ * a free slot) are not awaited: a call that needs none of the waits reaches `run` in the same
+ * microtask. Returns a promise only when a step had to wait.
  */
-export async function runPipeline(host: PipelineHost, state: CallState): Promise<void> {
+export function runPipeline(host: PipelineHost, state: CallState): void | Promise<void> {
   const tool = findTool(host, state);
   if (tool === undefined) return;
   // Arguments checked before (ExecuteOptions.checkedArguments) are not parsed again.
-  const parsed = state.checkedArguments
-    ? ({ ok: true, value: state.checkedArguments.value } as const)
-    : await tool.parameters.parse(state.call.arguments);
+  if (state.checkedArguments)
+    return afterParse(host, state, tool, { ok: true, value: state.checkedArguments.value });
+  const parsed = tool.parameters.parse(state.call.arguments);
+  return isPromise(parsed)
+    ? parsed.then((result) => afterParse(host, state, tool, result))
+    : afterParse(host, state, tool, parsed);
+}
+
+function afterParse(
+  host: PipelineHost,
+  state: CallState,
+  tool: CompiledTool,
+  parsed: ValidationResult<unknown>,
+): void | Promise<void> {
   if (state.settled || !acceptArguments(host, state, parsed)) return;
-  const approval = tool.spec.approval;
-  if (approval) {
-    // Approved upstream (no approve step): only a conditional approval is decided here.
-    const allowed = host.approve
-      ? await host.approve(host, state, tool, parsed.value)
-      : !approval.conditional || (await confirmStep(host, state, tool, parsed.value));
-    if (!allowed) return;
-  }
-  if (state.settled) return;
+  if (tool.spec.approval) return approveThenRun(host, state, tool, parsed.value);
+  return startRun(host, state, tool, parsed.value);
+}
+
+async function approveThenRun(host: PipelineHost, state: CallState, tool: CompiledTool, args: unknown) {
+  const approval = tool.spec.approval!;
+  // Approved upstream (no approve step): only a conditional approval is decided here.
+  const allowed = host.approve
+    ? await host.approve(host, state, tool, args)
+    : !approval.conditional || (await confirmStep(host, state, tool, args));
+  if (!allowed || state.settled) return;
+  await startRun(host, state, tool, args);
+}
+
+function startRun(
+  host: PipelineHost,
+  state: CallState,
+  tool: CompiledTool,
+  args: unknown,
+): void | Promise<void> {
   armTimeout(host, state, state.explicitTimeoutMs || (tool.definition.timeoutMs ?? host.defaultTimeoutMs));
   const slots = acquireSlots(state, tool, host.caps);
-  if (slots !== true && !(await slots)) return;
-  await runStep(host, state, tool, parsed.value);
+  if (slots === true) return runStep(host, state, tool, args);
+  return slots.then((held) => (held ? runStep(host, state, tool, args) : undefined));
+}
+
+function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
+  return typeof (value as { then?: unknown } | null)?.then === "function";
 }

@@ -7,7 +7,8 @@ import { holdCall } from "./call-hold";
 import { type ApproveStep, type PipelineHost, runPipeline } from "./call-pipeline";
 import { releaseAll, type SlotCaps, ToolSlots } from "./call-slots";
 import { abortCall, abortError, CallState } from "./call-state";
-import { clearTimers, touch } from "./call-timers";
+import { CallTimeouts } from "./call-timeouts";
+import { clearTimers, expireTimeout, touch } from "./call-timers";
 import { assertPositiveInteger, ToolsError } from "./errors";
 import { type IdempotencyStore, InMemoryIdempotencyStore } from "./idempotency-store";
 import { interruptCancels } from "./interrupt-rule";
@@ -44,6 +45,7 @@ export class CallRunner implements PipelineHost {
   readonly confirmApproval: ToolExecutorOptions["confirmApproval"];
   readonly approve: ApproveStep | undefined;
   readonly now: () => number;
+  readonly timeouts: CallTimeouts;
   readonly #events: EventEmitter<ToolExecutorEvents>;
   readonly #store: IdempotencyStore;
   readonly #scheduleProgress: (flush: () => void) => void;
@@ -81,6 +83,7 @@ export class CallRunner implements PipelineHost {
     };
     this.#scheduleProgress = options.scheduleProgress ?? ((flush) => void setTimeout(flush, 0));
     this.now = options.now ?? Date.now;
+    this.timeouts = new CallTimeouts(this.now, (state) => expireTimeout(this, state));
     this.confirmHold = options.confirmHold;
     this.confirmApproval = options.confirmApproval;
   }
@@ -172,7 +175,8 @@ export class CallRunner implements PipelineHost {
       state.detach = () => signal.removeEventListener("abort", onAbort);
     }
     try {
-      await runPipeline(this, state);
+      const waiting = runPipeline(this, state);
+      if (waiting !== undefined) await waiting;
     } catch (error) {
       this.finish(state, "failed", {
         text: Sentences.failed(state.call.name, messageOf(error)),

@@ -1,15 +1,23 @@
 import type { CallState } from "./call-state";
+import type { CallTimeouts } from "./call-timeouts";
 import * as Sentences from "./model-sentences";
 
 /** What a fired timer asks of the executor. */
 export interface TimerHost {
+  /** The executor's calls waiting for their timeout (one timer per duration). */
+  readonly timeouts: CallTimeouts;
   timeOut(state: CallState, text: string, code: "timed_out" | "idle_timeout"): void;
 }
 
 /** Starts the call's timeout (it counts the wait for slots too). */
 export function armTimeout(host: TimerHost, state: CallState, timeoutMs: number): void {
   state.timeoutMs = timeoutMs;
-  state.timeoutTimer = setTimeout(fireTimeout, timeoutMs, host, state);
+  host.timeouts.arm(state, timeoutMs);
+}
+
+/** Ends a call whose timeout passed (what {@link CallTimeouts} calls). */
+export function expireTimeout(host: TimerHost, state: CallState): void {
+  host.timeOut(state, Sentences.timedOut(state.call.name, state.timeoutMs), "timed_out");
 }
 
 /** Starts, or starts again, the call's idle timeout. */
@@ -26,16 +34,12 @@ export function touch(host: TimerHost, state: CallState): void {
 }
 
 export function clearTimers(state: CallState): void {
-  if (state.timeoutTimer !== undefined) clearTimeout(state.timeoutTimer);
+  state.timeoutList?.remove(state);
   if (state.idleTimer !== undefined) clearTimeout(state.idleTimer);
 }
 
 // Timer callbacks are module functions that get the host and the call as arguments, so arming a
 // timer makes no closure.
-function fireTimeout(host: TimerHost, state: CallState): void {
-  host.timeOut(state, Sentences.timedOut(state.call.name, state.timeoutMs), "timed_out");
-}
-
 function fireIdle(host: TimerHost, state: CallState): void {
   host.timeOut(state, Sentences.idleTimedOut(state.call.name, state.idleMs), "idle_timeout");
 }

@@ -5,11 +5,11 @@
 import { useLightSignals } from "./call-state";
 import { lightSignalOf } from "./light-signal";
 import { useJsonSchemaValidator, useZodFallback } from "./tool-parameters";
-import { validateArguments } from "./validate-arguments";
+import { validateArgumentsFast } from "./validate-arguments-fast";
 import { compileZodFallback } from "./zod-fallback";
 
 useZodFallback(compileZodFallback);
-useJsonSchemaValidator(validateArguments);
+useJsonSchemaValidator(validateArgumentsFast);
 useLightSignals(lightSignalOf);
 
 export { RecentMap } from "@patchbay/protocol/runtime";

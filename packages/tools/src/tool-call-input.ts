@@ -38,18 +38,56 @@ export function toCall(input: ToolCallInput): NormalizedToolCall {
   ) {
     return input as NormalizedToolCall;
   }
-  const parsed = parseToolArguments(input.arguments);
+  const args = input.arguments;
+  if (typeof args === "object" && args !== null && !Array.isArray(args)) {
+    return new ObjectArgumentsCall(
+      input.id,
+      "index" in input && typeof input.index === "number" ? input.index : 0,
+      input.name,
+      args,
+      input.argumentsError,
+    );
+  }
+  const parsed = parseToolArguments(args);
   const call: NormalizedToolCall = {
     id: input.id,
     index: "index" in input && typeof input.index === "number" ? input.index : 0,
     name: input.name,
     arguments: parsed.arguments,
-    // Made only if read: for arguments given as an object it is their JSON text.
-    get rawArguments() {
-      return parsed.raw;
-    },
+    rawArguments: parsed.raw,
   };
   const argumentsError = input.argumentsError ?? parsed.error;
   if (argumentsError !== undefined) call.argumentsError = argumentsError;
   return call;
+}
+
+/**
+ * A call whose arguments came as an object (the common case), taken as they are: their JSON text
+ * is made only if read. A class, so every such call shares one shape and one getter (an object
+ * literal with a getter makes a new getter, and a new hidden class, per call).
+ */
+class ObjectArgumentsCall implements NormalizedToolCall {
+  readonly id: string;
+  readonly index: number;
+  readonly name: string;
+  readonly arguments: Record<string, unknown>;
+  argumentsError: string | undefined;
+
+  constructor(
+    id: string,
+    index: number,
+    name: string,
+    args: Record<string, unknown>,
+    argumentsError: string | undefined,
+  ) {
+    this.id = id;
+    this.index = index;
+    this.name = name;
+    this.arguments = args;
+    this.argumentsError = argumentsError;
+  }
+
+  get rawArguments(): string {
+    return JSON.stringify(this.arguments);
+  }
 }

@@ -154,6 +154,28 @@ describe("zod 4 wording", () => {
     expect(await issues(schema, { seats: 10 })).toEqual(["seats: at most 9 seats per booking"]);
   });
 
+  it("parses a synchronous schema without a promise, and one found asynchronous asynchronously from then on", async () => {
+    const sync = compileParameters(z.object({ seats: z.number().max(9) }));
+    expect(sync.parse({ seats: 2 })).toEqual({ ok: true, value: { seats: 2 } });
+    expect(await sync.parse({ seats: 10 })).toMatchObject({ ok: false });
+    let checks = 0;
+    const asynchronous = compileParameters(
+      z.object({
+        id: z.string().refine(async (id) => {
+          checks++;
+          return id.startsWith("A");
+        }),
+      }),
+    );
+    const first = asynchronous.parse({ id: "A1" });
+    expect(first).toBeInstanceOf(Promise);
+    expect(await first).toEqual({ ok: true, value: { id: "A1" } });
+    // The synchronous try met the async refinement too (zod calls it before it gives up).
+    expect(checks).toBe(2);
+    expect(await asynchronous.parse({ id: "A2" })).toEqual({ ok: true, value: { id: "A2" } });
+    expect(checks).toBe(3);
+  });
+
   it("runs async refinements", async () => {
     const schema = z.object({ id: z.string().refine(async (id) => id.startsWith("A"), "unknown id") });
     expect(await issues(schema, { id: "B1" })).toEqual(["id: unknown id"]);

@@ -34,6 +34,7 @@ interface Zod4Like {
     value: unknown,
     params?: { error?: (issue: ZodIssueLike) => string | undefined },
   ) => Promise<SafeParseResult>;
+  safeParse?: (value: unknown) => SafeParseResult;
 }
 
 interface Zod3Like {
@@ -140,17 +141,36 @@ export function compileParameters(parameters: unknown): CompiledParameters {
     }
     const jsonSchema = withoutDialect(generated);
     if (jsonSchema.type !== "object") throw new Error(notObject(jsonSchema));
-    const parse = parameters.safeParseAsync.bind(parameters);
+    const parseAsync = parameters.safeParseAsync.bind(parameters);
+    const parseSync = parameters.safeParse?.bind(parameters);
+    // Only a refused call needs the wording (zod-issues.ts, a chunk of its own in a page's
+    // bundle): it parses once more with the error map, which sees each issue's input.
+    const refused = async (args: Record<string, unknown>): Promise<ValidationResult<unknown>> => {
+      const { fromIssues, zod4IssueMessage } = await import("./zod-issues");
+      return fromIssues(await parseAsync(args, { error: zod4IssueMessage }));
+    };
+    const viaAsync = async (args: Record<string, unknown>): Promise<ValidationResult<unknown>> => {
+      const result = await parseAsync(args);
+      return result.success ? { ok: true, value: result.data } : refused(args);
+    };
+    // A synchronous parse costs no promise, so a schema is parsed synchronously until it turns
+    // out to need the asynchronous one (an async refinement or transform: zod throws its
+    // `$ZodAsyncError`), and asynchronously from then on.
+    let asynchronous = parseSync === undefined;
     return {
       kind: "zod4",
       jsonSchema: jsonSchema as JsonSchemaObject,
-      parse: async (args) => {
-        const result = await parse(args);
-        if (result.success) return { ok: true, value: result.data };
-        // Only a refused call needs the wording (zod-issues.ts, a chunk of its own in a page's
-        // bundle): it parses once more with the error map, which sees each issue's input.
-        const { fromIssues, zod4IssueMessage } = await import("./zod-issues");
-        return fromIssues(await parse(args, { error: zod4IssueMessage }));
+      parse: (args) => {
+        if (asynchronous) return viaAsync(args);
+        let result: SafeParseResult;
+        try {
+          result = parseSync!(args);
+        } catch (error) {
+          if (!isZodAsyncError(error)) throw error;
+          asynchronous = true;
+          return viaAsync(args);
+        }
+        return result.success ? { ok: true, value: result.data } : refused(args);
       },
     };
   }
@@ -184,6 +204,11 @@ export function compileParameters(parameters: unknown): CompiledParameters {
     jsonSchema: jsonSchema as JsonSchemaObject,
     parse: async (args) => (await loading).validateArguments(jsonSchema, args),
   };
+}
+
+/** zod 4's error for a synchronous parse of a schema that needs the asynchronous one. */
+function isZodAsyncError(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith("Encountered Promise during synchronous parse");
 }
 
 /** The reason a schema that does not describe an object is refused. */
