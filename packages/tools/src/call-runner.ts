@@ -1,6 +1,5 @@
 import type { ConversationItem, NormalizedToolCall, ToolOutcome, User } from "@patchbay/protocol";
 import type { EventEmitter } from "@patchbay/protocol/runtime";
-import { RecentMap } from "@patchbay/protocol/runtime";
 import type { ApprovalGate } from "./approval-gate";
 import { type Ending, messageOf, resultOf } from "./call-ending";
 import { holdCall } from "./call-hold";
@@ -9,6 +8,7 @@ import { releaseAll, type SlotCaps, ToolSlots } from "./call-slots";
 import { abortCall, abortError, CallState } from "./call-state";
 import { CallTimeouts } from "./call-timeouts";
 import { clearTimers, expireTimeout, touch } from "./call-timers";
+import { DeliveryCounts } from "./delivery-counts";
 import { assertPositiveInteger, ToolsError } from "./errors";
 import { type IdempotencyStore, InMemoryIdempotencyStore } from "./idempotency-store";
 import { interruptCancels } from "./interrupt-rule";
@@ -50,7 +50,7 @@ export class CallRunner implements PipelineHost {
   readonly #store: IdempotencyStore;
   readonly #scheduleProgress: (flush: () => void) => void;
   readonly #active = new Map<string, CallState>();
-  readonly #deliveries = new RecentMap<number>(MAX_TRACKED_DELIVERIES);
+  readonly #deliveries = new DeliveryCounts(MAX_TRACKED_DELIVERIES);
 
   constructor(
     options: ToolExecutorOptions,
@@ -141,8 +141,8 @@ export class CallRunner implements PipelineHost {
   }
 
   #countDelivery(id: string, explicit: number | undefined): number {
-    const count = Math.max((this.#deliveries.get(id) ?? 0) + 1, explicit ?? 0);
-    this.#deliveries.set(id, count);
+    const count = this.#deliveries.count(id);
+    if (explicit !== undefined && explicit > count) this.#deliveries.raise(id, explicit);
     return explicit ?? count;
   }
 
