@@ -31,7 +31,8 @@ export interface PipelineHost extends ParseHost, ApproveHost, ConfirmHost, RunHo
  * the call ended meanwhile. The timeout starts after the approval, so it counts the wait for
  * slots but not the user's answer. Steps that answer at once (a synchronous schema, no approval,
  * a free slot) are not awaited: a call that needs none of the waits reaches `run` in the same
- * microtask. Returns a promise only when a step had to wait.
+ * microtask. Returns a promise only when a step had to wait; it never rejects: what throws where
+ * it should not ends the call as failed (`failInternally`). A synchronous throw is the caller's.
  */
 export function runPipeline(host: PipelineHost, state: CallState): void | Promise<void> {
   const tool = findTool(host, state);
@@ -41,7 +42,10 @@ export function runPipeline(host: PipelineHost, state: CallState): void | Promis
     return afterParse(host, state, tool, { ok: true, value: state.checkedArguments.value });
   const parsed = tool.parameters.parse(state.call.arguments);
   return isPromise(parsed)
-    ? parsed.then((result) => afterParse(host, state, tool, result))
+    ? parsed.then(
+        (result) => afterParse(host, state, tool, result),
+        (error: unknown) => host.failInternally(state, error),
+      )
     : afterParse(host, state, tool, parsed);
 }
 
@@ -51,19 +55,27 @@ function afterParse(
   tool: CompiledTool,
   parsed: ValidationResult<unknown>,
 ): void | Promise<void> {
-  if (state.settled || !acceptArguments(host, state, parsed)) return;
-  if (tool.spec.approval) return approveThenRun(host, state, tool, parsed.value);
-  return startRun(host, state, tool, parsed.value);
+  try {
+    if (state.settled || !acceptArguments(host, state, parsed)) return;
+    if (tool.spec.approval) return approveThenRun(host, state, tool, parsed.value);
+    return startRun(host, state, tool, parsed.value);
+  } catch (error) {
+    host.failInternally(state, error);
+  }
 }
 
 async function approveThenRun(host: PipelineHost, state: CallState, tool: CompiledTool, args: unknown) {
-  const approval = tool.spec.approval!;
-  // Approved upstream (no approve step): only a conditional approval is decided here.
-  const allowed = host.approve
-    ? await host.approve(host, state, tool, args)
-    : !approval.conditional || (await confirmStep(host, state, tool, args));
-  if (!allowed || state.settled) return;
-  await startRun(host, state, tool, args);
+  try {
+    const approval = tool.spec.approval!;
+    // Approved upstream (no approve step): only a conditional approval is decided here.
+    const allowed = host.approve
+      ? await host.approve(host, state, tool, args)
+      : !approval.conditional || (await confirmStep(host, state, tool, args));
+    if (!allowed || state.settled) return;
+    await startRun(host, state, tool, args);
+  } catch (error) {
+    host.failInternally(state, error);
+  }
 }
 
 function startRun(
@@ -75,7 +87,10 @@ function startRun(
   armTimeout(host, state, state.explicitTimeoutMs || (tool.definition.timeoutMs ?? host.defaultTimeoutMs));
   const slots = acquireSlots(state, tool, host.caps);
   if (slots === true) return runStep(host, state, tool, args);
-  return slots.then((held) => (held ? runStep(host, state, tool, args) : undefined));
+  return slots.then(
+    (held) => (held ? runStep(host, state, tool, args) : undefined),
+    (error: unknown) => host.failInternally(state, error),
+  );
 }
 
 function isPromise<T>(value: T | Promise<T>): value is Promise<T> {

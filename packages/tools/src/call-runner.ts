@@ -109,7 +109,7 @@ export class CallRunner implements PipelineHost {
     if (options?.timeoutMs !== undefined) state.explicitTimeoutMs = options.timeoutMs;
     if (options?.checkedArguments !== undefined) state.checkedArguments = options.checkedArguments;
     this.#active.set(call.id, state);
-    void this.#begin(state, options?.signal);
+    this.#begin(state, options?.signal);
     return state.promise;
   }
 
@@ -146,47 +146,69 @@ export class CallRunner implements PipelineHost {
     return explicit ?? count;
   }
 
-  async #begin(state: CallState, signal: AbortSignal | undefined): Promise<void> {
-    let stored: ToolExecutionResult | undefined;
+  // The idempotency store is asked at once; the call goes on a microtask later (never inside
+  // `execute`), or when an asynchronous store answers. No async frame waits for the call.
+  #begin(state: CallState, signal: AbortSignal | undefined): void {
+    let stored: ToolExecutionResult | undefined | Promise<ToolExecutionResult | undefined>;
     try {
-      stored = await this.#store.get(state.storeKey);
+      stored = this.#store.get(state.storeKey);
     } catch (error) {
-      // Running without knowing whether the call already ran could repeat a side effect.
-      this.finish(state, "failed", {
-        text: Sentences.lookupFailed(state.call.name),
-        code: "idempotency_store_failed",
-        message: messageOf(error),
-      });
+      this.#lookupFailed(state, error);
       return;
     }
-    if (stored) {
-      state.settled = true;
-      this.#active.delete(state.call.id);
-      state.resolve({ ...stored, attempt: state.attempt });
-      return;
+    if (typeof (stored as { then?: unknown } | undefined)?.then === "function") {
+      (stored as Promise<ToolExecutionResult | undefined>).then(
+        (found) => this.#proceed(state, found, signal),
+        (error: unknown) => this.#lookupFailed(state, error),
+      );
+    } else {
+      const found = stored as ToolExecutionResult | undefined;
+      queueMicrotask(() => this.#proceed(state, found, signal));
     }
-    if (signal) {
-      if (signal.aborted) {
-        this.stop(state, "cancelled");
+  }
+
+  #lookupFailed(state: CallState, error: unknown): void {
+    // Running without knowing whether the call already ran could repeat a side effect.
+    this.finish(state, "failed", {
+      text: Sentences.lookupFailed(state.call.name),
+      code: "idempotency_store_failed",
+      message: messageOf(error),
+    });
+  }
+
+  #proceed(state: CallState, stored: ToolExecutionResult | undefined, signal: AbortSignal | undefined): void {
+    try {
+      if (stored) {
+        state.settled = true;
+        this.#active.delete(state.call.id);
+        state.resolve({ ...stored, attempt: state.attempt });
         return;
       }
-      const onAbort = () => this.stop(state, "cancelled");
-      signal.addEventListener("abort", onAbort, { once: true });
-      state.detach = () => signal.removeEventListener("abort", onAbort);
-    }
-    try {
-      const waiting = runPipeline(this, state);
-      if (waiting !== undefined) await waiting;
+      if (signal) {
+        if (signal.aborted) {
+          this.stop(state, "cancelled");
+          return;
+        }
+        const onAbort = () => this.stop(state, "cancelled");
+        signal.addEventListener("abort", onAbort, { once: true });
+        state.detach = () => signal.removeEventListener("abort", onAbort);
+      }
+      // What waits settles the call itself and never rejects (see runPipeline).
+      runPipeline(this, state);
     } catch (error) {
-      this.finish(state, "failed", {
-        text: Sentences.failed(state.call.name, messageOf(error)),
-        code: "internal",
-        message: messageOf(error),
-      });
+      this.failInternally(state, error);
     }
   }
 
   // The hosts' side, called by the steps, the call's context and its timers.
+
+  failInternally(state: CallState, error: unknown): void {
+    this.finish(state, "failed", {
+      text: Sentences.failed(state.call.name, messageOf(error)),
+      code: "internal",
+      message: messageOf(error),
+    });
+  }
 
   started(state: CallState): void {
     if (this.#events.listenerCount("started") > 0) {

@@ -28,13 +28,31 @@ export interface TypedSchema<TOutput> {
 export type ToolParameters<TArgs = Record<string, unknown>> = TypedSchema<TArgs> | JsonSchemaObject;
 
 interface Zod4Like {
-  _zod: object;
+  _zod: { run?: (payload: ZodPayload, ctx: { async: boolean }) => ZodPayload | Promise<ZodPayload> };
   "~standard"?: { jsonSchema?: { input(options: { target: string }): Record<string, unknown> } };
   safeParseAsync?: (
     value: unknown,
     params?: { error?: (issue: ZodIssueLike) => string | undefined },
   ) => Promise<SafeParseResult>;
-  safeParse?: (value: unknown) => SafeParseResult;
+}
+
+/** What zod 4's `_zod.run` answers: the parsed value and the issues found. */
+interface ZodPayload {
+  value: unknown;
+  issues: unknown[];
+}
+
+function isPayload(value: unknown): value is ZodPayload {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    !(value instanceof Promise) &&
+    Array.isArray((value as { issues?: unknown }).issues)
+  );
+}
+
+function notAResult(value: unknown): never {
+  throw new Error(`zod's parse answered something that is not a result: ${typeof value}`);
 }
 
 interface Zod3Like {
@@ -142,35 +160,36 @@ export function compileParameters(parameters: unknown): CompiledParameters {
     const jsonSchema = withoutDialect(generated);
     if (jsonSchema.type !== "object") throw new Error(notObject(jsonSchema));
     const parseAsync = parameters.safeParseAsync.bind(parameters);
-    const parseSync = parameters.safeParse?.bind(parameters);
     // Only a refused call needs the wording (zod-issues.ts, a chunk of its own in a page's
     // bundle): it parses once more with the error map, which sees each issue's input.
     const refused = async (args: Record<string, unknown>): Promise<ValidationResult<unknown>> => {
       const { fromIssues, zod4IssueMessage } = await import("./zod-issues");
       return fromIssues(await parseAsync(args, { error: zod4IssueMessage }));
     };
-    const viaAsync = async (args: Record<string, unknown>): Promise<ValidationResult<unknown>> => {
-      const result = await parseAsync(args);
-      return result.success ? { ok: true, value: result.data } : refused(args);
-    };
-    // A synchronous parse costs no promise, so a schema is parsed synchronously until it turns
-    // out to need the asynchronous one (an async refinement or transform: zod throws its
-    // `$ZodAsyncError`), and asynchronously from then on.
-    let asynchronous = parseSync === undefined;
+    const settle = (
+      args: Record<string, unknown>,
+      payload: ZodPayload,
+    ): ValidationResult<unknown> | Promise<ValidationResult<unknown>> =>
+      payload.issues.length === 0 ? { ok: true, value: payload.value } : refused(args);
+    const run = parameters._zod.run;
     return {
       kind: "zod4",
       jsonSchema: jsonSchema as JsonSchemaObject,
       parse: (args) => {
-        if (asynchronous) return viaAsync(args);
-        let result: SafeParseResult;
-        try {
-          result = parseSync!(args);
-        } catch (error) {
-          if (!isZodAsyncError(error)) throw error;
-          asynchronous = true;
-          return viaAsync(args);
+        if (typeof run !== "function") {
+          return parseAsync(args).then((result) =>
+            result.success ? { ok: true, value: result.data } : refused(args),
+          );
         }
-        return result.success ? { ok: true, value: result.data } : refused(args);
+        // What `safeParseAsync` does, without its async wrapper: zod's run answers synchronously
+        // unless a part of the schema (an async refinement or transform) did not, so most calls
+        // cost no promise, and no part of the schema runs twice.
+        const payload = run.call(parameters._zod, { value: args, issues: [] }, { async: true });
+        return isPayload(payload)
+          ? settle(args, payload)
+          : Promise.resolve(payload).then((done) =>
+              isPayload(done) ? settle(args, done) : notAResult(done),
+            );
       },
     };
   }
@@ -204,11 +223,6 @@ export function compileParameters(parameters: unknown): CompiledParameters {
     jsonSchema: jsonSchema as JsonSchemaObject,
     parse: async (args) => (await loading).validateArguments(jsonSchema, args),
   };
-}
-
-/** zod 4's error for a synchronous parse of a schema that needs the asynchronous one. */
-function isZodAsyncError(error: unknown): boolean {
-  return error instanceof Error && error.message.startsWith("Encountered Promise during synchronous parse");
 }
 
 /** The reason a schema that does not describe an object is refused. */
