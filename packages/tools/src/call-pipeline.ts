@@ -41,7 +41,8 @@ export function runPipeline(host: PipelineHost, state: CallState): void | Promis
   if (state.checkedArguments)
     return afterParse(host, state, tool, { ok: true, value: state.checkedArguments.value });
   const parsed = tool.parameters.parse(state.call.arguments);
-  return isPromise(parsed)
+  // Our parse functions answer a value or a native promise.
+  return parsed instanceof Promise
     ? parsed.then(
         (result) => afterParse(host, state, tool, result),
         (error: unknown) => host.failInternally(state, error),
@@ -91,8 +92,4 @@ function startRun(
     (held) => (held ? runStep(host, state, tool, args) : undefined),
     (error: unknown) => host.failInternally(state, error),
   );
-}
-
-function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
-  return typeof (value as { then?: unknown } | null)?.then === "function";
 }

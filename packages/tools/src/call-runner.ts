@@ -6,8 +6,7 @@ import { holdCall } from "./call-hold";
 import { type ApproveStep, type PipelineHost, runPipeline } from "./call-pipeline";
 import { releaseAll, type SlotCaps, ToolSlots } from "./call-slots";
 import { abortCall, abortError, CallState } from "./call-state";
-import { CallTimeouts } from "./call-timeouts";
-import { clearTimers, expireTimeout, touch } from "./call-timers";
+import { clearTimers, type TimeoutKeeper, timeoutKeeperFor, touch } from "./call-timers";
 import { DeliveryCounts } from "./delivery-counts";
 import { assertPositiveInteger, ToolsError } from "./errors";
 import { type IdempotencyStore, InMemoryIdempotencyStore } from "./idempotency-store";
@@ -45,7 +44,7 @@ export class CallRunner implements PipelineHost {
   readonly confirmApproval: ToolExecutorOptions["confirmApproval"];
   readonly approve: ApproveStep | undefined;
   readonly now: () => number;
-  readonly timeouts: CallTimeouts;
+  readonly timeouts: TimeoutKeeper | undefined;
   readonly #events: EventEmitter<ToolExecutorEvents>;
   readonly #store: IdempotencyStore;
   readonly #scheduleProgress: (flush: () => void) => void;
@@ -83,7 +82,7 @@ export class CallRunner implements PipelineHost {
     };
     this.#scheduleProgress = options.scheduleProgress ?? ((flush) => void setTimeout(flush, 0));
     this.now = options.now ?? Date.now;
-    this.timeouts = new CallTimeouts(this.now, (state) => expireTimeout(this, state));
+    this.timeouts = timeoutKeeperFor(this, this.now);
     this.confirmHold = options.confirmHold;
     this.confirmApproval = options.confirmApproval;
   }

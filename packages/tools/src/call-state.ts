@@ -34,6 +34,7 @@ export class CallState {
   explicitTimeoutMs = 0;
   checkedArguments: { value: unknown } | undefined = undefined;
   timeoutMs = 0;
+  timeoutTimer: ReturnType<typeof setTimeout> | undefined = undefined;
   /** The call's place among the calls waiting for their timeout (see call-timeouts.ts). */
   timeoutAt = 0;
   timeoutList: { remove(state: CallState): void } | undefined = undefined;

@@ -1,10 +1,20 @@
-import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { CallTimeouts } from "./call-timeouts";
+import { type TimeoutKeeperFactory, useTimeoutKeeper } from "./call-timers";
 import { call, loadJsonSchemaValidator, never, setup, sleep } from "./test-support/executor";
 import type { ToolExecutionResult } from "./tool-execution-result";
 
 beforeAll(loadJsonSchemaValidator);
 
-describe("ToolExecutor: timeouts", () => {
+// Both ways of keeping timeouts: a setTimeout per call (the browser entry) and the shared lists
+// the Node entry installs; an executor takes the one installed when it is made.
+const shared: TimeoutKeeperFactory = (now, expire) => new CallTimeouts(now, expire);
+describe.each([
+  ["a timer per call", undefined],
+  ["shared timer lists", shared],
+])("ToolExecutor: timeouts, %s", (_name, keeper) => {
+  beforeAll(() => useTimeoutKeeper(keeper));
+  afterAll(() => useTimeoutKeeper(undefined));
   beforeEach(() => {
     vi.useFakeTimers();
   });

@@ -1,23 +1,40 @@
 import type { CallState } from "./call-state";
-import type { CallTimeouts } from "./call-timeouts";
 import * as Sentences from "./model-sentences";
+
+/** Keeps the timeouts of an executor's calls (`CallTimeouts`: one timer per duration). */
+export interface TimeoutKeeper {
+  arm(state: CallState, ms: number): void;
+}
+
+/** Makes an executor's {@link TimeoutKeeper}: `now` is its clock, `expire` ends a call. */
+export type TimeoutKeeperFactory = (now: () => number, expire: (state: CallState) => void) => TimeoutKeeper;
+
+// The Node entry installs shared timers (call-timeouts.ts); without them (a page, where calls are
+// few) each call has its own setTimeout, and a page's bundle carries no timer lists.
+let keeperFactory: TimeoutKeeperFactory | undefined;
+
+/** Installs how executors keep their calls' timeouts (the Node entry does, once). */
+export function useTimeoutKeeper(factory: TimeoutKeeperFactory | undefined): void {
+  keeperFactory = factory;
+}
+
+/** The keeper a new executor uses: the installed one, or none (a setTimeout per call). */
+export function timeoutKeeperFor(host: TimerHost, now: () => number): TimeoutKeeper | undefined {
+  return keeperFactory?.(now, (state) => fireTimeout(host, state));
+}
 
 /** What a fired timer asks of the executor. */
 export interface TimerHost {
-  /** The executor's calls waiting for their timeout (one timer per duration). */
-  readonly timeouts: CallTimeouts;
+  /** Undefined: each call arms a setTimeout of its own. */
+  readonly timeouts: TimeoutKeeper | undefined;
   timeOut(state: CallState, text: string, code: "timed_out" | "idle_timeout"): void;
 }
 
 /** Starts the call's timeout (it counts the wait for slots too). */
 export function armTimeout(host: TimerHost, state: CallState, timeoutMs: number): void {
   state.timeoutMs = timeoutMs;
-  host.timeouts.arm(state, timeoutMs);
-}
-
-/** Ends a call whose timeout passed (what {@link CallTimeouts} calls). */
-export function expireTimeout(host: TimerHost, state: CallState): void {
-  host.timeOut(state, Sentences.timedOut(state.call.name, state.timeoutMs), "timed_out");
+  if (host.timeouts) host.timeouts.arm(state, timeoutMs);
+  else state.timeoutTimer = setTimeout(fireTimeout, timeoutMs, host, state);
 }
 
 /** Starts, or starts again, the call's idle timeout. */
@@ -35,11 +52,16 @@ export function touch(host: TimerHost, state: CallState): void {
 
 export function clearTimers(state: CallState): void {
   state.timeoutList?.remove(state);
+  if (state.timeoutTimer !== undefined) clearTimeout(state.timeoutTimer);
   if (state.idleTimer !== undefined) clearTimeout(state.idleTimer);
 }
 
 // Timer callbacks are module functions that get the host and the call as arguments, so arming a
 // timer makes no closure.
+function fireTimeout(host: TimerHost, state: CallState): void {
+  host.timeOut(state, Sentences.timedOut(state.call.name, state.timeoutMs), "timed_out");
+}
+
 function fireIdle(host: TimerHost, state: CallState): void {
   host.timeOut(state, Sentences.idleTimedOut(state.call.name, state.idleMs), "idle_timeout");
 }

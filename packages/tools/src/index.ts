@@ -3,6 +3,8 @@
 // of `lightSignal` tools. The browser entry (index.browser.ts) exports the same names without them.
 
 import { useLightSignals } from "./call-state";
+import { CallTimeouts } from "./call-timeouts";
+import { useTimeoutKeeper } from "./call-timers";
 import { lightSignalOf } from "./light-signal";
 import { useJsonSchemaValidator, useZodFallback } from "./tool-parameters";
 import { validateArgumentsFast } from "./validate-arguments-fast";
@@ -11,6 +13,7 @@ import { compileZodFallback } from "./zod-fallback";
 useZodFallback(compileZodFallback);
 useJsonSchemaValidator(validateArgumentsFast);
 useLightSignals(lightSignalOf);
+useTimeoutKeeper((now, expire) => new CallTimeouts(now, expire));
 
 export { RecentMap } from "@patchbay/protocol/runtime";
 export type { ApprovalDecision, ApprovalGate } from "./approval-gate";

@@ -39,19 +39,14 @@ export function toCall(input: ToolCallInput): NormalizedToolCall {
     return input as NormalizedToolCall;
   }
   const args = input.arguments;
+  const index = "index" in input && typeof input.index === "number" ? input.index : 0;
   if (typeof args === "object" && args !== null && !Array.isArray(args)) {
-    return new ObjectArgumentsCall(
-      input.id,
-      "index" in input && typeof input.index === "number" ? input.index : 0,
-      input.name,
-      args,
-      input.argumentsError,
-    );
+    return new ObjectArgumentsCall(input.id, index, input.name, args, input.argumentsError);
   }
   const parsed = parseToolArguments(args);
   const call: NormalizedToolCall = {
     id: input.id,
-    index: "index" in input && typeof input.index === "number" ? input.index : 0,
+    index,
     name: input.name,
     arguments: parsed.arguments,
     rawArguments: parsed.raw,

@@ -42,19 +42,6 @@ interface ZodPayload {
   issues: unknown[];
 }
 
-function isPayload(value: unknown): value is ZodPayload {
-  return (
-    typeof value === "object" &&
-    value !== null &&
-    !(value instanceof Promise) &&
-    Array.isArray((value as { issues?: unknown }).issues)
-  );
-}
-
-function notAResult(value: unknown): never {
-  throw new Error(`zod's parse answered something that is not a result: ${typeof value}`);
-}
-
 interface Zod3Like {
   _def: object;
   safeParseAsync: (
@@ -150,7 +137,7 @@ export function useJsonSchemaValidator(validator: JsonSchemaValidator | undefine
  */
 export function compileParameters(parameters: unknown): CompiledParameters {
   const converter = isZod4Schema(parameters) ? parameters["~standard"]?.jsonSchema : undefined;
-  if (isZod4Schema(parameters) && converter && parameters.safeParseAsync) {
+  if (isZod4Schema(parameters) && converter && parameters.safeParseAsync && parameters._zod.run) {
     let generated: Record<string, unknown>;
     try {
       generated = converter.input({ target: "draft-2020-12" });
@@ -166,30 +153,20 @@ export function compileParameters(parameters: unknown): CompiledParameters {
       const { fromIssues, zod4IssueMessage } = await import("./zod-issues");
       return fromIssues(await parseAsync(args, { error: zod4IssueMessage }));
     };
-    const settle = (
-      args: Record<string, unknown>,
-      payload: ZodPayload,
-    ): ValidationResult<unknown> | Promise<ValidationResult<unknown>> =>
-      payload.issues.length === 0 ? { ok: true, value: payload.value } : refused(args);
-    const run = parameters._zod.run;
+    const settle = (args: Record<string, unknown>, payload: ZodPayload) =>
+      payload.issues.length ? refused(args) : ({ ok: true, value: payload.value } as const);
+    const zod = parameters._zod as Required<Zod4Like["_zod"]>;
     return {
       kind: "zod4",
       jsonSchema: jsonSchema as JsonSchemaObject,
+      // What `safeParseAsync` does, without its async wrapper: zod's run answers synchronously
+      // unless a part of the schema (an async refinement or transform) did not, so most calls
+      // cost no promise, and no part of the schema runs twice.
       parse: (args) => {
-        if (typeof run !== "function") {
-          return parseAsync(args).then((result) =>
-            result.success ? { ok: true, value: result.data } : refused(args),
-          );
-        }
-        // What `safeParseAsync` does, without its async wrapper: zod's run answers synchronously
-        // unless a part of the schema (an async refinement or transform) did not, so most calls
-        // cost no promise, and no part of the schema runs twice.
-        const payload = run.call(parameters._zod, { value: args, issues: [] }, { async: true });
-        return isPayload(payload)
-          ? settle(args, payload)
-          : Promise.resolve(payload).then((done) =>
-              isPayload(done) ? settle(args, done) : notAResult(done),
-            );
+        const payload = zod.run({ value: args, issues: [] }, { async: true });
+        return payload instanceof Promise
+          ? payload.then((done) => settle(args, done))
+          : settle(args, payload);
       },
     };
   }
