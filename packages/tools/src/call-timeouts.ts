@@ -32,10 +32,16 @@ export class CallTimeouts {
   }
 }
 
+/** Node's timer handle; where a timer is a number (a DOM lib), neither method is there. */
+interface Timer {
+  ref?(): unknown;
+  unref?(): unknown;
+}
+
 class TimeoutList {
   head: CallState | undefined = undefined;
   tail: CallState | undefined = undefined;
-  #timer: ReturnType<typeof setTimeout> | undefined = undefined;
+  #timer: Timer | undefined = undefined;
   /** The deadline the timer was armed for. */
   #timerAt = 0;
   #firing = false;
@@ -71,7 +77,7 @@ class TimeoutList {
       // needs to keep the process alive again.
       if (timer === undefined) {
         if (!this.#firing) this.#arm(deadline, this.#ms);
-      } else if (typeof timer.ref === "function") timer.ref();
+      } else timer.ref?.();
     } else {
       tail.timeoutNext = state;
       this.tail = state;
@@ -87,12 +93,12 @@ class TimeoutList {
     state.timeoutList = undefined;
     state.timeoutPrev = undefined;
     state.timeoutNext = undefined;
-    if (this.head === undefined && typeof this.#timer?.unref === "function") this.#timer.unref();
+    if (this.head === undefined) this.#timer?.unref?.();
   }
 
   #arm(at: number, wait: number): void {
     this.#timerAt = at;
-    this.#timer = setTimeout(fire, wait, this);
+    this.#timer = setTimeout(fire, wait, this) as unknown as Timer;
   }
 
   /** The timer went off: end every call whose deadline passed, then wait for the next one. */
