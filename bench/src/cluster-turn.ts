@@ -1,4 +1,5 @@
-// Scenario 8: a whole turn across a cluster (docs/cluster.md), against the same turn on one node.
+// Scenario 9: a whole turn, and a hosted call alone, across a cluster (docs/cluster.md), against
+// the same on one node.
 //
 // Subject: three nodes of a cluster on one PostgreSQL and one nats-server, both started here on
 // 127.0.0.1 like the tests start them; the nodes and the baseline's server run in one child
@@ -7,17 +8,19 @@
 // the one worker hosting `lookup_order` is connected to node C (the call goes B -> C -> worker
 // and back over NATS). So the client, the session's owner and the worker are on three nodes.
 //
+// The hosted call alone (as scenario 1: the router a turn's hosted backend calls, no model) is
+// made by node B's router, whose worker is on node C, in the servers' process on request of this
+// one; the baseline's call by the single server's router, its worker connected to it. Both pay
+// the same request to that process and back.
+//
 // Baseline: one server on its own database of the same PostgreSQL (no NATS, no cluster), its
 // worker and client as in scenario 4. Blocks interleave (baseline, subject, ...); goal
 // (issue 19): within 1.5x at p50.
 import { Client, type Session } from "@patchbay/client";
 import { startTestNats, type TestNats } from "../../packages/server/src/testing/nats-server";
-import {
-  freshDatabase,
-  startTestPostgres,
-  type TestPostgres,
-} from "../../packages/server/src/testing/postgres-server";
+import { startTestPostgres, type TestPostgres } from "../../packages/server/src/testing/postgres-server";
 import { type Peer, spawnPeer } from "./children";
+import { onCleanup } from "./cleanup";
 import { BENCH_API_KEY, BENCH_SECRET } from "./credentials";
 import { BENCH_AGENT, BENCH_USER, TURN_REPLY_START, TURN_TEXT } from "./lookup-order";
 import { compareLatency, compareThroughput, type Rig, warmUp } from "./measure";
@@ -26,6 +29,7 @@ import { SessionPool } from "./session-pool";
 import { TURNS_PER_SESSION } from "./turn-loop";
 
 const LATENCY = "latency p50 / p99, 1 turn in flight; client, owner and worker on 3 nodes";
+const HOSTED = "hosted call alone: latency p50 / p99, 1 in flight; owner and worker on 2 nodes";
 const throughput = (n: number) => `turns/s, ${n} sessions at once; client, owner and worker on 3 nodes`;
 
 const clientOf = (url: string) => new Client({ baseUrl: url, apiKey: BENCH_API_KEY, secret: BENCH_SECRET });
@@ -72,6 +76,15 @@ async function turnRig(name: string, edgeUrl: string, ownerUrl: string, inFlight
   return { name, call: () => pool.use(({ session }) => turn(session)), close: async () => pool.close() };
 }
 
+/** Hosted calls made by the servers' process, from node B's router or the single server's. */
+function hostedRig(name: string, servers: Peer<unknown>, from: "b" | "single"): Rig {
+  return {
+    name,
+    call: async () => void (await servers.request({ hosted: from, calls: 1 })),
+    close: async () => {},
+  };
+}
+
 /** Waits until a turn from `edgeUrl` on a session of `ownerUrl` works (the nodes heard each other). */
 async function untilClusterAnswers(edgeUrl: string, ownerUrl: string, timeoutMs = 20_000): Promise<void> {
   const deadline = performance.now() + timeoutMs;
@@ -97,18 +110,23 @@ async function untilClusterAnswers(edgeUrl: string, ownerUrl: string, timeoutMs 
 }
 
 export const clusterTurnScenario: Scenario = {
-  id: "8 cluster: whole turn",
-  measures: (budget) => [LATENCY, throughput(budget.inFlight)],
+  id: "9 cluster: whole turn, hosted call",
+  measures: (budget) => [LATENCY, throughput(budget.inFlight), HOSTED],
   async run({ budget }) {
     const peers: Peer<unknown>[] = [];
     const rigs: Rig[] = [];
     let postgres: TestPostgres | undefined;
     let nats: TestNats | undefined;
+    // Stopped by the run even when this scenario is abandoned at its deadline (cleanup.ts).
+    const stopServices = onCleanup(async () => {
+      await nats?.stop();
+      await postgres?.stop();
+    });
     try {
       [postgres, nats] = await Promise.all([startTestPostgres(), startTestNats()]);
       // Two databases on the one server: the cluster's and the single node's.
-      const clusterDb = (await freshDatabase(postgres.url)).url;
-      const singleDb = (await freshDatabase(postgres.url)).url;
+      const clusterDb = await postgres.database();
+      const singleDb = await postgres.database();
       const servers = await spawnPeer<{ single: string; a: string; b: string; c: string }>(
         "cluster-servers",
         {
@@ -132,18 +150,23 @@ export const clusterTurnScenario: Scenario = {
       await warmUp(oneSingle, budget, 1);
       await warmUp(many, budget);
       await warmUp(manySingle, budget);
+      const hosted = hostedRig("cluster", servers, "b");
+      const hostedSingle = hostedRig("one node", servers, "single");
+      await warmUp(hosted, budget, 1);
+      await warmUp(hostedSingle, budget, 1);
       const latency = await compareLatency(one, oneSingle, budget);
       const rate = await compareThroughput(many, manySingle, budget);
+      const hostedLatency = await compareLatency(hosted, hostedSingle, budget);
       const id = clusterTurnScenario.id;
       return [
         latencyRow(id, latency, "one node", { measure: LATENCY, maxRatio: 1.5 }),
         throughputRow(id, rate, "one node", { measure: throughput(budget.inFlight) }),
+        latencyRow(id, hostedLatency, "one node", { measure: HOSTED, maxRatio: 1.5 }),
       ];
     } finally {
       for (const rig of rigs) await rig.close();
       await Promise.all(peers.map((peer) => peer.kill()));
-      await nats?.stop();
-      await postgres?.stop();
+      await stopServices();
     }
   },
 };

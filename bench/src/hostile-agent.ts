@@ -1,28 +1,11 @@
-// What the attack scenario (8) shares between its processes: the agent the chaos suite serves
-// (packages/e2e/test/chaos.test.ts), the server's credentials, and a bare protocol socket.
+// What the attack scenario (8) shares between its processes: the server's credentials and a bare
+// protocol socket. The agent and the mutated frames are the chaos suite's
+// (packages/e2e/fixtures/chaos-inputs.ts).
 import { PROTOCOL_VERSION } from "@patchbay/protocol";
 import WebSocket from "ws";
 
 export const HOSTILE_SECRET = "bench-hostile-secret-of-at-least-32-bytes";
 export const HOSTILE_API_KEY = "pk_bench_hostile";
-
-/** The chaos suite's agent: a tool call for `check <word>`, a long essay, a short hello. */
-export const HOSTILE_AGENT = `name: Chaos
-instructions: Test agent.
-model:
-  provider: scripted
-  rules:
-    - match: 'check (?<word>\\S+)'
-      toolCalls:
-        - tool: check_code
-          arguments: { code: "{word}" }
-      reply: "checked"
-      errorReply: "refused"
-    - match: essay
-      reply: "${"essay words ".repeat(64_000)}"
-    - match: hello
-      reply: Hi.
-`;
 
 type Frame = { type: string; [key: string]: unknown };
 

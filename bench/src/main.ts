@@ -5,6 +5,7 @@ import "./quiet-warnings";
 import { cpus, loadavg, platform } from "node:os";
 import { FULL, QUICK } from "./budget";
 import { killAllChildren } from "./children";
+import { runCleanups } from "./cleanup";
 import { warmUp, withDeadline } from "./measure";
 import { startRawWsFloor } from "./raw-ws-floor";
 import { type BenchContext, failedRows } from "./scenario";
@@ -20,7 +21,7 @@ const only = onlyIndex >= 0 ? args[onlyIndex + 1] : undefined;
 const watchdog = setTimeout(() => {
   console.error(`bench: watchdog: the run passed ${budget.watchdogMs} ms; stopping`);
   killAllChildren();
-  process.exit(2);
+  void runCleanups().finally(() => process.exit(2));
 }, budget.watchdogMs);
 watchdog.unref();
 
@@ -68,12 +69,13 @@ async function main(): Promise<number> {
 }
 
 main()
-  .then((code) => {
-    killAllChildren();
-    process.exit(code);
-  })
   .catch((error) => {
     console.error(error);
+    return 1;
+  })
+  .then(async (code) => {
+    // An abandoned scenario's services (PostgreSQL, nats-server) are stopped before the exit.
+    await runCleanups();
     killAllChildren();
-    process.exit(1);
+    process.exit(code);
   });

@@ -30,6 +30,6 @@ export const scenarios: Scenario[] = [
 
 /**
  * Scenarios run only when named with `--only` (not in a full run, nor in the smoke test): they
- * start services of their own (scenario 8: a PostgreSQL and a nats-server) and take a minute.
+ * start services of their own (scenario 9: a PostgreSQL and a nats-server) and take a minute.
  */
 export const onDemandScenarios: Scenario[] = [clusterTurnScenario];

@@ -1,9 +1,11 @@
 // Sessions for the turn rigs. A session answers one message at a time (a second message
 // interrupts the first), so each turn takes an idle session and gives it back. A session is
-// retired after `turnsPerSession` turns and replaced in the background: the server sends a
-// session's whole conversation along with every hosted call and rebuilds the model's messages
-// from it every round, so a session used for thousands of turns would measure the conversation's
-// length rather than a turn. The long-conversation row measures that on purpose.
+// retired after `turnsPerSession` turns and replaced in the background. The server's share of a
+// turn no longer grows with the conversation (the model's messages are kept, not rebuilt, and a
+// hosted call carries at most the agent's last `hostedCallConversationItems`), but the client's
+// and the worker's still grow a little (see bench/README.md), so a session used for thousands
+// of turns would measure the conversation's length rather than a turn. The long-conversation row
+// measures that on purpose.
 
 export interface SessionPoolOptions<S> {
   create(): Promise<S>;

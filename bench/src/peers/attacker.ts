@@ -5,6 +5,7 @@
 // opens ten idle sessions. A socket the server closes (rate limit, flood) is replaced by a new
 // socket of the same user, so the user's quotas (bytes per second, sessions) hold across them.
 import { createUserToken } from "@patchbay/server";
+import { mutatedFrame } from "../../../packages/e2e/fixtures/chaos-inputs";
 import { HOSTILE_SECRET, ProtocolSocket } from "../hostile-agent";
 import { onRequest, ready } from "./peer-runtime";
 
@@ -32,34 +33,6 @@ async function attacker(k: number): Promise<Attacker> {
     ],
   });
   return { socket, sessionId };
-}
-
-/** The chaos suite's mutations of a valid frame. */
-function mutatedFrame(i: number, sessionId: string): string | Buffer {
-  const valid = JSON.stringify({ type: "message.send", sessionId, commandId: `f_${i}`, text: "hi" });
-  switch (i % 8) {
-    case 0:
-      return valid.slice(0, (i * 7) % valid.length);
-    case 1:
-      return JSON.stringify({ type: "message.send", sessionId: i, commandId: null, text: { a: [i] } });
-    case 2:
-      return Buffer.from(Array.from({ length: 64 }, (_, k) => (i * 31 + k * 17) % 256));
-    case 3:
-      return `${'{"a":'.repeat(3_000)}1${"}".repeat(3_000)}`;
-    case 4:
-      return JSON.stringify({ type: "tool.result", sessionId, callId: `call_${i}`, attempt: -1, result: {} });
-    case 5:
-      return JSON.stringify({ type: `x.${i}`, payload: "y".repeat(i % 4_000) });
-    case 6:
-      return JSON.stringify({
-        type: "session.resume",
-        requestId: `r${i}`,
-        sessionId: "s_nope",
-        afterSeq: "x",
-      });
-    default:
-      return valid.replace('"text"', `"te\\u0000xt${i}"`);
-  }
 }
 
 const big = "x".repeat(1_100_000);

@@ -5,13 +5,14 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createLogger, createServer } from "@patchbay/server";
-import { HOSTILE_AGENT, HOSTILE_API_KEY, HOSTILE_SECRET } from "../hostile-agent";
+import { CHAOS_AGENT_YAML } from "../../../packages/e2e/fixtures/chaos-inputs";
+import { HOSTILE_API_KEY, HOSTILE_SECRET } from "../hostile-agent";
 import { failed, onRequest, ready } from "./peer-runtime";
 
 try {
   const root = mkdtempSync(join(process.env.BENCH_DATA_ROOT ?? tmpdir(), "patchbay-bench-hostile-"));
   mkdirSync(join(root, "config", "agents"), { recursive: true });
-  writeFileSync(join(root, "config", "agents", "chaos.yaml"), HOSTILE_AGENT);
+  writeFileSync(join(root, "config", "agents", "chaos.yaml"), CHAOS_AGENT_YAML);
   const server = await createServer({
     port: 0,
     host: "127.0.0.1",

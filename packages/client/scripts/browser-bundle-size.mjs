@@ -26,14 +26,12 @@ if (!existsSync(entry)) {
 }
 
 const KIB = 1024;
-// The goals: 30 KiB for pages that bring their zod (everything but jose counted), 20 KiB for pages
-// without zod (the initial load counted). One branch met them (19.5 / 29.7 KiB); merged with
-// conditional approval on the page (~0.5 KiB) and the client socket's frames-per-tick batching
-// (~0.25 KiB) the pages are 0.0-0.4 KiB over. Until that is won back, CI fails 1 KiB over the goals,
-// so a page may not grow further (issue 17 stays open for it).
-const HEADROOM = 1 * KIB;
-const GOAL_WITH_ZOD = 30 * KIB + HEADROOM;
-const GOAL_WITHOUT_ZOD = 20 * KIB + HEADROOM;
+// The goals are the budgets: 30 KiB for pages that bring their zod (everything but jose counted),
+// 20 KiB for pages without zod (the initial load counted). Close to a budget, mind that "all" is
+// the gzip of every chunk in one stream: moving code between chunks moves it by a few tenths of a
+// KiB (gzip looks back 32 KiB), so a split that saves initial bytes can cost more in all.
+const GOAL_WITH_ZOD = 30 * KIB;
+const GOAL_WITHOUT_ZOD = 20 * KIB;
 // Each page: what it imports, whether zod is the page's own (external, not counted), the budget.
 const pages = [
   {
@@ -72,7 +70,7 @@ export const session = new Client({ baseUrl: location.origin }).agent("a").sessi
   },
 ];
 
-const kib = (bytes) => `${(bytes / KIB).toFixed(1)} KiB`;
+const kib = (bytes) => `${(bytes / KIB).toFixed(2)} KiB`;
 const work = mkdtempSync(join(tmpdir(), "patchbay-size-"));
 const failures = [];
 try {

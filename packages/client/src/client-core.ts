@@ -1,5 +1,5 @@
 import type { ServerToClientFrame, User } from "@patchbay/protocol";
-import type { WebSocketFactory } from "@patchbay/protocol/runtime";
+import type { WebSocketFactory, WebSocketLike } from "@patchbay/protocol/runtime";
 import { EventEmitter } from "@patchbay/protocol/runtime";
 import { Tools } from "@patchbay/tools";
 import { ClientAuth } from "./client-auth";
@@ -21,11 +21,13 @@ import type { UserTokenOptions } from "./user-token";
 
 /**
  * What a package entry gives the client of its runtime: how to open a socket, and (Node only:
- * a browser hides the reason) why a connection could not be made.
+ * a browser hides the reason, and its WebSocket has no stream to hold) why a connection could
+ * not be made and how to hold a turn's writes for one flush.
  */
 export interface ClientRuntime {
   createSocket: WebSocketFactory;
   connectFailure?: (error: unknown) => string | undefined;
+  holdWrites?: (socket: WebSocketLike) => void;
 }
 
 /** What a request waits for besides its answer: the page's tools, or the session it resumes. */
@@ -283,6 +285,7 @@ export class ClientCore extends EventEmitter<ClientEvents> {
       url: `${options.baseUrl.replace(/\/+$/, "").replace(/^http/, "ws")}/v1/client`,
       createSocket: this.#runtime.createSocket,
       connectFailure: this.#runtime.connectFailure,
+      holdWrites: this.#runtime.holdWrites,
       auth: (context) => auth.hello(context.refresh),
       canRefreshAuth: () => auth.canRefresh(),
       backoff: options.reconnect ?? {},

@@ -1,4 +1,4 @@
-import type { WebSocketLike } from "@patchbay/protocol/runtime";
+import { holdWritesForTick, type WebSocketLike } from "@patchbay/protocol/runtime";
 import WebSocket from "ws";
 import { ClientCore } from "./client-core";
 import type { ClientOptions } from "./client-options";
@@ -35,7 +35,12 @@ export class Client extends ClientCore {
   readonly #credentials: ClientCredentials;
 
   constructor(options: ClientOptions) {
-    super(options, { createSocket: (url) => new WebSocket(url) as unknown as WebSocketLike, connectFailure });
+    super(options, {
+      createSocket: (url) => new WebSocket(url) as unknown as WebSocketLike,
+      connectFailure,
+      // The frames of one turn of the event loop leave in one write (a browser has no stream to hold).
+      holdWrites: holdWritesForTick,
+    });
     this.#credentials = Object.freeze({
       baseUrl: options.baseUrl,
       apiKey: options.apiKey,

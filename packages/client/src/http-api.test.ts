@@ -42,10 +42,8 @@ const info = { id: "s_1", agent: "support", userId: "u_1", metadata: {}, created
 
 describe("HttpApi", () => {
   it("calls the agreed routes with the auth headers and JSON bodies", async () => {
-    answer(201, info);
-    await expect(api().createSession("sup port", { userId: "u_1", metadata: { a: 1 } })).resolves.toEqual(
-      info,
-    );
+    answer(201, { messageId: "m_1" });
+    await expect(api().reply("s 1", { commandId: "c_1", text: "hi" })).resolves.toEqual({ messageId: "m_1" });
     answer(200, { sessions: [info] });
     await expect(api().listSessions("support", { userId: "u 1" })).resolves.toEqual([info]);
     answer(200, { session: info, conversation: [] });
@@ -55,13 +53,13 @@ describe("HttpApi", () => {
     answer(204);
     await expect(api().deleteSession("s_1")).resolves.toBeUndefined();
     expect(seen.map((r) => `${r.method} ${r.url}`)).toEqual([
-      "POST /v1/agents/sup%20port/sessions",
+      "POST /v1/sessions/s%201/replies",
       "GET /v1/agents/support/sessions?userId=u%201",
       "GET /v1/sessions/s_1",
       "GET /v1/sessions/s_1/events?after=2&limit=10",
       "DELETE /v1/sessions/s_1",
     ]);
-    expect(JSON.parse(seen[0]!.body)).toEqual({ userId: "u_1", metadata: { a: 1 } });
+    expect(JSON.parse(seen[0]!.body)).toEqual({ commandId: "c_1", text: "hi" });
     expect(seen[0]!.headers["content-type"]).toBe("application/json");
     expect(seen.every((r) => r.headers.authorization === "Bearer tok")).toBe(true);
   });
@@ -78,7 +76,7 @@ describe("HttpApi", () => {
     await expect(api().getSession("s_1")).rejects.toBeInstanceOf(AuthError);
 
     answer(400, { error: { code: "invalid_frame", message: "metadata: bad", path: "metadata" } });
-    await expect(api().createSession("support", {})).rejects.toMatchObject({
+    await expect(api().reply("s_1", { commandId: "c_1", text: "" })).rejects.toMatchObject({
       code: "protocol",
       path: "metadata",
     });

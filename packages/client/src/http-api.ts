@@ -2,7 +2,6 @@ import type {
   ApprovalOutcome,
   ApprovalRequest,
   ConversationItem,
-  JsonObject,
   MessageItem,
   SessionEvent,
   SessionInfo,
@@ -82,11 +81,6 @@ export class HttpApi {
   readonly #options: HttpApiOptions;
   constructor(options: HttpApiOptions) {
     this.#options = options;
-  }
-
-  /** `POST /v1/agents/:agent/sessions`: a session created without a socket. */
-  createSession(agent: string, body: { userId?: string; metadata?: JsonObject }): Promise<SessionInfo> {
-    return this.#request("POST", `/v1/agents/${encodeURIComponent(agent)}/sessions`, body);
   }
 
   /** `GET /v1/sessions/:id`. */

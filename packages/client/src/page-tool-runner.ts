@@ -93,8 +93,9 @@ export class PageToolRunner {
     this.#latestAttempt.set(callId, event.attempt);
     this.#names.set(callId, event.call.name);
     // A new delivery of a call that holds, or waits for its hold's answer: ask for this attempt.
-    if (event.attempt > latest && (this.#held.has(callId) || this.#holds.has(callId))) this.#sendHold(callId);
-    if (event.attempt > latest && this.#approvals.has(callId)) this.#sendApproval(callId);
+    if (event.attempt > latest && (this.#held.has(callId) || this.#holds.has(callId)))
+      this.#ask("tool.hold", callId);
+    if (event.attempt > latest && this.#approvals.has(callId)) this.#ask("tool.approval", callId);
     const executor = this.#executorFor(event);
     void executor
       .execute(
@@ -140,8 +141,8 @@ export class PageToolRunner {
    * the approvals still waiting (the server answers with the same question's outcome).
    */
   reattached(): void {
-    for (const callId of new Set([...this.#held, ...this.#holds.keys()])) this.#sendHold(callId);
-    for (const callId of this.#approvals.keys()) this.#sendApproval(callId);
+    for (const callId of new Set([...this.#held, ...this.#holds.keys()])) this.#ask("tool.hold", callId);
+    for (const callId of this.#approvals.keys()) this.#ask("tool.approval", callId);
   }
 
   /** The session was closed in this page: stop every running call. */
@@ -185,14 +186,14 @@ export class PageToolRunner {
           };
           signal.addEventListener("abort", onAbort, { once: true });
           this.#holds.set(callId, done);
-          this.#sendHold(callId);
+          this.#ask("tool.hold", callId);
         }),
       confirmApproval: ({ callId, signal }) =>
         new Promise<ConditionalApprovalAnswer>((resolve) => {
           // The call's end (a cancel) answers it too; the pipeline stops the call either way.
           signal.addEventListener("abort", () => resolve({ outcome: "cancelled" }), { once: true });
           this.#approvals.set(callId, resolve);
-          this.#sendApproval(callId);
+          this.#ask("tool.approval", callId);
         }),
     });
     executor.on("progress", ({ callId, text }) =>
@@ -215,25 +216,15 @@ export class PageToolRunner {
     return executor;
   }
 
-  #sendHold(callId: string): void {
-    const attempt = this.#latestAttempt.get(callId);
+  /** Asks the server to confirm a hold (`tool.hold`) or a conditional approval (`tool.approval`). */
+  #ask(type: "tool.hold" | "tool.approval", callId: string): void {
     // While the socket is down a frame is dropped: `reattached` asks again.
     this.#options.send({
-      type: "tool.hold",
-      sessionId: this.#options.sessionId,
-      callId,
-      ...(attempt === undefined ? {} : { attempt }),
-    });
-  }
-
-  #sendApproval(callId: string): void {
-    // While the socket is down a frame is dropped: `reattached` asks again.
-    this.#options.send({
-      type: "tool.approval",
+      type,
       sessionId: this.#options.sessionId,
       callId,
       attempt: this.#latestAttempt.get(callId) ?? 1,
-    });
+    } as ClientToServerFrame);
   }
 
   #sendResult(callId: string, attempt: number, result: ToolResult): void {

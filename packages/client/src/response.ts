@@ -53,7 +53,7 @@ export interface ResponseSink {
  */
 export class Response implements PromiseLike<ResponseResult>, AsyncIterable<string> {
   /** The command id of the message; a retried send reuses it, so the server runs it once. */
-  readonly commandId: string;
+  declare readonly commandId: string;
   #id: string | undefined;
   readonly #deltas: string[] = [];
   #settled: { ok: true; result: ResponseResult } | { ok: false; error: ClientError } | undefined;

@@ -56,8 +56,8 @@ interface Decision {
  * `SessionControl`.
  */
 export class SessionChannel implements SessionControl {
-  readonly session: Session;
-  readonly id: string;
+  declare readonly session: Session;
+  declare readonly id: string;
   readonly #host: SessionHost;
   readonly #tools: PageToolRunner | undefined;
   readonly #sequencer: EventSequencer;

@@ -111,9 +111,9 @@ export interface SessionControl {
  */
 export class Session extends EventEmitter<SessionEvents> {
   /** The session id. */
-  readonly id: string;
+  declare readonly id: string;
   /** Sending messages: `responses.create(text, { images })`. */
-  readonly responses: {
+  declare readonly responses: {
     /**
      * Sends a user message and returns its reply, a promise of the final text and an async
      * iterable of deltas.

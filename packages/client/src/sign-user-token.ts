@@ -1,11 +1,11 @@
-import { USER_TOKEN_AUDIENCE } from "@patchbay/protocol/lite";
 import { SignJWT } from "jose";
 
 // The signing half of `createUserToken` (its checks stay there), imported on first use together
-// with jose.
+// with jose. The audience comes from the caller, so this chunk shares no module with the page's.
 export function signUserToken(
   secret: string,
   userId: string,
+  audience: string,
   options: { expiresIn?: number | string; name?: string },
 ): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
@@ -16,7 +16,7 @@ export function signUserToken(
     new SignJWT(claims)
       .setProtectedHeader({ alg: "HS256", typ: "JWT" })
       .setSubject(userId)
-      .setAudience(USER_TOKEN_AUDIENCE)
+      .setAudience(audience)
       .setIssuedAt(now)
       // jose reads a number as an absolute time; a number here means seconds from now.
       .setExpirationTime(typeof expiresIn === "number" ? now + expiresIn : expiresIn)

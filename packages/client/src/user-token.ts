@@ -1,3 +1,5 @@
+import { USER_TOKEN_AUDIENCE } from "@patchbay/protocol/lite";
+
 /**
  * Options of {@link createUserToken}.
  *
@@ -33,7 +35,7 @@ export async function createUserToken(
   // Loaded when first used, with jose: only a backend mints tokens, so a page's bundle keeps
   // both in a chunk it never fetches.
   const { signUserToken } = await import("./sign-user-token");
-  return signUserToken(secret, userId, options);
+  return signUserToken(secret, userId, USER_TOKEN_AUDIENCE, options);
 }
 
 /**

@@ -16,8 +16,8 @@ export type WebStorageLike = Pick<Storage, "getItem" | "setItem" | "removeItem" 
  * ```
  */
 export class WebStorageIdempotencyStore implements IdempotencyStore {
-  readonly prefix: string;
-  readonly ttlMs: number;
+  declare readonly prefix: string;
+  declare readonly ttlMs: number;
   readonly #storage: WebStorageLike;
   readonly #now: () => number;
 

@@ -99,11 +99,14 @@ describe("a conditional approval on a worker", () => {
 
   it("asks again on the new socket after a reconnect, long after it first asked", async () => {
     paid.length = 0;
-    const { server, socket } = await setup(200);
+    // Heartbeats of 500 ms: a socket is dead to the worker after 1 s of silence, which a busy CI
+    // machine's event-loop stalls do not reach (at 200 ms they did, and the worker moved on to a
+    // third socket the test did not watch).
+    const { server, socket } = await setup(500);
     pay(socket, "call_1", 700);
     await socket.next("hosted.approval");
-    // Past the replay window of durable frames (2 heartbeats + the connect timeout).
-    await new Promise((resolve) => setTimeout(resolve, 1_600));
+    // Past the replay window of durable frames (2 heartbeats + the connect timeout: 2 s).
+    await new Promise((resolve) => setTimeout(resolve, 2_200));
     socket.drop();
     const next = await server.nextSocket();
     expect(next.hello.running.calls).toEqual(["call_1"]);

@@ -5,7 +5,12 @@ import {
   type ServerToWorkerFrame,
   type WorkerToServerFrame,
 } from "@patchbay/protocol";
-import { EventEmitter, ReconnectingSocket, type WebSocketLike } from "@patchbay/protocol/runtime";
+import {
+  EventEmitter,
+  holdWritesForTick,
+  ReconnectingSocket,
+  type WebSocketLike,
+} from "@patchbay/protocol/runtime";
 import WebSocket from "ws";
 import { type BackoffPolicy, workerBackoff } from "./backoff";
 import { DispatchError } from "./dispatch-error";
@@ -94,6 +99,8 @@ export class WorkerConnection extends EventEmitter<WorkerConnectionEvents> {
             handshakeTimeout: connectTimeoutMs,
             maxPayload: WORKER_RECEIVE_BYTES,
           }) as unknown as WebSocketLike,
+        // The frames of one turn of the event loop leave in one write.
+        holdWrites: holdWritesForTick,
         backoff: workerBackoff(options.backoff, options.random),
         // The hello handshake has its own bound: a server that accepts the socket but never
         // answers must not hold the worker in `connecting` forever.

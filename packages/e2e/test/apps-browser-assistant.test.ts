@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -10,18 +10,18 @@ import {
   type PatchbayServer,
   silentLogger,
 } from "@patchbay/server";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { build } from "vite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { browserAssistantConfigDir, servePage } from "../../../apps/browser-assistant/backend/index";
 import { createFlightWorker, type FlightWorker } from "../../../apps/flight-booking/src/index";
+import { launchChromium } from "../fixtures/chromium";
 
 // The browser-assistant sample (React, @patchbay/react) as a person meets it: the real Patchbay
 // server, the flight worker, the page built with Vite and served with its token endpoint, in
 // Debian's Chromium (headless, where geolocation is unavailable, so the page shares its fixed
 // fallback position). Every step leaves a screenshot in test-results/browser-assistant/.
 
-const CHROMIUM = process.env.PATCHBAY_CHROMIUM ?? "/usr/bin/chromium";
 const shotsDir = fileURLToPath(new URL("../../../test-results/browser-assistant/", import.meta.url));
 const root = mkdtempSync(join(tmpdir(), "patchbay-assistant-"));
 const apiKey = "pk_test_assistant";
@@ -37,8 +37,6 @@ let page: Page;
 const pageErrors: string[] = [];
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM))
-    throw new Error(`The browser test needs Chromium at ${CHROMIUM} (apt-get install chromium).`);
   // Built into a directory of its own, so a build of the app's dist/ running meanwhile is untouched.
   const outDir = join(root, "page");
   await build({ root: browserAssistantConfigDir, logLevel: "warn", build: { outDir, emptyOutDir: true } });
@@ -73,20 +71,7 @@ beforeAll(async () => {
   pageServer = await servePage({ patchbayUrl: patchbay.url, client: backend, built: true, outDir, port: 0 });
   mkdirSync(shotsDir, { recursive: true });
 
-  context = await chromium.launchPersistentContext(join(root, "chromium-profile"), {
-    executablePath: CHROMIUM,
-    headless: true,
-    viewport: { width: 900, height: 700 },
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--no-first-run",
-      "--disable-quic",
-    ],
-  });
+  context = await launchChromium({ viewport: { width: 900, height: 700 } });
   page = context.pages()[0] ?? (await context.newPage());
   page.on("pageerror", (error) => pageErrors.push(error.message));
 });

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { createUserToken } from "@patchbay/server";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import WebSocket from "ws";
+import { CHAOS_AGENT_YAML, mutatedFrame } from "../fixtures/chaos-inputs";
 import { eventually, startDispatchHarness } from "../fixtures/dispatch-harness";
 import { type CliServer, startCli } from "./helpers/cli-process";
 import { backendClient } from "./helpers/clients";
@@ -36,23 +37,6 @@ afterAll(() => {
   );
 });
 
-const AGENT = `name: Chaos
-instructions: Test agent.
-model:
-  provider: scripted
-  rules:
-    - match: 'check (?<word>\\S+)'
-      toolCalls:
-        - tool: check_code
-          arguments: { code: "{word}" }
-      reply: "checked"
-      errorReply: "refused"
-    - match: essay
-      reply: "${"essay words ".repeat(64_000)}"
-    - match: hello
-      reply: Hi.
-`;
-
 const SERVER_SECRET = "chaos-secret-value-of-at-least-32-bytes";
 const roots: string[] = [];
 const children: CliServer[] = [];
@@ -68,7 +52,7 @@ function workspace() {
   const root = mkdtempSync(join(tmpdir(), "patchbay-chaos-"));
   roots.push(root);
   mkdirSync(join(root, "config", "agents"), { recursive: true });
-  writeFileSync(join(root, "config", "agents", "chaos.yaml"), AGENT);
+  writeFileSync(join(root, "config", "agents", "chaos.yaml"), CHAOS_AGENT_YAML);
   return {
     PATCHBAY_API_KEY: "pk_chaos",
     PATCHBAY_API_SECRET: SERVER_SECRET,
@@ -140,34 +124,6 @@ async function metric(cli: CliServer, name: string): Promise<number> {
     .split("\n")
     .find((l) => l.startsWith(`${name} `) || (!name.includes("{") && l.startsWith(`${name}{`)));
   return Number(line?.split(" ").at(-1) ?? Number.NaN);
-}
-
-/** Random mutations of valid frames: truncations, wrong types, junk bytes, deep nesting, big strings. */
-function mutatedFrame(i: number, sessionId: string): string | Buffer {
-  const valid = JSON.stringify({ type: "message.send", sessionId, commandId: `f_${i}`, text: "hi" });
-  switch (i % 8) {
-    case 0:
-      return valid.slice(0, (i * 7) % valid.length);
-    case 1:
-      return JSON.stringify({ type: "message.send", sessionId: i, commandId: null, text: { a: [i] } });
-    case 2:
-      return Buffer.from(Array.from({ length: 64 }, (_, k) => (i * 31 + k * 17) % 256));
-    case 3:
-      return `${'{"a":'.repeat(3_000)}1${"}".repeat(3_000)}`;
-    case 4:
-      return JSON.stringify({ type: "tool.result", sessionId, callId: `call_${i}`, attempt: -1, result: {} });
-    case 5:
-      return JSON.stringify({ type: `x.${i}`, payload: "y".repeat(i % 4_000) });
-    case 6:
-      return JSON.stringify({
-        type: "session.resume",
-        requestId: `r${i}`,
-        sessionId: "s_nope",
-        afterSeq: "x",
-      });
-    default:
-      return valid.replace('"text"', `"te\\u0000xt${i}"`);
-  }
 }
 
 describe("chaos", () => {

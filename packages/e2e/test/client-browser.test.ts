@@ -1,10 +1,11 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type BrowserContext, chromium } from "playwright-core";
+import type { BrowserContext } from "playwright-core";
 import { build } from "vite";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
+import { launchChromium } from "../fixtures/chromium";
 import { type StaticServer, serveStatic } from "../fixtures/static-server";
 import { scriptedAgent, startTestServer, type TestServer } from "./helpers/start-server";
 
@@ -12,7 +13,6 @@ import { scriptedAgent, startTestServer, type TestServer } from "./helpers/start
 // the client's browser entry, served on 127.0.0.1, against a real server whose scripted model
 // calls a page tool that needs approval.
 
-const CHROMIUM = "/usr/bin/chromium";
 const browserDir = fileURLToPath(new URL("../browser/", import.meta.url));
 const resultsDir = fileURLToPath(new URL("../test-results/", import.meta.url));
 
@@ -20,14 +20,6 @@ let server: TestServer | undefined;
 let pageServer: StaticServer | undefined;
 let context: BrowserContext | undefined;
 const temp: string[] = [];
-
-beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `The browser test needs Chromium at ${CHROMIUM} (Debian: apt-get install chromium); it was not found.`,
-    );
-  }
-});
 
 afterAll(async () => {
   await context?.close();
@@ -64,20 +56,7 @@ describe("the client in a real browser", () => {
     pageServer = await serveStatic(outDir);
     const pageUrl = pageServer.url;
 
-    const profile = mkdtempSync(join(tmpdir(), "patchbay-chromium-"));
-    temp.push(profile);
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        "--disable-quic",
-      ],
+    context = await launchChromium({
       geolocation: { latitude: 52.52, longitude: 13.405 },
       permissions: ["geolocation"],
     });

@@ -16,13 +16,16 @@ import { RawClient } from "./helpers/raw-client";
 // bound, with no accepted message or event lost or doubled (docs/cluster.md). A second client on
 // another node is served by the owner across the bus meanwhile, and resumes after the kill.
 const LEASE_TTL_MS = 1_500;
-// A dead owner's sessions are taken by the sweep of a live node within the TTL plus a third.
+// A dead owner's sessions answer again within the TTL plus a third (docs/cluster.md, "Takeover
+// bound"): its lease expires at most a TTL after the kill, and then the sweep of a live node
+// (every third of the TTL) or a client's attach takes it over.
 const TAKEOVER_BOUND_MS = LEASE_TTL_MS + LEASE_TTL_MS / 3;
 // At least 20 in CI (#19's done-when); fewer only by hand, while working on this file.
 // How long one step may wait for its frame: the whole suite runs many files at once on a small
 // machine. The takeover figures are measured, not these waits.
 const WAIT_MS = 15_000;
 const TRIALS = Math.max(1, Number(process.env.PATCHBAY_CLUSTER_TRIALS ?? 20));
+const HOSTED_TRIALS = Math.max(1, Number(process.env.PATCHBAY_CLUSTER_HOSTED_TRIALS ?? 20));
 
 let pg: TestPostgres;
 let nats: TestNats;
@@ -32,6 +35,7 @@ beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), "patchbay-cluster-"));
   mkdirSync(join(root, "config", "agents"), { recursive: true });
   writeFileSync(join(root, "config", "agents", "support.yaml"), AGENT);
+  writeFileSync(join(root, "config", "agents", "desk.yaml"), DESK);
 }, 60_000);
 afterAll(async () => {
   for (const node of nodes)
@@ -61,6 +65,17 @@ model:
       reply: "Done: {results.record_payment}"
       errorReply: "Payment failed: {result}"
 `;
+// A user's messages go to a dispatch worker first (here: one connected to another node).
+const DESK = `name: Desk
+instructions: You answer what the desk passes on.
+dispatch:
+  text: enabled
+model:
+  provider: scripted
+  rules:
+    - match: hello
+      reply: The desk passed it on.
+`;
 // The worker processes of the dispatch harness log in with its key and secret.
 const SECRET = DISPATCH_SECRET;
 const locate = { name: "locate", description: "Where", parameters: { type: "object", properties: {} } };
@@ -85,11 +100,14 @@ async function readyz(node: CliServer): Promise<{ status: number; body: Record<s
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
-/** Resumes the session on `wsUrl`, retrying while its dead owner's lease has not been taken yet. */
+/**
+ * Resumes the session on `wsUrl`, retrying on the same socket every 50 ms while its dead owner's
+ * lease has not been taken over yet (a relayed resume to the dead owner is refused at once).
+ */
 async function resumeWhenTakenOver(wsUrl: string, token: string, sessionId: string, deadlineMs: number) {
+  const client = await RawClient.open(wsUrl, { kind: "user", token });
   let refused = 0;
   while (Date.now() < deadlineMs) {
-    const client = await RawClient.open(wsUrl, { kind: "user", token });
     const requestId = `r_${refused}`;
     client.send({ type: "session.resume", requestId, sessionId, afterSeq: 0, tools: [locate] });
     const reply = await client.next(
@@ -99,10 +117,23 @@ async function resumeWhenTakenOver(wsUrl: string, token: string, sessionId: stri
     if (reply.type === "session.opened") return { client, refused };
     expect(reply).toMatchObject({ type: "error", code: "unavailable" });
     refused += 1;
-    await client.close();
     await new Promise((r) => setTimeout(r, 50));
   }
+  await client.close();
   throw new Error(`session ${sessionId} was not taken over in time`);
+}
+
+/** The SQLite file the worker processes record their work and side effects in. */
+function workerDb() {
+  const dbPath = join(root, "workers.sqlite");
+  const db = new Database(dbPath);
+  db.exec(`
+    CREATE TABLE IF NOT EXISTS work (work_id TEXT, worker TEXT, kind TEXT, text TEXT, attempt INTEGER, started_at INTEGER, finished_at INTEGER);
+    CREATE TABLE IF NOT EXISTS effects (call_id TEXT PRIMARY KEY, worker TEXT, amount INTEGER);
+    CREATE TABLE IF NOT EXISTS deliveries (call_id TEXT, worker TEXT, attempt INTEGER, at INTEGER);
+    CREATE TABLE IF NOT EXISTS replies (channel_id TEXT, session_id TEXT, text TEXT);
+  `);
+  return { dbPath, db };
 }
 
 describe("a cluster of three patchbay serve processes (Postgres + NATS)", () => {
@@ -235,20 +266,13 @@ describe("a cluster of three patchbay serve processes (Postgres + NATS)", () => 
         `answering again after min ${takeovers[0]} ms, median ${median} ms, max ${takeovers.at(-1)} ms; ` +
         `${relayedTurns} turns answered to a client on another node than the owner (relayed over NATS)`,
     );
-    // The bound plus the client's own reconnect, one relayed resume's answer timeout (2 s) and a
-    // loaded CI machine's delays.
-    expect(takeovers.at(-1)!).toBeLessThan(TAKEOVER_BOUND_MS + 4_000);
+    // The stated bound (docs/cluster.md): the lease outlives the kill by at most the TTL, and a
+    // relayed resume to the dead owner is refused at once, so the client's retry takes it over.
+    expect(takeovers.at(-1)!).toBeLessThanOrEqual(TAKEOVER_BOUND_MS);
   }, 240_000);
 
   it("serves hosted calls of sessions two nodes own with a worker connected to the third, each side effect once", async () => {
-    const dbPath = join(root, "workers.sqlite");
-    const db = new Database(dbPath);
-    db.exec(`
-      CREATE TABLE IF NOT EXISTS work (work_id TEXT, worker TEXT, kind TEXT, text TEXT, attempt INTEGER, started_at INTEGER, finished_at INTEGER);
-      CREATE TABLE IF NOT EXISTS effects (call_id TEXT PRIMARY KEY, worker TEXT, amount INTEGER);
-      CREATE TABLE IF NOT EXISTS deliveries (call_id TEXT, worker TEXT, attempt INTEGER, at INTEGER);
-      CREATE TABLE IF NOT EXISTS replies (channel_id TEXT, session_id TEXT, text TEXT);
-    `);
+    const { dbPath, db } = workerDb();
     const worker = new WorkerProcess({ id: "w_c", db: dbPath, capacity: 4, hostTools: true }, nodes[2]!.url);
     try {
       await worker.waitFor("ready", (e) => e.reconnected === false);
@@ -281,73 +305,144 @@ describe("a cluster of three patchbay serve processes (Postgres + NATS)", () => 
     }
   }, 60_000);
 
-  it("kill -9 of a session's owner mid-hosted-call (worker on another node): the side effect happens once and the session answers again", async () => {
-    const dbPath = join(root, "workers.sqlite");
-    const db = new Database(dbPath);
+  it("sends a user's message of a session one node owns, and an incoming call posted to another node, to a worker connected to a third node", async () => {
+    const { dbPath, db } = workerDb();
     const worker = new WorkerProcess(
-      { id: "w_slow", db: dbPath, capacity: 4, hostTools: true, toolDelayMs: 1_500 },
+      { id: "w_desk", db: dbPath, capacity: 2, messages: true, calls: true },
       nodes[2]!.url,
     );
-    const token = await createUserToken(SECRET, "u_pay_kill");
-    const takeovers: number[] = [];
     try {
       await worker.waitFor("ready", (e) => e.reconnected === false);
+      // The owner learns of the worker's free slots from its node's next heartbeats (every 2 s).
       await new Promise((r) => setTimeout(r, 4_500));
-      for (let trial = 0; trial < 4; trial++) {
-        const ownerIndex = trial % 2;
-        const owner = nodes[ownerIndex]!;
-        const amount = 100 + trial;
-        const page = await RawClient.open(owner.wsUrl, { kind: "user", token });
-        const sessionId = await page.create("support");
-        page.send({ type: "message.send", sessionId, commandId: "c_pay", text: `pay ${amount}` });
-        const call = await page.next(
-          (f) => f.type === "conversation.updated" && f.item.type === "tool_call",
-          WAIT_MS,
-        );
-        const callId = call.type === "conversation.updated" ? call.item.id : "";
-        // The worker on node C ran the side effect and is still working when the owner dies.
-        await worker.waitFor("effect", (e) => e.callId === callId);
-        owner.child.kill("SIGKILL");
-        const killedAt = Date.now();
-        await owner.exited;
-        const { client: again } = await resumeWhenTakenOver(
-          nodes[2]!.wsUrl,
-          token,
-          sessionId,
-          killedAt + 15_000,
-        );
-        expect(await again.turnEnd("c_pay", WAIT_MS)).toMatchObject({
-          type: "response.failed",
-          error: { code: "server_restart" },
-        });
-        takeovers.push(Date.now() - killedAt);
-        expect(takeovers.at(-1)!).toBeLessThan(TAKEOVER_BOUND_MS + 4_000);
-        const replayed = again.events(sessionId);
-        expect(replayed.map((e) => e.seq)).toEqual(replayed.map((_, i) => i + 1));
-        // Once, however the owner died: the worker keys it on the call id.
-        expect(db.prepare("SELECT COUNT(*) AS n FROM effects WHERE amount = ?").get(amount)).toEqual({
-          n: 1,
-        });
-        expect(db.prepare("SELECT COUNT(*) AS n FROM deliveries WHERE call_id = ?").get(callId)).toEqual({
-          n: 1,
-        });
-        // And the session answers again, with the worker on the surviving node.
-        again.send({ type: "message.send", sessionId, commandId: "c_next", text: `pay ${amount + 50}` });
-        expect(await again.turnEnd("c_next", WAIT_MS)).toMatchObject({
-          type: "response.completed",
-          text: `Done: payment of ${amount + 50} recorded by w_slow, answered by w_slow`,
-        });
-        await again.close();
-        await page.close();
-        nodes[ownerIndex] = await startCli(["serve"], env());
-      }
-      console.log(
-        `cluster failover mid-hosted-call: ${takeovers.length} kill -9 trials, side effect once in each; ` +
-          `answering again after ${takeovers.join(", ")} ms (bound ${TAKEOVER_BOUND_MS} ms)`,
-      );
+      const token = await createUserToken(SECRET, "u_desk");
+      const page = await RawClient.open(nodes[0]!.wsUrl, { kind: "user", token });
+      const sessionId = await page.create("desk");
+      page.send({ type: "message.send", sessionId, commandId: "c_desk", text: "hello" });
+      expect(await page.turnEnd("c_desk", WAIT_MS)).toMatchObject({
+        type: "response.completed",
+        text: "The desk passed it on.",
+      });
+      expect(page.events(sessionId).some((e) => e.type === "response.thinking")).toBe(true);
+      const work = db.prepare("SELECT worker, kind, text FROM work WHERE worker = 'w_desk'").all();
+      expect(work).toEqual([{ worker: "w_desk", kind: "message", text: "hello" }]);
+      await page.close();
+      // An incoming call posted to a node without workers goes to the one with free slots.
+      const res = await fetch(`${nodes[1]!.url}/v1/agents/support/inbound/calls`, {
+        method: "POST",
+        headers: {
+          "x-api-key": API_KEY,
+          authorization: `Bearer ${SECRET}`,
+          "content-type": "application/json",
+        },
+        body: JSON.stringify({ from: "+15550001", to: "+15550002" }),
+      });
+      expect(res.status).toBe(202);
+      const receipt = (await res.json()) as { status: string; workId: string };
+      expect(receipt.status).toBe("offered");
+      await worker.waitFor("work.finished", (e) => e.workId === receipt.workId);
+      const calls = db.prepare("SELECT worker, text FROM work WHERE kind = 'call'").all();
+      expect(calls).toEqual([{ worker: "w_desk", text: "+15550001->+15550002" }]);
     } finally {
       await worker.kill("SIGKILL");
       db.close();
     }
-  }, 120_000);
+  }, 60_000);
+
+  it(
+    `kill -9 of a session's owner mid-hosted-call (worker on another node), ${HOSTED_TRIALS} times: the call is delivered again to the node taking over and finishes once, and the model answers with its result`,
+    async () => {
+      const { dbPath, db } = workerDb();
+      const worker = new WorkerProcess(
+        { id: "w_slow", db: dbPath, capacity: 4, hostTools: true, toolDelayMs: 1_500 },
+        nodes[2]!.url,
+      );
+      const token = await createUserToken(SECRET, "u_pay_kill");
+      const takeovers: number[] = [];
+      const finished: number[] = [];
+      try {
+        await worker.waitFor("ready", (e) => e.reconnected === false);
+        await new Promise((r) => setTimeout(r, 4_500));
+        for (let trial = 0; trial < HOSTED_TRIALS; trial++) {
+          const ownerIndex = trial % 2;
+          const owner = nodes[ownerIndex]!;
+          const amount = 100 + trial;
+          const page = await RawClient.open(owner.wsUrl, { kind: "user", token });
+          const sessionId = await page.create("support");
+          page.send({ type: "message.send", sessionId, commandId: "c_pay", text: `pay ${amount}` });
+          const call = await page.next(
+            (f) => f.type === "conversation.updated" && f.item.type === "tool_call",
+            WAIT_MS,
+          );
+          const callId = call.type === "conversation.updated" ? call.item.id : "";
+          // The worker on node C ran the side effect and is still working when the owner dies.
+          await worker.waitFor("effect", (e) => e.callId === callId);
+          const seenBefore = page.events(sessionId);
+          owner.child.kill("SIGKILL");
+          const killedAt = Date.now();
+          await owner.exited;
+          const { client: again } = await resumeWhenTakenOver(
+            nodes[2]!.wsUrl,
+            token,
+            sessionId,
+            killedAt + 15_000,
+          );
+          takeovers.push(Date.now() - killedAt);
+          // The turn goes on where the owner died: the call, delivered again with its id, finishes
+          // once, and the model answers with its result.
+          expect(await again.turnEnd("c_pay", WAIT_MS)).toMatchObject({
+            type: "response.completed",
+            text: `Done: payment of ${amount} recorded by w_slow, answered by w_slow`,
+          });
+          finished.push(Date.now() - killedAt);
+          const replayed = again.events(sessionId);
+          expect(replayed.slice(0, seenBefore.length)).toEqual(seenBefore);
+          expect(replayed.map((e) => e.seq)).toEqual(replayed.map((_, i) => i + 1));
+          expect(replayed.filter((e) => e.type === "response.started")).toHaveLength(1);
+          // Once, however the owner died: the worker keys it on the call id.
+          expect(db.prepare("SELECT COUNT(*) AS n FROM effects WHERE amount = ?").get(amount)).toEqual({
+            n: 1,
+          });
+          expect(db.prepare("SELECT COUNT(*) AS n FROM deliveries WHERE call_id = ?").get(callId)).toEqual({
+            n: 1,
+          });
+          const res = await fetch(`${nodes[2]!.url}/v1/sessions/${sessionId}`, {
+            headers: { authorization: `Bearer ${token}` },
+          });
+          const body = (await res.json()) as {
+            conversation: { type: string; status: string; id: string; result?: { outcome: string } }[];
+          };
+          expect(body.conversation.map((item) => `${item.type}:${item.status}`)).toEqual([
+            "message:completed",
+            "tool_call:completed",
+            "message:completed",
+          ]);
+          expect(body.conversation[1]).toMatchObject({ id: callId, result: { outcome: "completed" } });
+          // And the session answers again, with the worker on the surviving node.
+          again.send({ type: "message.send", sessionId, commandId: "c_next", text: `pay ${amount + 50}` });
+          expect(await again.turnEnd("c_next", WAIT_MS)).toMatchObject({
+            type: "response.completed",
+            text: `Done: payment of ${amount + 50} recorded by w_slow, answered by w_slow`,
+          });
+          await again.close();
+          await page.close();
+          nodes[ownerIndex] = await startCli(["serve"], env());
+        }
+        const sorted = (list: number[]) => [...list].sort((a, b) => a - b);
+        const line = (list: number[]) => {
+          const s = sorted(list);
+          return `min ${s[0]} ms, median ${s[Math.floor(s.length / 2)]} ms, max ${s.at(-1)} ms`;
+        };
+        console.log(
+          `cluster failover mid-hosted-call: ${HOSTED_TRIALS} kill -9 trials, each call delivered again and finished once; ` +
+            `answering again after ${line(takeovers)} (bound ${TAKEOVER_BOUND_MS} ms); the cut-off turn completed after ${line(finished)}`,
+        );
+        expect(sorted(takeovers).at(-1)!).toBeLessThanOrEqual(TAKEOVER_BOUND_MS);
+      } finally {
+        await worker.kill("SIGKILL");
+        db.close();
+      }
+    },
+    60_000 + HOSTED_TRIALS * 15_000,
+  );
 });

@@ -8,13 +8,13 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
 import { afterAll, describe, expect, it } from "vitest";
 // @ts-expect-error: a plain .mjs script of the repository, without types
 import { pack } from "../../../scripts/pack.mjs";
+import { launchChromiumBrowser } from "../fixtures/chromium";
 
 const repo = fileURLToPath(new URL("../../../", import.meta.url));
-const CHROMIUM = process.env.PATCHBAY_CHROMIUM ?? "/usr/bin/chromium";
+const _CHROMIUM = process.env.PATCHBAY_CHROMIUM ?? "/usr/bin/chromium";
 const work = mkdtempSync(join(tmpdir(), "patchbay-outside-"));
 const project = join(work, "my-agent");
 let started: ChildProcess | undefined;
@@ -150,18 +150,7 @@ describe("a new project outside the repository, with npm only", () => {
     expect(JSON.parse(turn.out.trim())).toMatch(/^In Lisbon it is \d+ °C and (sunny|cloudy|rainy)\.$/);
 
     // The page, in Chromium.
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-      ],
-    });
+    const browser = await launchChromiumBrowser();
     try {
       const page = await browser.newPage();
       await page.goto(urls.page);

@@ -1,10 +1,11 @@
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type BrowserContext, chromium } from "playwright-core";
+import type { BrowserContext } from "playwright-core";
 import { build } from "vite";
 import { afterAll, describe, expect, it } from "vitest";
+import { launchChromium } from "../fixtures/chromium";
 import { type StaticServer, serveStatic } from "../fixtures/static-server";
 import { scriptedAgent, startTestServer, type TestServer } from "./helpers/start-server";
 
@@ -12,7 +13,6 @@ import { scriptedAgent, startTestServer, type TestServer } from "./helpers/start
 // Chromium reloads a page (built with Vite from the client's browser entry) while its page tool
 // runs; the resumed page gets the call again and must not run it a second time.
 
-const CHROMIUM = "/usr/bin/chromium";
 const browserDir = fileURLToPath(new URL("../browser/", import.meta.url));
 
 let server: TestServer | undefined;
@@ -29,7 +29,6 @@ afterAll(async () => {
 
 describe("a page call pending across a reload, in Chromium", () => {
   it("is not run again by the reloaded page, and the model is told its outcome is unknown", async () => {
-    expect(existsSync(CHROMIUM), `Chromium at ${CHROMIUM} (apt-get install chromium)`).toBe(true);
     server = await startTestServer({
       agents: {
         drafts: scriptedAgent([
@@ -47,21 +46,7 @@ describe("a page call pending across a reload, in Chromium", () => {
     await build({ configFile: join(browserDir, "vite.config.ts"), build: { outDir } });
     pageServer = await serveStatic(outDir);
     const pageUrl = pageServer.url;
-    const profile = mkdtempSync(join(tmpdir(), "patchbay-chromium-"));
-    temp.push(profile);
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        "--disable-quic",
-      ],
-    });
+    context = await launchChromium();
     const page = context.pages()[0] ?? (await context.newPage());
     const query = new URLSearchParams({ server: server.url, user: "u_1", token: await server.token("u_1") });
     await page.goto(`${pageUrl}/reload.html?${query}`);

@@ -310,4 +310,23 @@ describe("decodeFrame: nesting limit", () => {
     const tight = decodeFrame(JSON.stringify(frame), { channel: "client-to-server", maxDepth: 10 });
     expect(tight.ok ? undefined : tight.error.path).toBe("metadata.a.a.a.a.a.a.a");
   });
+
+  it("finds a container at the limit inside arrays and behind shallow siblings, and passes one a level above it", () => {
+    // metadata is level 1; its value at level 1 + k sits k levels below it.
+    const inArray = (depth: number) => ({
+      type: "session.create",
+      requestId: "r1",
+      agent: "a",
+      metadata: { first: { shallow: true }, list: [1, "x", [nested(depth)]] },
+    });
+    // metadata (1) > list (2) > inner array (3) > nested objects from level 4.
+    const exact = decodeFrame(JSON.stringify(inArray(5)), { channel: "client-to-server", maxDepth: 9 });
+    expect(exact.ok).toBe(true);
+    const over = decodeFrame(JSON.stringify(inArray(6)), { channel: "client-to-server", maxDepth: 9 });
+    expect(over.ok).toBe(false);
+    if (over.ok) return;
+    expect(over.error.code).toBe("invalid_frame");
+    expect(over.error.path).toBe("metadata.list.2.0.a.a.a.a");
+    expect(over.error.message).toContain("nested deeper than 9 levels");
+  });
 });

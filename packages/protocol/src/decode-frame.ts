@@ -2,7 +2,12 @@ import type { z } from "zod";
 import { ClientToServerFrameSchema, ServerToClientFrameSchema } from "./client-frames";
 import { FrameDecodeError } from "./errors";
 import { flattenZodIssues, formatZodIssues, issuePath } from "./format-issues";
-import { DEFAULT_MAX_JSON_DEPTH, envelopeError, RESULT_FRAME_TYPES, readEnvelope } from "./frame-envelope";
+import {
+  DEFAULT_MAX_JSON_DEPTH,
+  envelopeError,
+  RESULT_FRAME_TYPES,
+  readEnvelopeWithResults,
+} from "./frame-envelope";
 import { DEFAULT_MAX_FRAME_BYTES, DEFAULT_MAX_RESULT_FRAME_BYTES } from "./version";
 import { ServerToWorkerFrameSchema, WorkerToServerFrameSchema } from "./worker-frames";
 
@@ -83,7 +88,7 @@ export function decodeFrame<C extends FrameChannel>(
   options: DecodeFrameOptions<C>,
 ): DecodeResult<C> {
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_FRAME_BYTES;
-  const envelope = readEnvelope(data, {
+  const envelope = readEnvelopeWithResults(data, {
     maxBytes,
     maxResultBytes:
       options.maxResultBytes ?? (options.maxBytes === undefined ? DEFAULT_MAX_RESULT_FRAME_BYTES : maxBytes),

@@ -47,9 +47,11 @@ export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
  * ```
  */
 export class ProtocolError extends Error {
-  readonly code: string;
+  // Fields set by a constructor are `declare`d in this package: no field definitions are emitted,
+  // which keeps a page's bundle smaller.
+  declare readonly code: string;
   /** The field path that was wrong, dotted (`tools.0.name`), where one is known. */
-  readonly path: string | undefined;
+  declare readonly path: string | undefined;
   constructor(code: string, message: string, options: { path?: string; cause?: unknown } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "ProtocolError";
@@ -70,7 +72,7 @@ export class ProtocolError extends Error {
  */
 export class FrameDecodeError extends ProtocolError {
   /** Every problem found, one line each, as `path: message`. */
-  readonly issues: string[];
+  declare readonly issues: string[];
   constructor(code: string, message: string, options: { path?: string; issues?: string[] } = {}) {
     super(code, message, options);
     this.name = "FrameDecodeError";
@@ -88,7 +90,7 @@ export class FrameDecodeError extends ProtocolError {
  */
 export class ToolCallFormatError extends ProtocolError {
   /** Position of the offending entry in the input. */
-  readonly index: number;
+  declare readonly index: number;
   constructor(message: string, index: number) {
     super("invalid_tool_call", message, { path: String(index) });
     this.name = "ToolCallFormatError";

@@ -5,10 +5,12 @@
 
 /** The first thing a guard found wrong: a dotted field path ("" for the value itself) and why. */
 export class GuardIssue {
-  constructor(
-    readonly path: string,
-    readonly message: string,
-  ) {}
+  declare readonly path: string;
+  declare readonly message: string;
+  constructor(path: string, message: string) {
+    this.path = path;
+    this.message = message;
+  }
 }
 
 /** Checks a value at a path; returns the decoded value or throws a {@link GuardIssue}. */

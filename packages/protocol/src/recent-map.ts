@@ -20,7 +20,7 @@ import { ProtocolError } from "./errors";
  */
 export class RecentMap<V> {
   /** The most keys remembered at once. */
-  readonly limit: number;
+  declare readonly limit: number;
   readonly #batch: number;
   readonly #entries = new Map<string, V>();
 

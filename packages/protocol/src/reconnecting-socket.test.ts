@@ -100,6 +100,33 @@ describe("ReconnectingSocket", () => {
     expect(log).toEqual(["connecting", "open", "welcome reconnect=false"]);
   });
 
+  it("hands the socket to holdWrites before each frame and pong it writes, not before the hello", async () => {
+    const server = await startServer();
+    cleanup.push(server.close);
+    const held: string[] = [];
+    let current: WebSocketLike | undefined;
+    const { socket } = peer(server.url, {
+      createSocket: (u) => {
+        current = new WebSocket(u) as unknown as WebSocketLike;
+        const send = current.send.bind(current);
+        current.send = (text: string) => {
+          held.push(`send ${JSON.parse(text).type}`);
+          send(text);
+        };
+        return current;
+      },
+      holdWrites: (s) => held.push(s === current ? "hold" : "hold another socket"),
+    });
+    socket.open();
+    const s = await until(() => server.sockets[0]?.received[0] && server.sockets[0], "the hello");
+    s.socket.send(JSON.stringify({ type: "welcome" }));
+    await until(() => socket.state === "open", "open");
+    expect(socket.send(JSON.stringify({ type: "note" }))).toBe(true);
+    s.socket.send(JSON.stringify({ type: "ping", nonce: "n1" }));
+    await until(() => s.received.some((f) => f.type === "pong"), "the pong");
+    expect(held).toEqual(["send hello", "hold", "send note", "hold", "send pong"]);
+  });
+
   it("asks a silent server with a ping, drops a socket silent for two intervals, then redials and is welcomed again", async () => {
     const server = await startServer();
     cleanup.push(server.close);

@@ -1,5 +1,4 @@
 import { type BackoffOptions, backoffDelay } from "./backoff";
-import { holdWritesForTick } from "./tick-writes";
 import { SOCKET_OPEN, type WebSocketFactory, type WebSocketLike } from "./websocket-like";
 
 /**
@@ -109,6 +108,12 @@ export interface ReconnectingSocketOptions {
   heartbeatIntervalMs?: number;
   /** A socket on which nothing arrived for this long is dead. Default twice the interval. */
   heartbeatTimeoutMs?: number;
+  /**
+   * Called with the socket before each write. Node peers pass `holdWritesForTick`, so the frames
+   * of one turn of the event loop leave in one write; a browser's `WebSocket` has nothing to hold
+   * (and its bundle does not carry the code).
+   */
+  holdWrites?: (socket: WebSocketLike) => void;
 }
 
 /** How long a closing handshake may take before the socket is cut. */
@@ -164,7 +169,7 @@ export class ReconnectingSocket<F extends HeartbeatFrame> {
   send(text: string): boolean {
     const socket = this.#socket;
     if (this.#state !== "open" || !socket || socket.readyState !== SOCKET_OPEN) return false;
-    holdWritesForTick(socket);
+    this.#options.holdWrites?.(socket);
     socket.send(text);
     return true;
   }
@@ -253,8 +258,10 @@ export class ReconnectingSocket<F extends HeartbeatFrame> {
     const frame = this.#hooks.decode(data);
     if (frame === undefined) return;
     if (frame.type === "ping") {
-      holdWritesForTick(this.#socket);
-      this.#socket?.send(
+      const socket = this.#socket;
+      if (!socket) return;
+      this.#options.holdWrites?.(socket);
+      socket.send(
         JSON.stringify(frame.nonce === undefined ? { type: "pong" } : { type: "pong", nonce: frame.nonce }),
       );
       return;

@@ -7,17 +7,19 @@ import type { Connector, ConnectorSet } from "@patchbay/connectors";
 import { createModel, type LanguageModel } from "@patchbay/models";
 import { type IdempotencyStore, InMemoryIdempotencyStore, type Tools } from "@patchbay/tools";
 import { Authenticator } from "./auth/auth";
+import { ClusterMessageRouter } from "./cluster/cluster-message-router";
 import type { LeaseEvent } from "./cluster/cluster-metrics";
 import type { ClusterNode } from "./cluster/cluster-node";
 import { type ClusterOptions, clusterWanted, joinCluster } from "./cluster/cluster-options";
 import { ClusterToolRouter } from "./cluster/cluster-tool-router";
+import { ClusterWork } from "./cluster/cluster-work";
 import { type AgentConfig, type AgentFileInput, defineAgent, loadAgentConfigs } from "./config/agent-config";
 import { resolveLimits, type ServerLimits } from "./config/limits";
 import { resolveServerCredentials, type ServerMode, serverMode } from "./config/server-credentials";
 import { checkServerOptions } from "./config/server-options";
 import { ServerError } from "./errors";
 import type { DispatchContext, DispatchExtension } from "./extensions/dispatch-extension";
-import type { HostedToolRouter } from "./extensions/dispatch-seams";
+import type { HostedToolRouter, MessageRouter } from "./extensions/dispatch-seams";
 import { type CorsOptions, CorsPolicy, parseCorsOrigins } from "./http/cors";
 import { createHttpApi, type HttpApiLimits } from "./http/http-api";
 import { createLogger, type Logger, type LogLevel } from "./observability/logger";
@@ -193,6 +195,12 @@ export interface PatchbayServer {
   reply(agent: string, message: string, options?: ReplyOptions): Promise<ServerReply>;
   /** This server as a node of its cluster (cluster mode only; docs/cluster.md). */
   cluster: ClusterNode | undefined;
+  /**
+   * The router a turn's hosted tool calls go through, when dispatch is installed: the workers
+   * connected here, or in cluster mode every node's (docs/cluster.md). For measuring and tests;
+   * a turn calls it once a call is validated and allowed.
+   */
+  hostedTools: HostedToolRouter | undefined;
   /** Stops accepting, ends or hands back running work (bounded), closes sockets and the store. */
   close(): Promise<void>;
 }
@@ -295,6 +303,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
 
   let extension: DispatchExtension | undefined;
   let hostedTools: HostedToolRouter | undefined;
+  let messageRouter: MessageRouter | undefined;
   const deps = (agent: AgentConfig): LiveSessionDeps => ({
     model: models.get(agent.id)!,
     logger,
@@ -303,7 +312,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
     limits,
     ...serverToolsOf(options.tools, connectorSets.get(agent.id), agent, idempotency, logger),
     ...(hostedTools ? { hostedTools } : {}),
-    ...(extension?.messageRouter ? { messageRouter: extension.messageRouter } : {}),
+    ...(messageRouter ? { messageRouter } : {}),
   });
   const sessions = new SessionDirectory({
     store,
@@ -326,8 +335,26 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
   });
   if (cluster) cluster.node.sessionsOwned = () => sessions.owned?.size ?? 0;
   const installDispatch = options.dispatch === undefined ? createDispatch : options.dispatch;
+  // In a cluster, inbound work may go to the node whose workers have the most room.
+  const clusterWork = cluster
+    ? new ClusterWork({
+        bus: cluster.node.bus,
+        nodeId: cluster.node.nodeId,
+        remoteRoom: () => cluster.node.remoteRoom(),
+        isAlive: (nodeId) => cluster.node.isAlive(nodeId),
+        logger,
+      })
+    : undefined;
   extension = installDispatch
-    ? installDispatch({ authenticator, store, sessions, agents, logger, metrics })
+    ? installDispatch({
+        authenticator,
+        store,
+        sessions,
+        agents,
+        logger,
+        metrics,
+        ...(clusterWork ? { elsewhere: clusterWork } : {}),
+      })
     : undefined;
   // In a cluster, hosted calls reach the workers of every node (docs/cluster.md).
   const local = extension?.hostedTools;
@@ -339,13 +366,32 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
           nodeId: cluster.node.nodeId,
           remoteTools: () => cluster.node.remoteHosted(),
           isAlive: (nodeId) => cluster.node.isAlive(nodeId),
+          ...(extension?.toolLoad ? { localLoad: extension.toolLoad.bind(extension) } : {}),
+          remoteLoad: (nodeId, agent, tool) => cluster.node.roomOf(nodeId)?.tools[agent]?.[tool],
           logger,
         })
       : undefined;
   if (cluster && local)
     cluster.node.hostedTools = () =>
       Object.fromEntries([...agents.keys()].map((id) => [id, local.specs(id)]));
+  if (cluster && extension?.room) cluster.node.workerRoom = extension.room.bind(extension);
   hostedTools = clusterTools ?? local;
+  // And worker-first messages reach the node whose workers have the most free slots.
+  const localMessages = extension?.messageRouter;
+  const clusterMessages =
+    cluster && localMessages
+      ? new ClusterMessageRouter({
+          local: localMessages,
+          bus: cluster.node.bus,
+          nodeId: cluster.node.nodeId,
+          localRoom: () => extension?.room?.().messages ?? -1,
+          remoteRoom: () =>
+            new Map([...cluster.node.remoteRoom()].map(([nodeId, room]) => [nodeId, room.messages])),
+          isAlive: (nodeId) => cluster.node.isAlive(nodeId),
+          logger,
+        })
+      : undefined;
+  messageRouter = clusterMessages ?? localMessages;
 
   let accepting = false;
   const socketGuards = new SocketGuards(limits);
@@ -448,6 +494,8 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
       await sessions.close(options.shutdownGraceMs ?? 10_000);
       relay?.close();
       clusterTools?.close();
+      clusterMessages?.close();
+      clusterWork?.close();
       await cluster?.node.close();
       await extension?.close?.();
       await closeConnectors();
@@ -478,6 +526,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
     credentials: { apiKey, secret },
     reply: (agent, message, replyOptions) => replyOnce(sessions, agent, message, replyOptions),
     cluster: cluster?.node,
+    hostedTools,
     close,
   };
 }

@@ -44,6 +44,8 @@ export {
 export type { DispatchContext, DispatchExtension } from "./extensions/dispatch-extension";
 export type {
   CancelReason,
+  DispatchWork,
+  DispatchWorkReceipt,
   HoldAnswer,
   HostedToolRequest,
   HostedToolRouter,
@@ -51,6 +53,8 @@ export type {
   MessageRouteRequest,
   MessageRouter,
   ToolCallHandlers,
+  WorkElsewhere,
+  WorkerRoom,
 } from "./extensions/dispatch-seams";
 export type { CorsOptions } from "./http/cors";
 export type { HttpApiLimits, HttpRouteExtension } from "./http/http-api";

@@ -18,11 +18,11 @@ export interface ContextHost {
  * tools use none of them.
  */
 export class CallContext implements ToolCallContext {
-  readonly id: string;
-  readonly name: string;
-  readonly sessionId: string;
-  readonly user: User;
-  readonly attempt: number;
+  declare readonly id: string;
+  declare readonly name: string;
+  declare readonly sessionId: string;
+  declare readonly user: User;
+  declare readonly attempt: number;
   readonly #host: ContextHost;
   readonly #state: CallState;
   #boundUpdate: ((text: string) => void) | undefined;

@@ -32,19 +32,20 @@ const MAX_TRACKED_DELIVERIES = 10_000;
  * interfaces they declare; `ToolExecutor` is the public face and the event emitter.
  */
 export class CallRunner implements PipelineHost {
-  readonly sessionId: string;
-  readonly tools: Tools;
-  readonly user: User;
-  readonly conversation: () => readonly ConversationItem[];
-  readonly approvalGate: ApprovalGate | undefined;
-  readonly approvalExpiresInMs: number;
-  readonly defaultTimeoutMs: number;
-  readonly caps: SlotCaps;
-  readonly confirmHold: ToolExecutorOptions["confirmHold"];
-  readonly confirmApproval: ToolExecutorOptions["confirmApproval"];
-  readonly approve: ApproveStep | undefined;
-  readonly now: () => number;
-  readonly timeouts: TimeoutKeeper | undefined;
+  // `declare`d: the constructor sets them (no field definitions emitted; see errors.ts).
+  declare readonly sessionId: string;
+  declare readonly tools: Tools;
+  declare readonly user: User;
+  declare readonly conversation: () => readonly ConversationItem[];
+  declare readonly approvalGate: ApprovalGate | undefined;
+  declare readonly approvalExpiresInMs: number;
+  declare readonly defaultTimeoutMs: number;
+  declare readonly caps: SlotCaps;
+  declare readonly confirmHold: ToolExecutorOptions["confirmHold"];
+  declare readonly confirmApproval: ToolExecutorOptions["confirmApproval"];
+  declare readonly approve: ApproveStep | undefined;
+  declare readonly now: () => number;
+  declare readonly timeouts: TimeoutKeeper | undefined;
   readonly #events: EventEmitter<ToolExecutorEvents>;
   readonly #store: IdempotencyStore;
   readonly #scheduleProgress: (flush: () => void) => void;

@@ -2,9 +2,11 @@ import { CallContext, type ContextHost } from "./call-context";
 import { type CallFinisher, failureOf } from "./call-ending";
 import { type CallState, runSignalOf } from "./call-state";
 import { armIdle, type TimerHost } from "./call-timers";
+import { IMAGE_RULES } from "./image-rules";
 import { hasImages, outputContent } from "./output-content";
 import type { CompiledTool } from "./tool-definition";
 import type { ToolExecutionResult } from "./tool-execution-result";
+import type { ToolImage } from "./tool-output";
 
 /** What the run step asks of the executor. */
 export interface RunHost extends CallFinisher, ContextHost, TimerHost {
@@ -48,8 +50,11 @@ export async function runStep(
     if (state.settled) return;
     let content: ToolExecutionResult["content"];
     try {
-      // Images are checked by image-content.ts, loaded by the first result that has any.
-      const toImage = hasImages(value) ? (await import("./image-content")).toImageContent : undefined;
+      // Images are checked by image-content.ts, loaded by the first result that has any, under the
+      // rules of image-rules.ts.
+      const images = hasImages(value) ? await import("./image-content") : undefined;
+      const toImage =
+        images && ((image: ToolImage, path: string) => images.checkImage(image, path, IMAGE_RULES));
       if (state.settled) return;
       content = outputContent(value, toImage);
     } catch (error) {

@@ -31,8 +31,8 @@ export interface IdempotencyStore {
  * ```
  */
 export class InMemoryIdempotencyStore implements IdempotencyStore {
-  readonly maxEntries: number;
-  readonly ttlMs: number;
+  declare readonly maxEntries: number;
+  declare readonly ttlMs: number;
   readonly #now: () => number;
   readonly #entries: RecentMap<{ result: ToolExecutionResult; expiresAt: number }>;
 

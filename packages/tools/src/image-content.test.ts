@@ -1,6 +1,7 @@
 import { MAX_IMAGE_BYTES } from "@patchbay/protocol";
 import { describe, expect, it } from "vitest";
-import { sniffImageType, toImageContent } from "./image-content";
+import { sniffImageType } from "./image-content";
+import { toImageContent } from "./tool-output-content";
 
 const PNG = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]);
 const JPEG = new Uint8Array([0xff, 0xd8, 0xff, 0xe0, 0, 16]);

@@ -1,7 +1,16 @@
 import type { ImageContent, ImageMimeType } from "@patchbay/protocol";
-import { MAX_IMAGE_BYTES } from "@patchbay/protocol/lite";
-import { ToolOutputError } from "./errors";
 import type { ToolImage } from "./tool-output";
+
+// The image checks of tool output, loaded when a result first has images: a chunk of its own in
+// a page's bundle. It imports nothing a page loads at first (the caller gives the size limit
+// and how to fail: see image-rules.ts), so that chunk shares no module with the page's first
+// load and costs the page no extra chunk.
+
+/** The size limit of one image and the error a wrong image throws (`what` says what is wrong). */
+export interface ImageRules {
+  maxBytes: number;
+  fail(path: string, what: string): never;
+}
 
 const KNOWN_TYPES: readonly ImageMimeType[] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
@@ -30,11 +39,11 @@ function megabytes(bytes: number): string {
   return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 }
 
-function checkSize(bytes: number, path: string): void {
-  if (bytes > MAX_IMAGE_BYTES) {
-    throw new ToolOutputError(
-      `${path}: image is ${megabytes(bytes)} (${bytes} bytes), more than the ${megabytes(MAX_IMAGE_BYTES)} limit`,
-      { path },
+function checkSize(bytes: number, path: string, rules: ImageRules): void {
+  if (bytes > rules.maxBytes) {
+    rules.fail(
+      path,
+      `image is ${megabytes(bytes)} (${bytes} bytes), more than the ${megabytes(rules.maxBytes)} limit`,
     );
   }
 }
@@ -60,104 +69,95 @@ function base64ByteLength(base64: string): number {
   return (base64.length / 4) * 3 - padding;
 }
 
-function fromBytes(bytes: Uint8Array, declared: ImageMimeType | undefined, path: string): ImageContent {
-  checkSize(bytes.byteLength, path);
+function fromBytes(
+  bytes: Uint8Array,
+  declared: ImageMimeType | undefined,
+  path: string,
+  rules: ImageRules,
+): ImageContent {
+  checkSize(bytes.byteLength, path, rules);
   const sniffed = sniffImageType(bytes);
   if (!sniffed) {
-    throw new ToolOutputError(`${path}: the bytes are not a PNG, JPEG, GIF or WebP image`, { path });
+    rules.fail(path, `the bytes are not a PNG, JPEG, GIF or WebP image`);
   }
   if (declared !== undefined && declared !== sniffed) {
-    throw new ToolOutputError(`${path}: declared as ${declared} but the bytes are ${sniffed}`, { path });
+    rules.fail(path, `declared as ${declared} but the bytes are ${sniffed}`);
   }
   return { type: "image", mimeType: sniffed, data: bytesToBase64(bytes) };
 }
 
-function fromBase64(base64: string, declared: string | undefined, path: string): ImageContent {
+function fromBase64(
+  base64: string,
+  declared: string | undefined,
+  path: string,
+  rules: ImageRules,
+): ImageContent {
   if (base64.length % 4 !== 0 || !BASE64.test(base64)) {
-    throw new ToolOutputError(`${path}: image data is not valid base64`, { path });
+    rules.fail(path, `image data is not valid base64`);
   }
   if (declared !== undefined && !(KNOWN_TYPES as readonly string[]).includes(declared)) {
-    throw new ToolOutputError(
-      `${path}: image type ${JSON.stringify(declared)} is not one of ${KNOWN_TYPES.join(", ")}`,
-      { path },
-    );
+    rules.fail(path, `image type ${JSON.stringify(declared)} is not one of ${KNOWN_TYPES.join(", ")}`);
   }
-  checkSize(base64ByteLength(base64), path);
+  checkSize(base64ByteLength(base64), path, rules);
   const sniffed = sniffImageType(base64Head(base64, 12));
   if (!sniffed) {
-    throw new ToolOutputError(`${path}: the data is not a PNG, JPEG, GIF or WebP image`, { path });
+    rules.fail(path, `the data is not a PNG, JPEG, GIF or WebP image`);
   }
   if (declared !== undefined && declared !== sniffed) {
-    throw new ToolOutputError(`${path}: declared as ${declared} but the data is ${sniffed}`, { path });
+    rules.fail(path, `declared as ${declared} but the data is ${sniffed}`);
   }
   return { type: "image", mimeType: sniffed, data: base64 };
 }
 
-function fromDataUri(uri: string, path: string, declared?: ImageMimeType): ImageContent {
+function fromDataUri(uri: string, path: string, rules: ImageRules, declared?: ImageMimeType): ImageContent {
   const match = DATA_URI.exec(uri);
-  if (!match) throw new ToolOutputError(`${path}: malformed data URI`, { path });
+  if (!match) return rules.fail(path, "malformed data URI");
   const [, type = "", params = "", payload = ""] = match;
   if (!params.split(";").includes("base64")) {
-    throw new ToolOutputError(`${path}: a data URI image must be base64-encoded (";base64,")`, { path });
+    rules.fail(path, `a data URI image must be base64-encoded (";base64,")`);
   }
   const uriType = type.toLowerCase();
   if (declared !== undefined && declared !== uriType) {
-    throw new ToolOutputError(
-      `${path}: declared as ${declared} but the data URI says ${uriType || "no type"}`,
-      {
-        path,
-      },
-    );
+    rules.fail(path, `declared as ${declared} but the data URI says ${uriType || "no type"}`);
   }
-  return fromBase64(payload, uriType, path);
+  return fromBase64(payload, uriType, path, rules);
 }
 
-function fromUrl(url: string, path: string): ImageContent {
-  if (url.startsWith("data:")) return fromDataUri(url, path);
+function fromUrl(url: string, path: string, rules: ImageRules): ImageContent {
+  if (url.startsWith("data:")) return fromDataUri(url, path, rules);
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    throw new ToolOutputError(`${path}: ${JSON.stringify(url.slice(0, 80))} is not a URL`, { path });
+    return rules.fail(path, `${JSON.stringify(url.slice(0, 80))} is not a URL`);
   }
   if (parsed.protocol !== "https:" || /\s/.test(url)) {
-    throw new ToolOutputError(`${path}: an image URL must use https, got ${parsed.protocol.slice(0, -1)}`, {
-      path,
-    });
+    rules.fail(path, `an image URL must use https, got ${parsed.protocol.slice(0, -1)}`);
   }
   return { type: "image", url };
 }
 
 /**
  * Checks one image a tool returned and turns it into the wire form: an https URL stays a URL;
- * bytes and data URIs become base64 data of a sniffed, known type. Anything else throws a
- * {@link ToolOutputError} naming `path` and what was wrong.
- *
- * @example
- * ```ts
- * toImageContent({ url: "https://example.com/a.png" }, "images.0"); // { type: "image", url: ... }
- * toImageContent("data:image/gif;base64,R0lGODlhAQABAAAAACw=", "images.1");
- * ```
+ * bytes and data URIs become base64 data of a sniffed, known type. Anything else fails through
+ * `rules` naming `path` and what was wrong (`toImageContent` is this with the protocol's rules).
  */
-export function toImageContent(image: ToolImage, path: string): ImageContent {
-  if (typeof image === "string") return fromUrl(image, path);
-  if (image instanceof Uint8Array) return fromBytes(image, undefined, path);
-  if (image instanceof ArrayBuffer) return fromBytes(new Uint8Array(image), undefined, path);
+export function checkImage(image: ToolImage, path: string, rules: ImageRules): ImageContent {
+  if (typeof image === "string") return fromUrl(image, path, rules);
+  if (image instanceof Uint8Array) return fromBytes(image, undefined, path, rules);
+  if (image instanceof ArrayBuffer) return fromBytes(new Uint8Array(image), undefined, path, rules);
   if (typeof image === "object" && image !== null) {
-    if ("url" in image && typeof image.url === "string") return fromUrl(image.url, path);
+    if ("url" in image && typeof image.url === "string") return fromUrl(image.url, path, rules);
     if ("data" in image) {
       const { data, mimeType } = image;
-      if (data instanceof Uint8Array) return fromBytes(data, mimeType, path);
-      if (data instanceof ArrayBuffer) return fromBytes(new Uint8Array(data), mimeType, path);
+      if (data instanceof Uint8Array) return fromBytes(data, mimeType, path, rules);
+      if (data instanceof ArrayBuffer) return fromBytes(new Uint8Array(data), mimeType, path, rules);
       if (typeof data === "string") {
         return data.startsWith("data:")
-          ? fromDataUri(data, path, mimeType)
-          : fromBase64(data, mimeType, path);
+          ? fromDataUri(data, path, rules, mimeType)
+          : fromBase64(data, mimeType, path, rules);
       }
     }
   }
-  throw new ToolOutputError(
-    `${path}: an image must be an https URL, a data URI, or bytes (Uint8Array or ArrayBuffer)`,
-    { path },
-  );
+  return rules.fail(path, "an image must be an https URL, a data URI, or bytes (Uint8Array or ArrayBuffer)");
 }

@@ -37,7 +37,7 @@ export { fillTemplate } from "./fill-template";
 export { canonicalJson, hashArguments } from "./hash-arguments";
 export type { IdempotencyStore } from "./idempotency-store";
 export { InMemoryIdempotencyStore } from "./idempotency-store";
-export { sniffImageType, toImageContent } from "./image-content";
+export { sniffImageType } from "./image-content";
 export { interruptCancels } from "./interrupt-rule";
 export type { WithdrawReason } from "./model-sentences";
 // One sentence alone as well: a page that says it keeps only it, not every sentence.
@@ -67,7 +67,7 @@ export type {
 export { ToolLimiter } from "./tool-limiter";
 export type { ToolImage } from "./tool-output";
 export { ToolOutput } from "./tool-output";
-export { toToolOutputContent } from "./tool-output-content";
+export { toImageContent, toToolOutputContent } from "./tool-output-content";
 export type { ToolParameters, TypedSchema } from "./tool-parameters";
 export { isZod3Schema, isZod4Schema } from "./tool-parameters";
 export { Tools } from "./tools";

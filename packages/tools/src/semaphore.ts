@@ -10,7 +10,7 @@ interface Waiter {
  * signal aborts leaves the queue and its promise rejects with the signal's reason.
  */
 export class Semaphore {
-  readonly limit: number;
+  declare readonly limit: number;
   #available: number;
   readonly #queue: Waiter[] = [];
 

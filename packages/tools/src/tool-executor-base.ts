@@ -16,7 +16,7 @@ import { compiledToolOf } from "./tools";
  * calls whose approval was asked before they arrived); the runner behind it does the work.
  */
 export class ToolExecutorBase extends EventEmitter<ToolExecutorEvents> {
-  readonly sessionId: string;
+  declare readonly sessionId: string;
   readonly #runner: CallRunner;
 
   /** `approve`: the approval step, or undefined where the approval was decided upstream. */

@@ -29,9 +29,9 @@ export type ToolImage =
  */
 export class ToolOutput {
   /** The text the model is shown. */
-  readonly text: string;
+  declare readonly text: string;
   /** The images, as the tool gave them; they are checked when the result is built. */
-  readonly images: readonly ToolImage[];
+  declare readonly images: readonly ToolImage[];
   constructor(output: { text?: string; images?: readonly ToolImage[] } = {}) {
     this.text = output.text ?? "";
     this.images = output.images ?? [];

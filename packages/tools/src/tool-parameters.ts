@@ -173,9 +173,8 @@ export function compileParameters(parameters: unknown): CompiledParameters {
   if (isZod4Schema(parameters) || isZod3Schema(parameters)) {
     const compiled = zodFallback?.(parameters);
     if (compiled) return compiled;
-    throw new Error(
-      `is a ${isZod3Schema(parameters) ? "zod 3 schema" : "zod schema without its own JSON Schema (zod/mini, or zod before 4.2)"}, which only the Node entry of @patchbay/tools reads; in a browser use zod 4.2+ (\`import { z } from "zod"\`) or a JSON Schema object`,
-    );
+    const what = isZod3Schema(parameters) ? "a zod 3 schema" : "zod/mini or zod before 4.2";
+    throw new Error(`is ${what}, read by the Node entry only; in a browser use zod 4.2+ or JSON Schema`);
   }
   if (typeof parameters !== "object" || parameters === null || Array.isArray(parameters)) {
     throw new Error("must be a zod object schema or a JSON Schema object");

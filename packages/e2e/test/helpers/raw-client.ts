@@ -89,7 +89,7 @@ export class RawClient {
             `timed out waiting for a frame; ${this.frames.length} received, the last: ${this.frames
               .slice(-8)
               .map((f) => f.type)
-              .join(", ")}`,
+              .join(", ")}${lastError(this.frames)}`,
           ),
         );
       }, timeoutMs);
@@ -153,4 +153,10 @@ export class RawClient {
   drop(): void {
     this.ws.terminate();
   }
+}
+
+/** The last error frame received, for a timeout's message (what the server said, not only that it did). */
+function lastError(frames: readonly Frame[]): string {
+  const error = frames.findLast((f) => f.type === "error");
+  return error ? `; the last error: ${JSON.stringify(error)}` : "";
 }

@@ -71,6 +71,21 @@ function describeBusContract(name: string, pair: () => Promise<[Bus, Bus]>): voi
       await b.close();
       expect(a.status).toBe("closed");
     });
+
+    it("fails a request at once when nothing subscribes (a dead node), and waits when something does but stays silent", async () => {
+      const [a, b] = await pair();
+      const p = prefix();
+      b.subscribe(`${p}.silent`, () => {});
+      await b.flush();
+      let started = performance.now();
+      await expect(a.request(`${p}.gone`, "x", { timeoutMs: 5_000 })).rejects.toBeInstanceOf(BusTimeoutError);
+      expect(performance.now() - started).toBeLessThan(2_000);
+      started = performance.now();
+      await expect(a.request(`${p}.silent`, "x", { timeoutMs: 300 })).rejects.toBeInstanceOf(BusTimeoutError);
+      expect(performance.now() - started).toBeGreaterThanOrEqual(250);
+      await a.close();
+      await b.close();
+    });
   });
 }
 

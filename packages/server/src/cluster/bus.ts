@@ -45,7 +45,11 @@ export interface Bus {
   subscribe(subject: string, handler: (message: BusMessage) => void): () => void;
   /** Resolves once everything subscribed and published so far reached the bus's server. */
   flush(): Promise<void>;
-  /** Publishes and waits for the first reply; rejects with `BusTimeoutError` after `timeoutMs`. */
+  /**
+   * Publishes and waits for the first reply; rejects with `BusTimeoutError` after `timeoutMs`, or
+   * at once when nothing subscribes to the subject (NATS' "no responders"): a node whose process
+   * died has no subscriptions left, so a request to it fails fast.
+   */
   request(subject: string, data: string, options: { timeoutMs: number }): Promise<string>;
   /** Calls `listener` on each change of {@link status}; returns the function that stops it. */
   onStatus(listener: (status: BusStatus) => void): () => void;

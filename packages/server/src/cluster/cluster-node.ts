@@ -1,5 +1,6 @@
 import type { ToolSpec } from "@patchbay/protocol";
 import { nanoid } from "nanoid";
+import type { WorkerRoom } from "../extensions/dispatch-seams";
 import type { Logger } from "../observability/logger";
 import type { SessionLeases } from "../store/store";
 import type { Bus, BusStatus } from "./bus";
@@ -7,6 +8,9 @@ import type { ClusterMetrics } from "./cluster-metrics";
 
 /** The subject every node's heartbeat goes to. */
 export const NODES_SUBJECT = "patchbay.nodes";
+
+/** The subject a node answers while its process lives (a request there finds a dead node at once). */
+export const pingSubject = (nodeId: string) => `patchbay.node.${nodeId}.ping`;
 
 /**
  * What one node says about itself every heartbeat (docs/cluster.md, "Node registry").
@@ -23,6 +27,8 @@ export interface NodeHeartbeat {
   sessions: number;
   /** The tools its connected workers host, per agent. */
   hosted?: Record<string, ToolSpec[]>;
+  /** How much room its workers have (free slots, calls outstanding per hosted tool). */
+  room?: WorkerRoom;
 }
 
 /** Options of {@link ClusterNode}. */
@@ -54,6 +60,8 @@ export class ClusterNode {
   sessionsOwned: (() => number) | undefined;
   /** The tools this node's workers host, per agent, for its heartbeat (set by the server). */
   hostedTools: (() => Record<string, ToolSpec[]>) | undefined;
+  /** The room of this node's workers, for its heartbeat (set by the server). */
+  workerRoom: (() => WorkerRoom) | undefined;
   private readonly stopListening: () => void;
   private readonly stopPing: () => void;
   private readonly stopStatus: () => void;
@@ -71,7 +79,7 @@ export class ClusterNode {
         // Not a heartbeat of ours: ignored.
       }
     });
-    this.stopPing = this.bus.subscribe(`patchbay.node.${this.nodeId}.ping`, (message) => message.reply(""));
+    this.stopPing = this.bus.subscribe(pingSubject(this.nodeId), (message) => message.reply(""));
     this.stopStatus = this.bus.onStatus((status: BusStatus) =>
       options.logger[status === "connected" ? "info" : "warn"]("cluster bus status", {
         nodeId: this.nodeId,
@@ -95,6 +103,18 @@ export class ClusterNode {
     const hosted = new Map<string, Record<string, ToolSpec[]>>();
     for (const beat of this.nodes()) if (beat.hosted) hosted.set(beat.nodeId, beat.hosted);
     return hosted;
+  }
+
+  /** The room of every other live node's workers, by node. */
+  remoteRoom(): Map<string, WorkerRoom> {
+    const room = new Map<string, WorkerRoom>();
+    for (const beat of this.nodes()) if (beat.room) room.set(beat.nodeId, beat.room);
+    return room;
+  }
+
+  /** The room of one other live node's workers (read per hosted call: no map is built). */
+  roomOf(nodeId: string): WorkerRoom | undefined {
+    return this.isAlive(nodeId) ? this.peers.get(nodeId)?.beat.room : undefined;
   }
 
   /** Whether another node was heard from within three heartbeats. */
@@ -125,6 +145,7 @@ export class ClusterNode {
       startedAt: this.startedAt,
       sessions: this.sessionsOwned?.() ?? 0,
       ...(this.hostedTools ? { hosted: this.hostedTools() } : {}),
+      ...(this.workerRoom ? { room: this.workerRoom() } : {}),
     };
     this.bus.publish(NODES_SUBJECT, JSON.stringify(beat));
     const wasUp = this.databaseUp;
@@ -139,7 +160,7 @@ export class ClusterNode {
       metrics.peers.set(this.nodes().length);
       if (this.bus.status === "connected") {
         const started = performance.now();
-        await this.bus.request(`patchbay.node.${this.nodeId}.ping`, "", { timeoutMs: this.intervalMs }).then(
+        await this.bus.request(pingSubject(this.nodeId), "", { timeoutMs: this.intervalMs }).then(
           () => metrics.busRoundTrip.observe((performance.now() - started) / 1000),
           () => {},
         );

@@ -1,5 +1,6 @@
 import type { ToolResult, ToolSpec } from "@patchbay/protocol";
 import type {
+  ApprovalAnswer,
   CancelReason,
   HoldAnswer,
   HostedToolRequest,
@@ -10,20 +11,25 @@ import type { Logger } from "../observability/logger";
 import type { Bus } from "./bus";
 
 // Hosted tool calls across the nodes of a cluster (docs/cluster.md, "Workers on any node"). The
-// owner of a session runs a call on a worker connected to itself when one hosts the tool, else
-// it sends the call over the bus to a node whose workers host it; that node runs it on its own
-// router (which picks its worker with the most room and redelivers across its workers) and sends
-// progress, holds and the result back. The call id stays the idempotency key on every delivery.
+// owner of a session runs a call where the least busy worker hosting the tool is, across the
+// cluster: on a worker connected to itself, or over the bus on another node, which runs it on its
+// own router (which picks its worker with the most room and redelivers across its workers) and
+// sends progress, holds, conditional approvals and the result back. The call id stays the
+// idempotency key on every delivery, a delivery from a node that took a dead owner's session over
+// included (it joins the call where it still runs).
 
 /** Owner to worker node, on `patchbay.node.<node>.hosted`. */
 type ToWorkerNode =
   | { kind: "call"; from: string; delivery: number; request: HostedToolRequest }
-  | { kind: "cancel"; callId: string; reason: CancelReason };
+  | { kind: "cancel"; callId: string; reason: CancelReason }
+  | { kind: "approval.answer"; callId: string; answer: ApprovalAnswer };
 
 /** Worker node back to the owner, on `patchbay.node.<owner>.hosted.back`. */
 type ToOwner =
   | { kind: "progress" | "say"; callId: string; delivery: number; text: string }
   | { kind: "hold"; callId: string; delivery: number }
+  /** A conditional approval the call's worker asks for; answered with `approval.answer`. */
+  | { kind: "approval"; callId: string; delivery: number; node: string }
   | { kind: "result"; callId: string; delivery: number; result: ToolResult };
 
 const hostedSubject = (node: string) => `patchbay.node.${node}.hosted`;
@@ -39,6 +45,15 @@ interface RemoteCall {
   resolve: (result: ToolResult) => void;
 }
 
+/** A call this node runs for another node's session (the worker side). */
+interface Serving {
+  owner: string;
+  delivery: number;
+  cancelling: boolean;
+  /** The conditional approval asked of the owner, answered once (a new owner is asked again). */
+  approval: { answer: Promise<ApprovalAnswer>; resolve: (answer: ApprovalAnswer) => void } | undefined;
+}
+
 /** Options of {@link ClusterToolRouter}. */
 export interface ClusterToolRouterOptions {
   /** This node's own router (its connected workers). */
@@ -48,14 +63,20 @@ export interface ClusterToolRouterOptions {
   /** The hosted tools other live nodes' workers offer, per node and agent (their heartbeats). */
   remoteTools: () => ReadonlyMap<string, Readonly<Record<string, readonly ToolSpec[]>>>;
   isAlive: (nodeId: string) => boolean;
+  /**
+   * Calls outstanding on the least busy worker hosting the tool: here (live), and on another
+   * node (its last heartbeat). A call goes where this is lowest, this node first on a tie.
+   */
+  localLoad?: (agent: string, tool: string) => number | undefined;
+  remoteLoad?: (nodeId: string, agent: string, tool: string) => number | undefined;
   logger: Logger;
   /** How often calls on nodes that went silent are delivered elsewhere (default 500 ms). */
   checkIntervalMs?: number;
 }
 
 /**
- * A {@link HostedToolRouter} over every node's workers: local workers first, then a live node
- * whose workers host the tool (the one with the fewest of this node's calls outstanding). A call
+ * A {@link HostedToolRouter} over every node's workers: a call goes to the node whose least busy
+ * host of the tool has the fewest calls outstanding (this node's own workers on a tie). A call
  * whose worker node went silent is delivered again, same call id, to another node hosting the
  * tool (or back here). Holds are answered by the worker's node at once (accepted unless a cancel
  * is under way there) and reported to the owner's runner.
@@ -63,7 +84,7 @@ export interface ClusterToolRouterOptions {
 export class ClusterToolRouter implements HostedToolRouter {
   private readonly remote = new Map<string, RemoteCall>();
   /** Calls this node runs for other owners, by call id: the owner and its delivery. */
-  private readonly serving = new Map<string, { owner: string; delivery: number; cancelling: boolean }>();
+  private readonly serving = new Map<string, Serving>();
   private readonly stops: (() => void)[] = [];
   private readonly timer: ReturnType<typeof setInterval>;
 
@@ -93,12 +114,18 @@ export class ClusterToolRouter implements HostedToolRouter {
   }
 
   call(request: HostedToolRequest, handlers: ToolCallHandlers): Promise<ToolResult> {
-    if (this.options.local.hasTool(request.agent, request.tool))
+    const { agent, tool } = request;
+    const here = this.options.local.hasTool(agent, tool)
+      ? (this.options.localLoad?.(agent, tool) ?? 0)
+      : undefined;
+    const node = this.pickNode(agent, tool, undefined);
+    // The worker with the most room across the cluster: here unless another node's has more.
+    if (!node || (here !== undefined && here <= this.loadOf(node, agent, tool)))
       return this.options.local.call(request, handlers);
-    const node = this.pickNode(request.agent, request.tool, undefined);
-    if (!node) return this.options.local.call(request, handlers);
     return new Promise((resolve) => {
-      const call: RemoteCall = { request, handlers, node, delivery: 0, cancelled: undefined, resolve };
+      // A call another node sent before it died goes on with its attempt numbers.
+      const delivery = (request.attempt ?? 1) - 1;
+      const call: RemoteCall = { request, handlers, node, delivery, cancelled: undefined, resolve };
       this.remote.set(request.callId, call);
       this.send(call, node);
     });
@@ -139,14 +166,30 @@ export class ClusterToolRouter implements HostedToolRouter {
     return nodes;
   }
 
-  /** The live node hosting the tool with the fewest of this node's calls outstanding. */
+  /**
+   * How busy a node's least busy host of the tool is: the calls it said it had outstanding at
+   * its last heartbeat, and this node's calls sent there since (counted whole: a slight bias to
+   * spread calls).
+   */
+  private loadOf(node: string, agent: string, tool: string): number {
+    let mine = 0;
+    for (const call of this.remote.values()) if (call.node === node) mine += 1;
+    return (this.options.remoteLoad?.(node, agent, tool) ?? 0) + mine;
+  }
+
+  /** The live node hosting the tool whose least busy host has the most room. */
   private pickNode(agent: string, tool: string, not: string | undefined): string | undefined {
-    const outstanding = new Map<string, number>();
-    for (const call of this.remote.values())
-      outstanding.set(call.node, (outstanding.get(call.node) ?? 0) + 1);
-    return this.nodesHosting(agent, tool)
-      .filter((node) => node !== not)
-      .sort((a, b) => (outstanding.get(a) ?? 0) - (outstanding.get(b) ?? 0))[0];
+    let best: string | undefined;
+    let bestLoad = Number.POSITIVE_INFINITY;
+    for (const node of this.nodesHosting(agent, tool)) {
+      if (node === not) continue;
+      const load = this.loadOf(node, agent, tool);
+      if (load < bestLoad) {
+        best = node;
+        bestLoad = load;
+      }
+    }
+    return best;
   }
 
   /** The worker side: run a call for another node's session on this node's workers. */
@@ -158,11 +201,21 @@ export class ClusterToolRouter implements HostedToolRouter {
       this.options.local.cancel(message.callId, message.reason);
       return;
     }
+    if (message.kind === "approval.answer") {
+      this.serving.get(message.callId)?.approval?.resolve(message.answer);
+      return;
+    }
     const { request, from, delivery } = message;
-    const serving = { owner: from, delivery, cancelling: false };
-    this.serving.set(request.callId, serving);
-    const back = (answer: ToOwner) => this.options.bus.publish(backSubject(from), JSON.stringify(answer));
     const callId = request.callId;
+    // A delivery of a call still running here (its owner died and another node took the session
+    // over): the local router joins the running call, and from now on this owner hears of it.
+    const previous = this.serving.get(callId);
+    const serving: Serving = { owner: from, delivery, cancelling: false, approval: previous?.approval };
+    this.serving.set(callId, serving);
+    const back = (answer: ToOwner) => this.options.bus.publish(backSubject(from), JSON.stringify(answer));
+    const askOwner = () => back({ kind: "approval", callId, delivery, node: this.options.nodeId });
+    // The question the worker waits on was asked of the previous owner: this one decides now.
+    if (serving.approval) askOwner();
     void this.options.local
       .call(request, {
         progress: (text) => back({ kind: "progress", callId, delivery, text }),
@@ -171,6 +224,17 @@ export class ClusterToolRouter implements HostedToolRouter {
           if (serving.cancelling) return { accepted: false, reason: "cancelling" };
           back({ kind: "hold", callId, delivery });
           return { accepted: attempt === undefined || attempt >= 1 };
+        },
+        approval: () => {
+          if (!serving.approval) {
+            let resolve!: (answer: ApprovalAnswer) => void;
+            const answer = new Promise<ApprovalAnswer>((r) => {
+              resolve = r;
+            });
+            serving.approval = { answer, resolve };
+            askOwner();
+          }
+          return serving.approval.answer;
         },
         // Redeliveries among this node's workers stay this node's business.
         attempt: () => {},
@@ -185,6 +249,21 @@ export class ClusterToolRouter implements HostedToolRouter {
   private fromWorkerNode(data: string): void {
     const message = JSON.parse(data) as ToOwner;
     const call = this.remote.get(message.callId);
+    if (message.kind === "approval") {
+      // The runner asks the user (once per call) and the worker's node hears how it ended.
+      const asked =
+        call && call.delivery === message.delivery
+          ? (call.handlers.approval?.() ?? Promise.resolve<ApprovalAnswer>({ outcome: "cancelled" }))
+          : Promise.resolve<ApprovalAnswer>({
+              outcome: "cancelled",
+              reason: call ? "stale_attempt" : "settled",
+            });
+      void asked.then((answer) => {
+        const reply: ToWorkerNode = { kind: "approval.answer", callId: message.callId, answer };
+        this.options.bus.publish(hostedSubject(message.node), JSON.stringify(reply));
+      });
+      return;
+    }
     // An answer of an older delivery (its node was given up on) changes nothing.
     if (!call || call.delivery !== message.delivery) return;
     switch (message.kind) {

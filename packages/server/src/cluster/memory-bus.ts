@@ -26,6 +26,12 @@ export class MemoryBusHub {
     for (const end of this.ends) end.receive(subject, data, replyTo);
   }
 
+  /** @internal Whether a connected end subscribes to the subject. */
+  listens(subject: string): boolean {
+    for (const end of this.ends) if (end.listensTo(subject)) return true;
+    return false;
+  }
+
   /** @internal */
   inbox(): string {
     this.inboxes += 1;
@@ -76,6 +82,9 @@ export class MemoryBus implements Bus {
 
   request(subject: string, data: string, options: { timeoutMs: number }): Promise<string> {
     const inbox = this.hub.inbox();
+    // As NATS answers "no responders": nobody listens, so no reply can come.
+    if (this.current === "connected" && !this.hub.listens(subject))
+      return Promise.reject(new BusTimeoutError(subject, 0));
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         stop();
@@ -111,6 +120,14 @@ export class MemoryBus implements Bus {
     this.hub.detach(this);
     this.subscriptions.clear();
     this.setStatus("closed");
+  }
+
+  /** @internal */
+  listensTo(subject: string): boolean {
+    if (this.current !== "connected") return false;
+    for (const subscription of this.subscriptions)
+      if (subjectMatches(subscription.subject, subject)) return true;
+    return false;
   }
 
   /** @internal */

@@ -7,7 +7,7 @@ import type { Logger } from "../observability/logger";
 import type { ServerMetrics } from "../observability/metrics";
 import type { SessionDirectory } from "../sessions/session-directory";
 import type { Store } from "../store/store";
-import type { HostedToolRouter, MessageRouter } from "./dispatch-seams";
+import type { HostedToolRouter, MessageRouter, WorkElsewhere, WorkerRoom } from "./dispatch-seams";
 
 /**
  * What the dispatch module is given when the server starts: enough to authenticate workers
@@ -25,6 +25,8 @@ export interface DispatchContext {
   agents: ReadonlyMap<string, AgentConfig>;
   logger: Logger;
   metrics: ServerMetrics;
+  /** Cluster mode: where work that comes in here may go instead (docs/cluster.md). */
+  elsewhere?: WorkElsewhere;
 }
 
 /**
@@ -50,5 +52,9 @@ export interface DispatchExtension {
   http?: HttpRouteExtension;
   /** `/readyz` answers 503 while this returns false. */
   isReady?(): boolean;
+  /** How much room this node's workers have now; a cluster routes by it (docs/cluster.md). */
+  room?(): WorkerRoom;
+  /** Calls outstanding on the least busy worker hosting the tool here, if one does. */
+  toolLoad?(agent: string, tool: string): number | undefined;
   close?(): Promise<void>;
 }

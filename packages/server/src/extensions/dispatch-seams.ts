@@ -3,6 +3,7 @@ import type {
   ImageContent,
   InboundMessage,
   JsonObject,
+  ServerToWorkerFrame,
   SessionInfo,
   ToolResult,
   ToolSpec,
@@ -86,6 +87,11 @@ export interface HostedToolRequest {
    * out (with `cancel(callId, "timed_out")`).
    */
   timeoutMs: number;
+  /**
+   * The attempt number of this delivery when it is not the first: a call another node of a
+   * cluster sent before it died goes on from there (default 1).
+   */
+  attempt?: number;
 }
 
 /**
@@ -214,4 +220,62 @@ export type MessageRouteOutcome =
  */
 export interface MessageRouter {
   route(request: MessageRouteRequest): Promise<MessageRouteOutcome>;
+}
+
+/**
+ * How much room a node's dispatch workers have now, as its cluster heartbeat says
+ * (docs/cluster.md): the free slots of the freest worker that handles messages, and of the
+ * freest that handles incoming calls (`-1` when none does), and per agent and hosted tool the
+ * calls outstanding on its least busy host. Work and calls go to the node with the most room.
+ *
+ * @example
+ * ```ts
+ * const room: WorkerRoom = { messages: 3, calls: -1, tools: { support: { record_payment: 0 } } };
+ * ```
+ */
+export interface WorkerRoom {
+  messages: number;
+  calls: number;
+  tools: Record<string, Record<string, number>>;
+}
+
+/**
+ * A message or incoming call for a dispatch worker, as `work.offered` carries it.
+ *
+ * @example
+ * ```ts
+ * const work: DispatchWork = { kind: "call", call: { id: "pc_1", agent: "support", from: "+1", to: "+2", customData: {}, createdAt: 0 } };
+ * ```
+ */
+export type DispatchWork = (ServerToWorkerFrame & { type: "work.offered" })["work"];
+
+/**
+ * Where submitted work stands: offered to a worker, queued for one, or dropped (and why).
+ *
+ * @example
+ * ```ts
+ * const receipt: DispatchWorkReceipt = { status: "queued", workId: "wk_1" };
+ * ```
+ */
+export type DispatchWorkReceipt =
+  | { status: "offered" | "queued"; workId: string }
+  | { status: "dropped"; workId: string; error: WireError };
+
+/**
+ * Cluster mode (docs/cluster.md): work that comes in on this node (the inbound routes) goes to
+ * the node whose workers have the most room. `submit` hands it to such a node, or to `local`
+ * when this node has as much room as any; `serve` takes other nodes' work onto this node's.
+ *
+ * @example
+ * ```ts
+ * const receipt = await elsewhere.submit(work, () => router.submit(work), freeSlotsHere);
+ * ```
+ */
+export interface WorkElsewhere {
+  submit(
+    work: DispatchWork,
+    local: () => DispatchWorkReceipt,
+    localRoom: number,
+  ): DispatchWorkReceipt | Promise<DispatchWorkReceipt>;
+  serve(local: (work: DispatchWork) => DispatchWorkReceipt): void;
 }

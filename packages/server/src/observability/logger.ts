@@ -109,7 +109,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
 
 /** Our `(msg, fields)` order on pino's `(fields, msg)`. */
 function wrap(logger: PinoLogger): Logger {
-  return new PinoAdapter(logger, undefined);
+  return new PinoAdapter(logger, undefined, undefined);
 }
 
 /**
@@ -120,11 +120,13 @@ function wrap(logger: PinoLogger): Logger {
 class PinoAdapter implements Logger {
   constructor(
     private pino: PinoLogger | undefined,
-    private readonly parent: { fields: Record<string, unknown>; of: PinoAdapter } | undefined,
+    // A child's fields and its parent, as two fields rather than one object holding both.
+    private readonly fields: Record<string, unknown> | undefined,
+    private readonly of: PinoAdapter | undefined,
   ) {}
 
   private get target(): PinoLogger {
-    if (!this.pino) this.pino = this.parent!.of.target.child(this.parent!.fields);
+    if (!this.pino) this.pino = this.of!.target.child(this.fields!);
     return this.pino;
   }
 
@@ -141,7 +143,7 @@ class PinoAdapter implements Logger {
     this.target.error(fields ?? {}, msg);
   }
   child(fields: Record<string, unknown>): Logger {
-    return new PinoAdapter(undefined, { fields, of: this });
+    return new PinoAdapter(undefined, fields, this);
   }
 }
 

@@ -13,6 +13,8 @@ export class ConversationWindow {
   private readonly index = new Map<string, number>();
   private dropped = 0;
   private bytes = 0;
+  /** The lowest position added or replaced since {@link takeChangedFrom} was last called. */
+  private changedFrom = Number.POSITIVE_INFINITY;
 
   constructor(
     items: readonly ConversationItem[],
@@ -34,6 +36,34 @@ export class ConversationWindow {
   /** Whether items were cut off (then the store has the full conversation). */
   get partial(): boolean {
     return this.dropped > 0;
+  }
+
+  /** The absolute position of the first item held (items cut off keep theirs, below it). */
+  get start(): number {
+    return this.dropped;
+  }
+
+  /** The absolute position after the last item. */
+  get end(): number {
+    return this.dropped + this.items.length;
+  }
+
+  /** The item at an absolute position, when it is held. */
+  at(position: number): ConversationItem | undefined {
+    return position < this.dropped ? undefined : this.items[position - this.dropped];
+  }
+
+  /** The absolute position of the item with this id, when it is held. */
+  position(id: string): number | undefined {
+    const at = this.index.get(id);
+    return at === undefined || at < this.dropped ? undefined : at;
+  }
+
+  /** The lowest position added or replaced since the last call (`Infinity` when none); forgets it. */
+  takeChangedFrom(): number {
+    const from = this.changedFrom;
+    this.changedFrom = Number.POSITIVE_INFINITY;
+    return from;
   }
 
   setLimit(limit: number): void {
@@ -59,7 +89,9 @@ export class ConversationWindow {
     const size = JSON.stringify(item).length;
     const at = this.index.get(item.id);
     if (at === undefined) {
-      this.index.set(item.id, this.dropped + this.items.length);
+      const position = this.dropped + this.items.length;
+      if (position < this.changedFrom) this.changedFrom = position;
+      this.index.set(item.id, position);
       this.items.push(item);
       this.sizes.push(size);
       this.bytes += size;
@@ -67,6 +99,7 @@ export class ConversationWindow {
       return;
     }
     if (at < this.dropped) return; // cut off: the store has it
+    if (at < this.changedFrom) this.changedFrom = at;
     const offset = at - this.dropped;
     this.bytes += size - (this.sizes[offset] ?? 0);
     this.items[offset] = item;

@@ -6,11 +6,12 @@ import { ServerError } from "../errors";
 import type { HostedToolRouter, MessageRouter } from "../extensions/dispatch-seams";
 import type { Logger } from "../observability/logger";
 import type { ServerMetrics } from "../observability/metrics";
+import type { TurnRecord } from "../store/store";
 import { PageToolBackend } from "../tools/page-tool-backend";
 import type { ToolBackend } from "../tools/tool-backend";
 import { WorkerToolBackend } from "../tools/worker-tool-backend";
 import { ApprovalFlow } from "../turns/approval-flow";
-import { type ReplyOutcome, Turn, type WorkerReply } from "../turns/turn-loop";
+import { type ReplyOutcome, Turn, type TurnOptions, type WorkerReply } from "../turns/turn-loop";
 import { checkImages } from "./image-guard";
 import type { SessionLog } from "./session-log";
 
@@ -56,9 +57,10 @@ export interface SendMessageInput {
 
 interface QueuedTurn {
   responseId: string;
-  commandId: string;
+  commandId: string | undefined;
   item: MessageItem;
   sender: "user" | "backend";
+  resume?: TurnOptions["resume"];
 }
 
 /**
@@ -164,6 +166,22 @@ export class LiveSession {
     );
   }
 
+  /**
+   * Goes on with a turn another node of a cluster cut off when it died, mid hosted calls
+   * (docs/cluster.md): the calls are delivered again (same ids) and the model answers with
+   * their results, as the turn would have there. `userItem` is the message the turn answers.
+   */
+  resumeTurn(turn: TurnRecord, userItem: MessageItem, resume: NonNullable<TurnOptions["resume"]>): void {
+    this.queue.push({
+      responseId: turn.responseId,
+      commandId: turn.commandId,
+      item: userItem,
+      sender: "backend",
+      resume,
+    });
+    this.pump();
+  }
+
   /** Interrupts the running turn. Idempotent by `commandId`. */
   async interrupt(commandId: string): Promise<{ duplicate: boolean }> {
     const events = await this.runtime.commit({ command: { commandId, kind: "interrupt" } });
@@ -222,7 +240,8 @@ export class LiveSession {
         backends: this.backends(),
         ...(this.deps.messageRouter ? { messageRouter: this.deps.messageRouter } : {}),
         responseId: next.responseId,
-        commandId: next.commandId,
+        ...(next.commandId === undefined ? {} : { commandId: next.commandId }),
+        ...(next.resume ? { resume: next.resume } : {}),
         userItem: next.item,
         routeToWorker: next.sender === "user",
         user: this.user(),

@@ -4,8 +4,9 @@ import { join } from "node:path";
 import type { MessageItem, ToolCallItem } from "@patchbay/protocol";
 import { afterEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../observability/logger";
+import { MemoryStore } from "../store/memory-store";
 import { SqliteStore } from "../store/sqlite-store";
-import { recoverInterruptedTurns } from "./recovery";
+import { recoverInterruptedTurns, recoverSession } from "./recovery";
 
 let dir: string | undefined;
 let store: SqliteStore | undefined;
@@ -106,5 +107,86 @@ describe("recoverInterruptedTurns", () => {
     expect(events.at(-1)).toMatchObject({ commandId: "c_1", error: { code: "server_restart" } });
     // Nothing left to recover the second time.
     expect(await recoverInterruptedTurns(store, silentLogger)).toBe(0);
+  });
+});
+
+describe("recoverSession (a cluster node taking a dead owner's session over)", () => {
+  it("keeps a turn cut off mid hosted calls to go on: the calls a live worker hosts stay running, the others end server_restart, the turn is not ended", async () => {
+    const memory = new MemoryStore();
+    await memory.createSession({
+      id: "s_1",
+      agent: "a",
+      userId: "u",
+      metadata: {},
+      createdAt: 0,
+      lastSeq: 0,
+    });
+    const user: MessageItem = {
+      type: "message",
+      id: "m_u",
+      role: "user",
+      text: "pay",
+      status: "completed",
+      createdAt: 1,
+    };
+    const call = (
+      id: string,
+      name: string,
+      createdAt: number,
+      status: ToolCallItem["status"],
+    ): ToolCallItem => ({
+      type: "tool_call",
+      id,
+      name,
+      arguments: { amount: 5 },
+      status,
+      held: false,
+      attempt: 1,
+      location: "worker",
+      responseId: "r_1",
+      createdAt,
+    });
+    const items = [
+      user,
+      call("call_0", "lookup", 2, "completed"),
+      call("call_1", "record_payment", 3, "running"),
+      call("call_2", "gone_tool", 3, "running"),
+    ];
+    await memory.commit("s_1", {
+      items,
+      turn: { responseId: "r_1", sessionId: "s_1", commandId: "c_1", status: "running", startedAt: 1 },
+      events: [{ type: "response.started", responseId: "r_1", commandId: "c_1" }],
+    });
+    const { ended, resumed } = await recoverSession(
+      memory,
+      "s_1",
+      silentLogger,
+      (item) => item.name === "record_payment",
+    );
+    expect(ended).toBe(0);
+    expect(resumed).toMatchObject({
+      turn: { responseId: "r_1", status: "running" },
+      calls: [{ id: "call_1", status: "running" }],
+      userItem: { id: "m_u" },
+      // Two model replies made calls so far: the turn goes on with the third.
+      rounds: 2,
+    });
+    const after = await memory.conversation("s_1");
+    expect(after.map((item) => `${item.id}:${item.status}`)).toEqual([
+      "m_u:completed",
+      "call_0:completed",
+      "call_1:running",
+      "call_2:failed",
+    ]);
+    const events = await memory.readEvents("s_1", 0);
+    expect(events.some((event) => event.type === "response.failed")).toBe(false);
+    expect((await memory.turnsWithStatus("running")).map((turn) => turn.responseId)).toEqual(["r_1"]);
+    // Nothing a live worker hosts: the turn ends as after a restart.
+    const again = await recoverSession(memory, "s_1", silentLogger);
+    expect(again).toEqual({ ended: 1, resumed: undefined });
+    expect((await memory.readEvents("s_1", 0)).at(-1)).toMatchObject({
+      type: "response.failed",
+      error: { code: "server_restart" },
+    });
   });
 });

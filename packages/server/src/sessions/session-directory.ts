@@ -10,7 +10,7 @@ import { afterSessionUnloaded } from "../sockets/memory-reclaim";
 import type { SessionLeases, Store } from "../store/store";
 import { forEndUsers } from "../turns/reasoning-state";
 import { LiveSession, type LiveSessionDeps } from "./live-session";
-import { recoverSession } from "./recovery";
+import { type ResumableTurn, recoverSession } from "./recovery";
 import { SessionLog } from "./session-log";
 import { SessionOwnership } from "./session-ownership";
 
@@ -233,9 +233,11 @@ export class SessionDirectory {
 
   /**
    * Recovers the sessions whose owner died (their lease expired without a release): each is
-   * claimed, what its owner left running is ended as on a restart, and the lease is let go, so
-   * the session answers again on whichever node a client reaches next. Runs every third of the
-   * lease TTL; a session another node claims first is skipped.
+   * claimed and loaded here, what its owner left running is ended as on a restart, except a turn
+   * cut off mid hosted calls, which goes on here (its calls delivered again, same ids); once
+   * idle the session unloads and the lease is let go, so it answers again on whichever node a
+   * client reaches next. Runs every third of the lease TTL; a session another node claims first
+   * is skipped.
    */
   async takeOverExpired(): Promise<number> {
     const ownership = this.ownership;
@@ -247,22 +249,30 @@ export class SessionDirectory {
       const expired = await this.options.cluster!.leases.expired(20);
       for (const lease of expired) {
         if (this.live.has(lease.sessionId) || this.loading.has(lease.sessionId)) continue;
-        const claim = await ownership.claim(lease.sessionId).catch(() => undefined);
-        if (!claim) continue;
-        try {
-          const store = ownership.fenced(this.options.store, lease.sessionId, claim.token);
-          if (claim.fresh) await recoverSession(store, lease.sessionId, this.options.logger);
+        // Loaded here (recovered, and a turn cut off mid hosted calls goes on), then unloaded
+        // once idle, which lets the lease go: the next client to attach anywhere loads it.
+        let fresh = false;
+        const live = await this.load(lease.sessionId, { kind: "backend" }, () => {
+          fresh = true;
+        }).catch(() => undefined);
+        if (!live) {
+          // Gone meanwhile (deleted): its lease is let go, so no sweep looks at it again.
+          await ownership
+            .claim(lease.sessionId)
+            .then(() => ownership.release(lease.sessionId))
+            .catch(() => {});
+          continue;
+        }
+        if (fresh) {
           recovered += 1;
           cluster?.onLease?.("taken_over");
           this.options.logger.info("took over a session whose node stopped renewing its lease", {
             sessionId: lease.sessionId,
             from: lease.nodeId,
+            resumed: live.busy,
           });
-        } finally {
-          // Unless a client attached meanwhile and loaded it here.
-          if (!this.live.has(lease.sessionId) && !this.loading.has(lease.sessionId))
-            await ownership.release(lease.sessionId);
         }
+        this.maybeUnload(lease.sessionId);
       }
     } catch (error) {
       this.options.logger.warn("the takeover sweep failed; it runs again", { error });
@@ -283,7 +293,7 @@ export class SessionDirectory {
     void live.close(0);
   }
 
-  private async load(sessionId: string, principal: Principal): Promise<LiveSession> {
+  private async load(sessionId: string, principal: Principal, onFresh?: () => void): Promise<LiveSession> {
     let pending = this.loading.get(sessionId);
     if (!pending) {
       pending = (async () => {
@@ -298,11 +308,23 @@ export class SessionDirectory {
         }
         let store = this.options.store;
         let current = record;
+        let resumed: ResumableTurn | undefined;
+        const deps = this.options.deps(agent);
         if (this.ownership) {
           const claim = await this.ownership.claim(sessionId);
           store = this.ownership.fenced(this.options.store, sessionId, claim.token);
           try {
-            if (claim.fresh) await recoverSession(store, sessionId, this.options.logger);
+            if (claim.fresh) {
+              onFresh?.();
+              // Hosted calls a live worker hosts are delivered again and the turn goes on here.
+              const hosted = deps.hostedTools;
+              ({ resumed } = await recoverSession(
+                store,
+                sessionId,
+                this.options.logger,
+                (item) => hosted?.hasTool(agent.id, item.name) === true,
+              ));
+            }
             // Read under the lease: the previous owner may have written after the first read.
             const stored = await store.getSession(sessionId);
             if (!stored) throw new NotFoundError("session", sessionId);
@@ -317,9 +339,21 @@ export class SessionDirectory {
         const pageTools = await store.pageTools(sessionId);
         const runtime = new SessionLog(current, agent, conversation, store, logger, pageTools);
         if (this.options.liveWindowItems !== undefined) runtime.limitWindow(this.options.liveWindowItems);
-        const live = new LiveSession(runtime, this.options.deps(agent));
+        const live = new LiveSession(runtime, deps);
         this.live.set(sessionId, live);
         this.options.metrics.sessions.set(this.live.size);
+        if (resumed) {
+          this.options.logger.info("resuming a turn cut off mid hosted calls on a node that died", {
+            sessionId,
+            responseId: resumed.turn.responseId,
+            calls: resumed.calls.map((call) => call.id),
+          });
+          live.resumeTurn(resumed.turn, resumed.userItem, {
+            calls: resumed.calls,
+            rounds: resumed.rounds,
+            startedAt: resumed.turn.startedAt,
+          });
+        }
         return live;
       })().finally(() => this.loading.delete(sessionId));
       this.loading.set(sessionId, pending);

@@ -1,9 +1,11 @@
+import type { ModelMessage } from "@patchbay/models";
 import type { ConversationItem, SessionEvent, SessionInfo, ToolSpec } from "@patchbay/protocol";
 import { EventEmitter } from "eventemitter3";
 import type { AgentConfig } from "../config/agent-config";
 import { ServerError } from "../errors";
 import type { Logger } from "../observability/logger";
 import type { CommitResult, EventDraft, SessionChange, SessionRecord, Store } from "../store/store";
+import { ModelMessageLog } from "../turns/model-message-log";
 import { eventForEndUsers } from "../turns/reasoning-state";
 import { joinedGroups, type QueuedChange, resolveGroup } from "./change-queue";
 import { ConversationWindow } from "./conversation-window";
@@ -35,6 +37,8 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
   private record: SessionRecord;
   /** The conversation in memory: a bounded window of it once `limitWindow` was called. */
   private readonly window: ConversationWindow;
+  /** The model's messages, kept as the conversation changes; made on the first turn. */
+  private messageLog: ModelMessageLog | undefined;
   private readonly subscribers = new Set<SessionSubscriber>();
   private readonly pageTools: PageToolRegistry;
   private chain: Promise<unknown> = Promise.resolve();
@@ -92,6 +96,17 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
    */
   conversation(): ConversationItem[] {
     return this.window.all();
+  }
+
+  /**
+   * The model's messages for the conversation in memory, the agent's instructions first: kept as
+   * items are added and replaced, so a round rebuilds only what changed (see ModelMessageLog).
+   * `overrides` are items read in place of the ones with their ids (a call's final item, while
+   * its commit is queued).
+   */
+  modelMessages(overrides?: readonly ConversationItem[]): ModelMessage[] {
+    this.messageLog ??= new ModelMessageLog(this.window);
+    return this.messageLog.read(this.agent.instructions, overrides);
   }
 
   /** Keeps at most `items` conversation items in memory (the store keeps them all). */

@@ -1,6 +1,7 @@
 import type { ServerToClientFrame } from "@patchbay/protocol";
 import type { Principal } from "../auth/auth";
 import type { Bus } from "../cluster/bus";
+import { pingSubject } from "../cluster/cluster-node";
 import { ServerError, toWireError } from "../errors";
 import type { Logger } from "../observability/logger";
 import type { SessionDirectory } from "../sessions/session-directory";
@@ -87,7 +88,7 @@ export class EdgeRelay {
       // bounded time and attaches again (by then another node may have taken the session).
       const { requestId, sessionId } = frame;
       clearTimeout(this.waiting.get(requestId));
-      const timer = setTimeout(() => {
+      const giveUp = () => {
         this.waiting.delete(requestId);
         this.remote.delete(sessionId);
         this.send({
@@ -98,9 +99,17 @@ export class EdgeRelay {
           sessionId,
           path: "sessionId",
         });
-      }, this.relay.answerTimeoutMs);
+      };
+      const timer = setTimeout(giveUp, this.relay.answerTimeoutMs);
       timer.unref?.();
       this.waiting.set(requestId, timer);
+      // An owner whose process died has no subscriptions left: the bus says so at once, and the
+      // client need not wait out the timeout before it attaches again (docs/cluster.md).
+      void this.relay.ownerAnswers(owner).then((answers) => {
+        if (answers || this.waiting.get(requestId) !== timer) return;
+        clearTimeout(timer);
+        giveUp();
+      });
     }
     this.relay.publishToOwner(owner, { edge: this.relay.nodeId, conn: this.connectionId, principal, frame });
   }
@@ -244,6 +253,14 @@ export class ClientRelay {
   /** @internal */
   forget(connectionId: string): void {
     this.edges.delete(connectionId);
+  }
+
+  /** @internal Whether the owner's process still answers on the bus (within the answer timeout). */
+  ownerAnswers(owner: string): Promise<boolean> {
+    return this.options.bus.request(pingSubject(owner), "", { timeoutMs: this.answerTimeoutMs }).then(
+      () => true,
+      () => false,
+    );
   }
 
   /** @internal */

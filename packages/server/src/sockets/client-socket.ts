@@ -113,6 +113,7 @@ export class ClientSocketServer {
   private readonly wss: WebSocketServer;
   private readonly connections = new Set<ClientConnection>();
   readonly limits: ClientSocketLimits;
+  private readonly shared: ConnectionShared;
 
   constructor(
     private readonly options: {
@@ -127,16 +128,25 @@ export class ClientSocketServer {
   ) {
     this.limits = { ...DEFAULT_CLIENT_SOCKET_LIMITS, ...options.limits };
     this.wss = peerSocketServer(this.limits);
+    const { metrics } = options;
+    // What every connection shares, made once: an idle connection holds no copy of it.
+    this.shared = {
+      ...options,
+      limits: this.limits,
+      peerLimits: peerLimits(this.limits),
+      onRefused: (code) => metrics.framesRejected.inc({ code }),
+      gone: (connection) => {
+        this.connections.delete(connection);
+        metrics.connectedClients.set(this.connections.size);
+      },
+    };
   }
 
   /** Takes over an HTTP upgrade request for `/v1/client` (admitted by the server's socket guards). */
   handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
     const guards = admissionOf(request);
     this.wss.handleUpgrade(request, socket, head, (ws) => {
-      const connection = new ClientConnection(ws, { ...this.options, guards }, this.limits, () => {
-        this.connections.delete(connection);
-        this.options.metrics.connectedClients.set(this.connections.size);
-      });
+      const connection = new ClientConnection(ws, this.shared, guards);
       this.connections.add(connection);
       this.options.metrics.connectedClients.set(this.connections.size);
     });
@@ -154,6 +164,20 @@ export class ClientSocketServer {
   }
 }
 
+/** What the connections of one {@link ClientSocketServer} share. */
+interface ConnectionShared {
+  authenticator: Authenticator;
+  sessions: SessionDirectory;
+  logger: Logger;
+  metrics: ServerMetrics;
+  relay?: ClientRelay | undefined;
+  limits: ClientSocketLimits;
+  peerLimits: PeerSocketLimits;
+  onRefused: (code: string) => void;
+  /** The connection closed: the server forgets it. */
+  gone: (connection: ClientConnection) => void;
+}
+
 /** One client socket: what its frames mean (the transport is its {@link PeerSocket}). */
 class ClientConnection implements PeerEndpoint<"client-to-server"> {
   readonly id = `k_${nanoid(12)}`;
@@ -166,29 +190,25 @@ class ClientConnection implements PeerEndpoint<"client-to-server"> {
   /** Frames are handled one after another, so a resume's replay and a send cannot interleave. */
   private work: Promise<void> = Promise.resolve();
 
+  private readonly limits: ClientSocketLimits;
+
   constructor(
     ws: WebSocket,
-    private readonly options: {
-      authenticator: Authenticator;
-      sessions: SessionDirectory;
-      logger: Logger;
-      metrics: ServerMetrics;
-      guards?: ConnectionGuards | undefined;
-      relay?: ClientRelay | undefined;
-    },
-    private readonly limits: ClientSocketLimits,
-    private readonly onGone: () => void,
+    private readonly options: ConnectionShared,
+    private readonly guards: ConnectionGuards | undefined,
   ) {
+    const limits = options.limits;
+    this.limits = limits;
     this.logger = options.logger.child({ connectionId: this.id });
     this.peer = new PeerSocket(
       ws,
       {
         id: this.id,
         channel: "client-to-server",
-        limits: peerLimits(limits),
+        limits: options.peerLimits,
         logger: this.logger,
-        guards: options.guards,
-        onRefused: (code) => options.metrics.framesRejected.inc({ code }),
+        guards,
+        onRefused: options.onRefused,
       },
       this,
     );
@@ -205,7 +225,7 @@ class ClientConnection implements PeerEndpoint<"client-to-server"> {
   closed(): void {
     this.sessions.detachAll();
     this.edge?.close();
-    this.onGone();
+    this.options.gone(this);
   }
 
   frame(frame: ClientToServerFrame): void {
@@ -286,7 +306,7 @@ class ClientConnection implements PeerEndpoint<"client-to-server"> {
         connectionId: this.id,
         directory: this.options.sessions,
         attachments: this.sessions,
-        checkTools: this.options.guards ? (tools) => this.options.guards!.checkTools(tools) : undefined,
+        checkTools: this.guards ? (tools) => this.guards!.checkTools(tools) : undefined,
         send: (reply) => this.send(reply),
       });
     } catch (error) {

@@ -25,11 +25,16 @@ export class FrameInbox {
   private paused = false;
   private dropped = false;
 
+  /**
+   * `handle` is called with `owner` as `this`, so an owner passes its method as it is (no
+   * closure per socket: an idle connection's memory is mostly what it holds).
+   */
   constructor(
     private readonly scheduler: FrameScheduler,
     private readonly handle: (data: Buffer) => void,
     private readonly flow: FrameFlow,
     private readonly maxQueuedBytes: number,
+    private readonly owner?: unknown,
   ) {}
 
   /** Queues a frame as it was read. */
@@ -59,7 +64,7 @@ export class FrameInbox {
       this.paused = false;
       this.flow.resume();
     }
-    this.handle(next);
+    this.handle.call(this.owner, next);
     return this.size > 0;
   }
 

@@ -9,6 +9,7 @@ import { holdWritesForTick } from "@patchbay/protocol/runtime";
 import { type RawData, type WebSocket, WebSocketServer } from "ws";
 import type { Logger } from "../observability/logger";
 import { FrameInbox, type FrameScheduler, sharedFrameScheduler } from "./frame-inbox";
+import { startBeating, stopBeating } from "./heartbeat-wheel";
 import { type TooDeep, tooDeep } from "./json-depth";
 import { afterSlowReader } from "./memory-reclaim";
 import { TokenBucket } from "./rate-limit";
@@ -112,10 +113,14 @@ export function peerSocketServer(limits: Pick<PeerSocketLimits, "maxFrameBytes" 
 export class PeerSocket<C extends PeerChannel> {
   readonly id: string;
   private readonly bucket: TokenBucket | undefined;
-  /** Refused frames allowed in a 10 s window before the socket is closed as a flood. */
-  private readonly violations: TokenBucket | undefined;
+  /**
+   * Refused frames allowed in a 10 s window before the socket is closed as a flood; made at the
+   * first refusal (until then it would be full), so a well-behaved socket holds none.
+   */
+  private violations: TokenBucket | undefined;
   private helloTimer: ReturnType<typeof setTimeout> | undefined;
-  private heartbeat: ReturnType<typeof setInterval> | undefined;
+  /** Whether the heartbeat wheel beats this socket (heartbeat-wheel.ts). */
+  private beating = false;
   private slowTimer: ReturnType<typeof setTimeout> | undefined;
   private lastHeard = Date.now();
   private pings = 0;
@@ -138,25 +143,40 @@ export class PeerSocket<C extends PeerChannel> {
     const rate = options.limits.rate;
     if (rate) {
       this.bucket = new TokenBucket({ capacity: rate.burst, refillPerSecond: rate.perSecond });
-      this.violations = new TokenBucket({
-        capacity: rate.maxViolations,
-        refillPerSecond: rate.maxViolations / 10,
-      });
     }
-    this.helloTimer = setTimeout(() => {
-      this.helloTimer = undefined;
-      if (!this.authenticated && !this.closing) endpoint.helloTimeout();
-    }, options.limits.helloTimeoutMs);
+    // Timers and listeners below are shared functions given this socket, not closures: an idle
+    // connection holds none of its own.
+    this.helloTimer = setTimeout(PeerSocket.onHelloTimeout, options.limits.helloTimeoutMs, this);
     this.inbox = new FrameInbox(
       options.scheduler ?? sharedFrameScheduler,
-      (buffer) => this.receive(buffer),
+      this.receive,
       ws,
       MAX_QUEUED_BYTES,
+      this,
     );
-    ws.on("message", (data) => this.arrive(data));
-    ws.on("close", (code, reason) => this.cleanup(code, String(reason)));
-    ws.on("error", (error) => this.logger.debug("peer socket error", { error }));
+    (ws as PeeredWebSocket)[PEER] = this;
+    ws.on("message", PeerSocket.onMessage);
+    ws.on("close", PeerSocket.onClose);
+    ws.on("error", PeerSocket.onError);
   }
+
+  private static onHelloTimeout(self: PeerSocket<PeerChannel>): void {
+    self.helloTimer = undefined;
+    if (!self.authenticated && !self.closing) self.endpoint.helloTimeout();
+  }
+
+  // Function expressions: `this` is the WebSocket that emitted (EventEmitter calls them so).
+  private static readonly onMessage = function (this: PeeredWebSocket, data: RawData): void {
+    this[PEER]?.arrive(data);
+  };
+
+  private static readonly onClose = function (this: PeeredWebSocket, code: number, reason: Buffer): void {
+    this[PEER]?.cleanup(code, String(reason));
+  };
+
+  private static readonly onError = function (this: PeeredWebSocket, error: Error): void {
+    this[PEER]?.logger.debug("peer socket error", { error });
+  };
 
   /** Whether frames may still be sent (open, and not closing). */
   get isOpen(): boolean {
@@ -180,7 +200,8 @@ export class PeerSocket<C extends PeerChannel> {
     this.helloTimer = undefined;
     this.options.guards?.authenticated(userId, options.byteQuotas ?? true);
     if (this.gone) return;
-    this.heartbeat = setInterval(() => this.beat(), this.limits.heartbeatIntervalMs);
+    this.beating = true;
+    startBeating(this, this.limits.heartbeatIntervalMs);
   }
 
   /** Sends a frame (or its encoded text); returns false when it was not sent. */
@@ -235,7 +256,8 @@ export class PeerSocket<C extends PeerChannel> {
     this.ws.terminate();
   }
 
-  private beat(): void {
+  /** One heartbeat (the wheel calls it once per interval): a ping, or the end of a silent peer. */
+  beat(): void {
     if (Date.now() - this.lastHeard > 2 * this.limits.heartbeatIntervalMs) {
       this.logger.info("peer missed its heartbeats; dropping it");
       this.options.onRefused?.("heartbeat");
@@ -314,7 +336,13 @@ export class PeerSocket<C extends PeerChannel> {
 
   /** Counts a refused frame; false (and the socket closing) once the peer is flooding. */
   private violation(): boolean {
-    if (!this.violations || this.violations.take()) return true;
+    const rate = this.limits.rate;
+    if (!rate) return true;
+    this.violations ??= new TokenBucket({
+      capacity: rate.maxViolations,
+      refillPerSecond: rate.maxViolations / 10,
+    });
+    if (this.violations.take()) return true;
     this.close(PeerCloseCodes.flood, "rate limit exceeded");
     return false;
   }
@@ -350,13 +378,17 @@ export class PeerSocket<C extends PeerChannel> {
     this.gone = true;
     this.closing = true;
     clearTimeout(this.helloTimer);
-    clearInterval(this.heartbeat);
+    if (this.beating) stopBeating(this, this.limits.heartbeatIntervalMs);
     clearTimeout(this.slowTimer);
     this.inbox.drop();
     this.options.guards?.gone();
     this.endpoint.closed(code, reason);
   }
 }
+
+/** The peer socket a `ws` WebSocket belongs to, for the shared listeners. */
+const PEER = Symbol("patchbay.peer");
+type PeeredWebSocket = WebSocket & { [PEER]?: PeerSocket<PeerChannel> };
 
 /** A decode error of a frame refused by the depth scan, with the ids the scan read. */
 type DeepFrameError = FrameDecodeError & { ids?: TooDeep["ids"] };

@@ -11,26 +11,25 @@ export class PreAuthGate {
     private readonly limits: { maxUnauthenticatedSockets: number; maxUnauthenticatedPerAddress: number },
   ) {}
 
-  /** A release function when the socket may proceed, or the name of the limit it hit. */
-  admit(
-    address: string,
-  ): { release: () => void } | { limit: "maxUnauthenticatedSockets" | "maxUnauthenticatedPerAddress" } {
-    if (this.total >= this.limits.maxUnauthenticatedSockets) return { limit: "maxUnauthenticatedSockets" };
+  /**
+   * Admits a socket from `address` (`undefined`: it may proceed, and must be released once with
+   * {@link release}), or names the limit it hit.
+   */
+  admit(address: string): "maxUnauthenticatedSockets" | "maxUnauthenticatedPerAddress" | undefined {
+    if (this.total >= this.limits.maxUnauthenticatedSockets) return "maxUnauthenticatedSockets";
     const mine = this.byAddress.get(address) ?? 0;
-    if (mine >= this.limits.maxUnauthenticatedPerAddress) return { limit: "maxUnauthenticatedPerAddress" };
+    if (mine >= this.limits.maxUnauthenticatedPerAddress) return "maxUnauthenticatedPerAddress";
     this.total += 1;
     this.byAddress.set(address, mine + 1);
-    let released = false;
-    return {
-      release: () => {
-        if (released) return;
-        released = true;
-        this.total -= 1;
-        const left = (this.byAddress.get(address) ?? 1) - 1;
-        if (left <= 0) this.byAddress.delete(address);
-        else this.byAddress.set(address, left);
-      },
-    };
+    return undefined;
+  }
+
+  /** A socket admitted from `address` authenticated or went (its owner calls this once). */
+  release(address: string): void {
+    this.total -= 1;
+    const left = (this.byAddress.get(address) ?? 1) - 1;
+    if (left <= 0) this.byAddress.delete(address);
+    else this.byAddress.set(address, left);
   }
 
   /** Sockets waiting to authenticate right now. */

@@ -12,12 +12,17 @@ export interface TokenBucketOptions {
 export class TokenBucket {
   private tokens: number;
   private last: number;
+  // The options' values are kept, not the options object: a socket holds three buckets.
+  private readonly capacity: number;
+  private readonly refillPerSecond: number;
   private readonly now: () => number;
 
-  constructor(private readonly options: TokenBucketOptions) {
+  constructor(options: TokenBucketOptions) {
     if (!(options.capacity > 0) || !(options.refillPerSecond > 0)) {
       throw new RangeError("TokenBucket: capacity and refillPerSecond must be positive");
     }
+    this.capacity = options.capacity;
+    this.refillPerSecond = options.refillPerSecond;
     this.now = options.now ?? Date.now;
     this.tokens = options.capacity;
     this.last = this.now();
@@ -33,23 +38,20 @@ export class TokenBucket {
 
   /** Gives back `count` tokens taken for what turned out not to cost any. */
   refund(count = 1): void {
-    this.tokens = Math.min(this.options.capacity, this.tokens + count);
+    this.tokens = Math.min(this.capacity, this.tokens + count);
   }
 
   /** How long until one token is available, in ms (0 when one is). */
   retryAfterMs(): number {
     this.refill();
     if (this.tokens >= 1) return 0;
-    return Math.ceil(((1 - this.tokens) / this.options.refillPerSecond) * 1000);
+    return Math.ceil(((1 - this.tokens) / this.refillPerSecond) * 1000);
   }
 
   private refill(): void {
     const now = this.now();
     const elapsed = Math.max(0, now - this.last);
     this.last = now;
-    this.tokens = Math.min(
-      this.options.capacity,
-      this.tokens + (elapsed / 1000) * this.options.refillPerSecond,
-    );
+    this.tokens = Math.min(this.capacity, this.tokens + (elapsed / 1000) * this.refillPerSecond);
   }
 }

@@ -31,7 +31,8 @@ export function admissionOf(request: IncomingMessage): ConnectionGuards | undefi
  * of that user's sockets.
  */
 export class SocketGuards {
-  private readonly gate: PreAuthGate;
+  /** Sockets waiting for hello (ConnectionGuards releases its own). */
+  readonly gate: PreAuthGate;
   private readonly users = new Map<string, { bucket: TokenBucket; sockets: number }>();
 
   constructor(readonly limits: ServerLimits) {
@@ -45,15 +46,17 @@ export class SocketGuards {
    */
   admit(request: IncomingMessage, socket: Duplex): ConnectionGuards | null {
     const address = request.socket.remoteAddress ?? "unknown";
-    const admitted = this.gate.admit(address);
-    if ("limit" in admitted) {
+    const limit = this.gate.admit(address);
+    if (limit !== undefined) {
       socket.end(
-        `HTTP/1.1 503 Service Unavailable\r\nretry-after: 5\r\nconnection: close\r\ncontent-type: text/plain\r\n\r\ntoo many sockets waiting to authenticate (limit ${admitted.limit})\n`,
+        `HTTP/1.1 503 Service Unavailable\r\nretry-after: 5\r\nconnection: close\r\ncontent-type: text/plain\r\n\r\ntoo many sockets waiting to authenticate (limit ${limit})\n`,
       );
       return null;
     }
-    const guards = new ConnectionGuards(this, admitted.release);
-    socket.once("close", () => guards.gone());
+    const guards = new ConnectionGuards(this, address);
+    // One listener shared by every socket (close is emitted once): no closure per connection.
+    (socket as GuardedSocket)[GUARDS] = guards;
+    socket.on("close", closeGuards);
     admittedRequests.set(request, guards);
     return guards;
   }
@@ -91,10 +94,12 @@ export class ConnectionGuards {
   /** Authenticated without byte quotas (a worker): frames are no longer charged. */
   private exempt = false;
   private done = false;
+  /** Still counted by the pre-authentication gate. */
+  private gated = true;
 
   constructor(
     private readonly server: SocketGuards,
-    private readonly leaveGate: () => void,
+    private readonly address: string,
   ) {
     const rate = server.limits.connectionBytesPerSecond;
     this.bucket = new TokenBucket({ capacity: rate * BURST_SECONDS, refillPerSecond: rate });
@@ -148,6 +153,13 @@ export class ConnectionGuards {
     }
   }
 
+  /** Leaves the pre-authentication gate, once. */
+  private leaveGate(): void {
+    if (!this.gated) return;
+    this.gated = false;
+    this.server.gate.release(this.address);
+  }
+
   /** Refuses tools whose schemas could not be checked in bounded time (`invalid_tool_spec`). */
   checkTools(tools: readonly ToolSpec[] | undefined): void {
     if (tools) checkDeclaredTools(tools, this.server.limits);
@@ -159,6 +171,13 @@ export class ConnectionGuards {
     this.leaveGate();
     if (this.userId !== undefined) this.server.releaseUser(this.userId);
   }
+}
+
+const GUARDS = Symbol("patchbay.guards");
+type GuardedSocket = Duplex & { [GUARDS]?: ConnectionGuards };
+
+function closeGuards(this: GuardedSocket): void {
+  this[GUARDS]?.gone();
 }
 
 function size(data: RawData): number {

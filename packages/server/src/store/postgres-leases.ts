@@ -1,4 +1,5 @@
-import type { Pool, PoolClient } from "pg";
+import type { Pool } from "pg";
+import { inTransaction } from "./postgres-transaction";
 import type { LeaseAttempt, SessionLease, SessionLeases } from "./store";
 
 // The session leases of PostgresStore (docs/cluster.md), on the `session_leases` table. Every
@@ -26,7 +27,7 @@ export class PostgresLeases implements SessionLeases {
   constructor(private readonly pool: Pool) {}
 
   async acquire(sessionId: string, nodeId: string, ttlMs: number): Promise<LeaseAttempt> {
-    return this.transaction(async (client) => {
+    return inTransaction(this.pool, async (client) => {
       // The row exists from now on (token 0, expired), so the row lock below serializes every
       // node that races for the session, a first acquire included.
       await client.query(
@@ -82,20 +83,5 @@ export class PostgresLeases implements SessionLeases {
       [Math.max(1, Math.min(limit, 10_000))],
     );
     return rows.map(toLease);
-  }
-
-  private async transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    try {
-      await client.query("BEGIN");
-      const result = await work(client);
-      await client.query("COMMIT");
-      return result;
-    } catch (error) {
-      await client.query("ROLLBACK").catch(() => {});
-      throw error;
-    } finally {
-      client.release();
-    }
   }
 }

@@ -5,6 +5,7 @@ import { StoreLockedError } from "../errors";
 import { applyChange } from "./postgres-change";
 import { PostgresLeases } from "./postgres-leases";
 import { MIGRATION_LOCK, migratePostgres } from "./postgres-migrations";
+import { inTransaction } from "./postgres-transaction";
 import type {
   ApprovalRecord,
   CommitResult,
@@ -286,36 +287,17 @@ export class PostgresStore implements Store {
     await this.lock?.end().catch(() => {});
   }
 
-  private async transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    try {
-      await client.query("BEGIN");
-      const result = await work(client);
-      await client.query("COMMIT");
-      return result;
-    } catch (error) {
-      await client.query("ROLLBACK").catch(() => {});
-      throw error;
-    } finally {
-      client.release();
-    }
+  private transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
+    return inTransaction(this.pool, work);
   }
 }
 
 /** Creates the schema under the migration lock, so servers starting together do not race. */
 async function createSchema(pool: Pool, schema: string): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await client.query("BEGIN");
+  await inTransaction(pool, async (client) => {
     await client.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
-    await client.query("COMMIT");
-  } catch (error) {
-    await client.query("ROLLBACK").catch(() => {});
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
 }
 
 /**

@@ -150,7 +150,9 @@ describe("opening a SqliteStore", () => {
     expect(db.version).toBe(SQLITE_SCHEMA_VERSION);
     expect(db.sessionColumns).toContain("page_tools");
     expect(db.tables).not.toContain("meta");
-    expect(db.tables).toEqual(expect.arrayContaining(["sessions", "items", "events", "tool_results"]));
+    expect(db.tables).toEqual(expect.arrayContaining(["sessions", "items", "event_rows", "tool_results"]));
+    // The events of a change are one row of event_rows since schema step 4.
+    expect(db.tables).not.toContain("events");
   });
 
   it.each([

@@ -68,6 +68,21 @@ CREATE TABLE IF NOT EXISTS tool_results (
     why: "PRAGMA user_version holds the schema version now; the meta table only ever held a schema_version that stayed 1 through version 2",
     up: (db) => db.exec("DROP TABLE meta"),
   },
+  {
+    version: 4,
+    why: "the events a change commits are one row (a JSON array) in a table in commit order, instead of a row per event clustered by session: a turn wrote about 16 event rows into 16 places of a B-tree keyed by session, and each commit rewrote every session's leaf page in the WAL (two thirds of the pages a turn wrote); now its rows go to the table's last page, and the index by session gets one small entry per change",
+    up: (db) =>
+      db.exec(`
+CREATE TABLE event_rows (
+  id INTEGER PRIMARY KEY, session_id TEXT NOT NULL, first_seq INTEGER NOT NULL, last_seq INTEGER NOT NULL,
+  body TEXT NOT NULL
+);
+CREATE UNIQUE INDEX event_rows_by_session ON event_rows (session_id, last_seq);
+INSERT INTO event_rows (session_id, first_seq, last_seq, body)
+  SELECT session_id, seq, seq, '[' || body || ']' FROM events ORDER BY session_id, seq;
+DROP TABLE events;
+`),
+  },
 ];
 
 /** The schema version this server creates and reads: the last step of {@link SQLITE_MIGRATIONS}. */

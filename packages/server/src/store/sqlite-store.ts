@@ -143,7 +143,7 @@ export class SqliteStore implements Store {
       const existed = this.stmts.deleteSession.run(id).changes > 0;
       for (const table of [
         "items",
-        "events",
+        "event_rows",
         "commands",
         "turns",
         "pending_calls",
@@ -172,8 +172,16 @@ export class SqliteStore implements Store {
     afterSeq: number,
     limit = Number.MAX_SAFE_INTEGER,
   ): Promise<SessionEvent[]> {
+    // A row holds a change's events; its key is the last one's seq, so every row with an event
+    // after `afterSeq` is read, and `limit` rows hold at least `limit` such events.
     const rows = this.stmts.readEvents.all(sessionId, afterSeq, limit) as { body: string }[];
-    return rows.map((row) => JSON.parse(row.body) as SessionEvent);
+    const events: SessionEvent[] = [];
+    for (const row of rows) {
+      for (const event of JSON.parse(row.body) as SessionEvent[]) {
+        if (event.seq > afterSeq && events.length < limit) events.push(event);
+      }
+    }
+    return events;
   }
 
   async conversation(sessionId: string): Promise<ConversationItem[]> {
@@ -246,7 +254,7 @@ export class SqliteStore implements Store {
       );
       if (inserted.changes === 0) return { events: [], duplicate: true };
     }
-    for (const item of change.items ?? []) {
+    for (const item of latestItems(change.items)) {
       s.upsertItem.run(sessionId, item.id, sessionId, json.item(item));
     }
     if (change.pageTools) s.setPageTools.run(JSON.stringify(change.pageTools), sessionId);
@@ -274,17 +282,19 @@ export class SqliteStore implements Store {
       );
     }
     const events: SessionEvent[] = [];
-    if (change.events && change.events.length > 0) {
-      const row = s.getSession.get(sessionId) as SessionRow | undefined;
+    const drafts = change.events;
+    if (drafts && drafts.length > 0) {
+      const row = s.advanceLastSeq.get(drafts.length, sessionId) as { last_seq: number } | undefined;
       if (!row) throw new Error(`session ${sessionId} does not exist`);
-      let seq = row.last_seq;
-      for (const draft of change.events) {
-        seq += 1;
-        const event = { ...draft, sessionId, seq } as SessionEvent;
-        s.insertEvent.run(sessionId, seq, event.type, json.event(event));
+      const first = row.last_seq - drafts.length + 1;
+      // One row for the change's events, a JSON array of each event's own text (schema step 4).
+      let body = "[";
+      for (let i = 0; i < drafts.length; i++) {
+        const event = { ...drafts[i], sessionId, seq: first + i } as SessionEvent;
+        body += i === 0 ? json.event(event) : `,${json.event(event)}`;
         events.push(event);
       }
-      s.setLastSeq.run(seq, sessionId);
+      s.insertEvents.run(sessionId, first, row.last_seq, `${body}]`);
     }
     return { events, duplicate: false };
   }
@@ -304,11 +314,15 @@ function prepare(db: Database.Database) {
     ),
     countByAgentUser: db.prepare("SELECT COUNT(*) AS n FROM sessions WHERE agent = ? AND user_id = ?"),
     deleteSession: db.prepare("DELETE FROM sessions WHERE id = ?"),
-    setLastSeq: db.prepare("UPDATE sessions SET last_seq = ? WHERE id = ?"),
+    advanceLastSeq: db.prepare("UPDATE sessions SET last_seq = last_seq + ? WHERE id = ? RETURNING last_seq"),
     setPageTools: db.prepare("UPDATE sessions SET page_tools = ? WHERE id = ?"),
     getPageTools: db.prepare("SELECT page_tools FROM sessions WHERE id = ?"),
-    insertEvent: db.prepare("INSERT INTO events (session_id, seq, type, body) VALUES (?, ?, ?, ?)"),
-    readEvents: db.prepare("SELECT body FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?"),
+    insertEvents: db.prepare(
+      "INSERT INTO event_rows (session_id, first_seq, last_seq, body) VALUES (?, ?, ?, ?)",
+    ),
+    readEvents: db.prepare(
+      "SELECT body FROM event_rows WHERE session_id = ? AND last_seq > ? ORDER BY last_seq LIMIT ?",
+    ),
     upsertItem: db.prepare(
       `INSERT INTO items (session_id, item_id, position, body)
        VALUES (?, ?, (SELECT COALESCE(MAX(position), 0) + 1 FROM items WHERE session_id = ?), ?)
@@ -343,6 +357,17 @@ function prepare(db: Database.Database) {
     ),
     getResult: db.prepare("SELECT body FROM tool_results WHERE call_id = ?"),
   };
+}
+
+/**
+ * A change's items, each id once in its latest state, in the order first named: a joined change
+ * often carries a call's pending and running items, and only the last state needs a row.
+ */
+function latestItems(items: readonly ConversationItem[] | undefined): readonly ConversationItem[] {
+  if (!items || items.length < 2) return items ?? [];
+  const latest = new Map<string, ConversationItem>();
+  for (const item of items) latest.set(item.id, item);
+  return latest.size === items.length ? items : [...latest.values()];
 }
 
 function toSession(row: SessionRow): SessionRecord {

@@ -11,7 +11,14 @@ import { join } from "node:path";
 export interface TestPostgres {
   /** A connection string for a database of its own. */
   url: string;
+  /** Another database of its own on the same server (dropped by `stop`), e.g. a baseline's. */
+  database(): Promise<string>;
   stop(): Promise<void>;
+}
+
+/** A throwaway server: its databases go with its directory when it stops. */
+function throwaway(url: string, stop: () => Promise<void>): TestPostgres {
+  return { url, database: async () => (await freshDatabase(url)).url, stop };
 }
 
 function binDir(): string {
@@ -101,19 +108,16 @@ export async function startTestPostgres(): Promise<TestPostgres> {
   ]);
   const child = spawn(cmd, args, { stdio: "ignore" });
   await waitForReady(bin, port, dir, child);
-  return {
-    url: `postgres://patchbay@127.0.0.1:${port}/postgres`,
-    stop: async () => {
-      if (child.exitCode === null) {
-        const exited = new Promise((r) => child.once("exit", r));
-        // runuser passes SIGINT on: postgres' "fast" shutdown.
-        child.kill("SIGINT");
-        await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
-        if (child.exitCode === null) child.kill("SIGKILL");
-      }
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+  return throwaway(`postgres://patchbay@127.0.0.1:${port}/postgres`, async () => {
+    if (child.exitCode === null) {
+      const exited = new Promise((r) => child.once("exit", r));
+      // runuser passes SIGINT on: postgres' "fast" shutdown.
+      child.kill("SIGINT");
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
+      if (child.exitCode === null) child.kill("SIGKILL");
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
 }
 
 /** A database of its own on the server at `serverUrl` (dropped by `stop`). */
@@ -126,9 +130,17 @@ export async function freshDatabase(serverUrl: string): Promise<TestPostgres> {
   await admin.end();
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
+  // More databases for the same caller, on the shared server, dropped with this one.
+  const more: TestPostgres[] = [];
   return {
     url: url.toString(),
+    database: async () => {
+      const fresh = await freshDatabase(serverUrl);
+      more.push(fresh);
+      return fresh.url;
+    },
     stop: async () => {
+      for (const database of more.splice(0)) await database.stop();
       const drop = new pg.Client({ connectionString: serverUrl });
       await drop.connect();
       await drop.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);

@@ -73,6 +73,8 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         await store.commit("s_1", { events: [{ type: "tool.held", callId: `c${i}` }] });
       expect((await store.readEvents("s_1", 0)).map((e) => e.seq)).toEqual([1, 2, 3, 4, 5]);
       expect((await store.readEvents("s_1", 1, 2)).map((e) => e.seq)).toEqual([2, 3]);
+      // A page may start and end inside one commit's events.
+      expect((await store.readEvents("s_1", 0, 1)).map((e) => e.seq)).toEqual([1]);
       expect((await store.readEvents("s_1", 5)).length).toBe(0);
       expect((await store.readEvents("s_2", 0)).map((e) => e.seq)).toEqual([1]);
       expect((await store.getSession("s_1"))?.lastSeq).toBe(5);

@@ -13,6 +13,8 @@ export interface RoutedToolCall {
   user: User;
   /** How long the call may run (the runner times it out and calls `cancel(callId, "timed_out")`). */
   timeoutMs: number;
+  /** The delivery to start from, for a call another node sent before (cluster takeover); default 1. */
+  attempt?: number;
   /** What the backend's own `checkArguments` made of the arguments, when it has one. */
   checked?: { value: unknown };
 }

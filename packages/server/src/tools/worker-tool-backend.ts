@@ -48,6 +48,7 @@ export class WorkerToolBackend implements ToolBackend {
           .recentConversation(this.runtime.agent.hostedCallConversationItems)
           .map(forEndUsers),
         timeoutMs: call.timeoutMs,
+        ...(call.attempt === undefined ? {} : { attempt: call.attempt }),
       },
       handlers,
     );

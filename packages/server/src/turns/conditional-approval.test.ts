@@ -5,21 +5,17 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { ApprovalRequest, SessionEvent, ToolCallItem } from "@patchbay/protocol";
+import type { ApprovalRequest, ToolCallItem } from "@patchbay/protocol";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createServer, type PatchbayServer } from "../create-server";
 import { silentLogger } from "../observability/logger";
+import { backendHttp } from "../testing/backend-http";
 import { TestWorkerSocket } from "../testing/test-worker-socket";
 import { createDispatch } from "../workers/create-dispatch";
 
 let server: PatchbayServer;
 let dataDir: string;
 const sockets: TestWorkerSocket[] = [];
-const backend = {
-  "x-api-key": "pk_test",
-  authorization: "Bearer sk_test",
-  "content-type": "application/json",
-};
 
 beforeEach(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "patchbay-conditional-approval-"));
@@ -80,18 +76,12 @@ async function worker(timeoutMs?: number): Promise<TestWorkerSocket> {
   return socket;
 }
 
-async function http<T>(path: string, body?: unknown): Promise<T> {
-  const res = await fetch(`${server.url}${path}`, {
-    method: body === undefined ? "GET" : "POST",
-    headers: backend,
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return (await res.json()) as T;
-}
+const http = <T>(path: string, body?: unknown) => backendHttp(server.url).json<T>(path, body);
 
 async function startTurn(text: string): Promise<string> {
-  const { id } = await http<{ id: string }>("/v1/agents/support/sessions", { userId: "u_1" });
-  await http(`/v1/sessions/${id}/messages`, { commandId: `c_${Math.random()}`, text });
+  const api = backendHttp(server.url);
+  const id = await api.createSession("support");
+  await api.send(id, text);
   return id;
 }
 
@@ -108,9 +98,7 @@ async function until<T>(what: string, read: () => Promise<T | undefined>, timeou
 const pending = (sessionId: string) =>
   http<{ approvals: ApprovalRequest[] }>(`/v1/sessions/${sessionId}/approvals`).then((r) => r.approvals);
 
-async function events(sessionId: string): Promise<SessionEvent[]> {
-  return (await http<{ events: SessionEvent[] }>(`/v1/sessions/${sessionId}/events?after=0`)).events;
-}
+const events = (sessionId: string) => backendHttp(server.url).events(sessionId);
 
 async function ended(sessionId: string): Promise<{ reply: string; call: ToolCallItem }> {
   return until("the turn ended", async () => {

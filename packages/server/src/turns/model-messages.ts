@@ -13,26 +13,58 @@ import { reasoningOfCalls } from "./reasoning-state";
 export function toModelMessages(instructions: string, items: readonly ConversationItem[]): ModelMessage[] {
   const messages: ModelMessage[] = [];
   if (instructions.trim()) messages.push({ role: "system", content: instructions });
-  let i = 0;
-  while (i < items.length) {
-    const item = items[i]!;
-    if (item.type === "message") {
-      const next = items[i + 1];
-      if (item.role === "assistant" && next?.type === "tool_call" && next.responseId === item.responseId) {
-        const batch = takeBatch(items, i + 1);
-        pushBatch(messages, item, batch);
-        i += 1 + batch.length;
-        continue;
-      }
-      pushMessage(messages, item);
-      i += 1;
-      continue;
-    }
-    const batch = takeBatch(items, i);
-    pushBatch(messages, undefined, batch);
-    i += batch.length;
+  const at = (i: number) => items[i];
+  for (let i = 0; i < items.length; ) {
+    const end = segmentEnd(at, i, items.length);
+    pushSegment(messages, at, i, end);
+    i = end;
   }
   return messages;
+}
+
+/** A conversation item by position (absolute positions for a window that dropped its first ones). */
+export type ItemAt = (position: number) => ConversationItem | undefined;
+
+/**
+ * Where the segment that starts at `start` ends (exclusive): the items that make one group of
+ * model messages, which is a message alone, an assistant message with the batch of calls that
+ * follows it, or a batch of calls. A segment's messages depend on its items alone, which is what
+ * lets {@link ModelMessageLog} rebuild only the segments whose items changed.
+ */
+export function segmentEnd(at: ItemAt, start: number, end: number): number {
+  const item = at(start)!;
+  if (item.type === "message") {
+    const next = start + 1 < end ? at(start + 1) : undefined;
+    if (item.role === "assistant" && next?.type === "tool_call" && next.responseId === item.responseId) {
+      return batchEnd(at, start + 1, end);
+    }
+    return start + 1;
+  }
+  return batchEnd(at, start, end);
+}
+
+/** Appends the messages of the segment `[start, end)` (see {@link segmentEnd}). */
+export function pushSegment(messages: ModelMessage[], at: ItemAt, start: number, end: number): void {
+  const item = at(start)!;
+  if (item.type === "message" && end === start + 1) {
+    pushMessage(messages, item);
+    return;
+  }
+  const batch: ToolCallItem[] = [];
+  for (let i = item.type === "message" ? start + 1 : start; i < end; i++) batch.push(at(i) as ToolCallItem);
+  pushBatch(messages, item.type === "message" ? item : undefined, batch);
+}
+
+/** The end of the batch of calls that starts at `start`: calls of one response, in a row. */
+function batchEnd(at: ItemAt, start: number, end: number): number {
+  const first = at(start);
+  let j = start;
+  for (; j < end; j++) {
+    const item = at(j)!;
+    if (item.type !== "tool_call" || (first?.type === "tool_call" && item.responseId !== first.responseId))
+      break;
+  }
+  return j;
 }
 
 function pushMessage(messages: ModelMessage[], item: MessageItem): void {
@@ -43,18 +75,6 @@ function pushMessage(messages: ModelMessage[], item: MessageItem): void {
   } else if (item.text) {
     messages.push({ role: "assistant", content: item.text });
   }
-}
-
-function takeBatch(items: readonly ConversationItem[], start: number): ToolCallItem[] {
-  const batch: ToolCallItem[] = [];
-  const first = items[start];
-  for (let j = start; j < items.length; j++) {
-    const item = items[j]!;
-    if (item.type !== "tool_call" || (first?.type === "tool_call" && item.responseId !== first.responseId))
-      break;
-    batch.push(item);
-  }
-  return batch;
 }
 
 function pushBatch(

@@ -92,6 +92,8 @@ interface Slot {
   endedByApproval?: boolean;
   /** Resolves when the call is settled, whichever way. */
   done?: () => void;
+  /** A call a previous owner of the session sent (see {@link ToolCallRunner.resume}). */
+  resumed?: boolean;
 }
 
 /**
@@ -187,6 +189,41 @@ export class ToolCallRunner {
     await runs;
     this.progress.clear();
     return calls.map((call) => this.slots.get(call.id)!.item);
+  }
+
+  /**
+   * Takes over calls of this turn that a previous owner of the session had sent and never saw
+   * end (cluster mode: its node died; docs/cluster.md). Each is delivered again with its own id
+   * and the next attempt number (its host keys side effects on the id, so it runs once), under
+   * every rule of {@link run} but the approval, which was given before it first ran; its timeout
+   * starts anew. Resolves with the calls' final items.
+   */
+  async resume(items: readonly ToolCallItem[]): Promise<ToolCallItem[]> {
+    for (const item of items) {
+      const backend = this.backendFor(item.name);
+      const spec = backend?.specs().find((s) => s.name === item.name);
+      this.slots.set(item.id, {
+        item,
+        started: false,
+        settled: false,
+        resumed: true,
+        ...(backend ? { backend } : {}),
+        ...(spec ? { spec } : {}),
+      });
+    }
+    await Promise.all(
+      items.map((item, index) =>
+        this.runOne({
+          id: item.id,
+          index,
+          name: item.name,
+          arguments: item.arguments,
+          rawArguments: JSON.stringify(item.arguments),
+        }),
+      ),
+    );
+    this.progress.clear();
+    return items.map((item) => this.slots.get(item.id)!.item);
   }
 
   /**
@@ -288,7 +325,7 @@ export class ToolCallRunner {
     if (this.options.signal.aborted) return this.withdrawSlot(call.id);
     // A conditional approval is decided where the tool runs (its `when`): the host asks through
     // `handlers.approval` once the call reached it (see `askConditional`).
-    if (spec.approval && !spec.approval.conditional) {
+    if (spec.approval && !spec.approval.conditional && !slot.resumed) {
       let declineReason: string | undefined;
       const outcome = await this.options.approvals.ask({
         onDeclineReason: (reason) => {
@@ -350,6 +387,7 @@ export class ToolCallRunner {
             arguments: args,
             user: this.options.user,
             timeoutMs,
+            ...(slot.resumed ? { attempt: slot.item.attempt + 1 } : {}),
             ...(backend.checkArguments ? { checked: { value: checked.value } } : {}),
           },
           handlers,

@@ -18,7 +18,6 @@ import type { TurnRecord } from "../store/store";
 import type { ToolBackend } from "../tools/tool-backend";
 import type { ApprovalFlow } from "./approval-flow";
 import { endUserError, newErrorReference } from "./end-user-error";
-import { toModelMessages } from "./model-messages";
 import { ToolCallRunner } from "./tool-call-runner";
 import { type ReplyOutcome, WorkerFirst, type WorkerReply } from "./worker-first";
 
@@ -43,6 +42,11 @@ export interface TurnOptions {
    */
   routeToWorker?: boolean;
   user: User;
+  /**
+   * The turn was cut off on another node of a cluster while its hosted calls ran (docs/cluster.md):
+   * it goes on here, from those calls (delivered again, same ids) and the rounds made so far.
+   */
+  resume?: { calls: ToolCallItem[]; rounds: number; startedAt: number };
   progressIntervalMs: number;
   logger: Logger;
   metrics: ServerMetrics;
@@ -78,7 +82,7 @@ interface RoundResult {
 export class Turn {
   readonly responseId: string;
   private readonly controller = new AbortController();
-  private readonly startedAt = Date.now();
+  private readonly startedAt: number;
   private usage: Usage = { inputTokens: 0, outputTokens: 0 };
   private currentRunner: ToolCallRunner | undefined;
   private closingSession = false;
@@ -94,6 +98,7 @@ export class Turn {
 
   constructor(private readonly options: TurnOptions) {
     this.responseId = options.responseId;
+    this.startedAt = options.resume?.startedAt ?? Date.now();
     this.trace = new TurnTrace({
       sessionId: options.runtime.id,
       agent: options.runtime.agent.id,
@@ -140,6 +145,7 @@ export class Turn {
   async run(): Promise<TurnOutcome> {
     const { runtime } = this.options;
     try {
+      if (this.options.resume) return await this.resumed(this.options.resume);
       this.queueWrite(
         runtime.commit({
           turn: this.record("running"),
@@ -159,14 +165,23 @@ export class Turn {
     }
   }
 
-  private async rounds(): Promise<TurnOutcome> {
+  /** A turn taken over from a node that died: its calls end here, then the rounds go on. */
+  private async resumed(resume: NonNullable<TurnOptions["resume"]>): Promise<TurnOutcome> {
+    const runner = this.runner();
+    const ended = await runner.resume(resume.calls);
+    this.queueWrite(runner.takeWrites());
+    this.trace.toolCalls(ended);
+    return this.rounds(resume.rounds, ended);
+  }
+
+  private async rounds(first = 0, endedBefore: ToolCallItem[] = []): Promise<TurnOutcome> {
     const { runtime } = this.options;
     const maxRounds = runtime.agent.maxToolRounds;
     let text = "";
     // The last round's calls as they ended, whose final items may still be queued for the log.
-    let ended: ToolCallItem[] = [];
+    let ended = endedBefore;
     // Round `maxRounds` is the last model reply; tool calls it still makes are withdrawn.
-    for (let round = 0; round <= maxRounds; round++) {
+    for (let round = first; round <= maxRounds; round++) {
       if (this.interrupted) return this.complete("interrupted", text);
       const runner = this.runner();
       const result = await this.modelRound(ended);
@@ -223,17 +238,9 @@ export class Turn {
   private async modelRound(ended: readonly ToolCallItem[]): Promise<RoundResult> {
     const { runtime, model } = this.options;
     const tools = this.toolSpecs();
-    let conversation = runtime.conversation();
-    if (ended.length > 0) {
-      // The calls' final items are committed with this round's first changes; the model reads
-      // them now (each replaces its earlier state, in its place).
-      const byId = new Map(ended.map((item) => [item.id, item]));
-      conversation = conversation.map((item) => byId.get(item.id) ?? item);
-    }
-    const messages = prepareMessages(
-      toModelMessages(runtime.agent.instructions, conversation),
-      model.capabilities,
-    );
+    // The calls' final items are committed with this round's first changes; the model reads them
+    // now (each in place of its earlier state).
+    const messages = prepareMessages(runtime.modelMessages(ended), model.capabilities);
     const calls: NormalizedToolCall[] = [];
     let item: MessageItem | undefined;
     let usage: Usage | undefined;

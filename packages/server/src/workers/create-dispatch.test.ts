@@ -3,9 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { SessionEvent } from "@patchbay/protocol";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createUserToken } from "../auth/user-token";
 import { createServer, type PatchbayServer } from "../create-server";
 import { silentLogger } from "../observability/logger";
+import { backendHttp } from "../testing/backend-http";
 import { TestWorkerSocket } from "../testing/test-worker-socket";
 import { createDispatch, type DispatchModule } from "./create-dispatch";
 
@@ -13,12 +13,6 @@ let server: PatchbayServer;
 let dispatch: DispatchModule;
 let dataDir: string;
 const sockets: TestWorkerSocket[] = [];
-
-const backend = {
-  "x-api-key": "pk_test",
-  authorization: "Bearer sk_test",
-  "content-type": "application/json",
-};
 
 beforeEach(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "patchbay-dispatch-"));
@@ -54,6 +48,8 @@ beforeEach(async () => {
   });
 });
 
+const api = () => backendHttp(server.url);
+
 afterEach(async () => {
   for (const socket of sockets.splice(0)) socket.drop();
   await server.close();
@@ -67,15 +63,9 @@ async function worker(hello: Parameters<typeof TestWorkerSocket.connect>[1] = {}
   return socket;
 }
 
-function post(path: string, body: unknown, headers: Record<string, string> = backend) {
-  return fetch(`${server.url}${path}`, { method: "POST", headers, body: JSON.stringify(body) });
-}
-
-async function session(agent: string): Promise<string> {
-  const res = await post(`/v1/agents/${agent}/sessions`, { userId: "u_1" });
-  expect(res.status).toBe(201);
-  return ((await res.json()) as { id: string }).id;
-}
+const post = (path: string, body: unknown, headers?: Record<string, string>) =>
+  api().post(path, body, headers);
+const session = (agent: string) => api().createSession(agent);
 
 /**
  * Sends a message to session `sessionId` (of user u_1) and waits for its turn to end. By default
@@ -86,29 +76,8 @@ async function turnEvents(
   body: Record<string, unknown>,
   sender: "user" | "backend" = "user",
 ): Promise<SessionEvent[]> {
-  const headers =
-    sender === "backend"
-      ? backend
-      : {
-          authorization: `Bearer ${await createUserToken("sk_test", "u_1", { expiresIn: "5m" })}`,
-          "content-type": "application/json",
-        };
-  const res = await post(
-    `/v1/sessions/${sessionId}/messages`,
-    { commandId: `c_${Math.random()}`, ...body },
-    headers,
-  );
-  expect(res.status).toBe(202);
-  const deadline = Date.now() + 5_000;
-  for (;;) {
-    const events = (await (
-      await fetch(`${server.url}/v1/sessions/${sessionId}/events?after=0`, { headers: backend })
-    ).json()) as { events: SessionEvent[] };
-    const list = events.events;
-    if (list.some((e) => e.type === "response.completed" || e.type === "response.failed")) return list;
-    if (Date.now() > deadline) throw new Error(`the turn did not end: ${list.map((e) => e.type).join(", ")}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  await api().send(sessionId, body, sender);
+  return api().turnsEnded(sessionId);
 }
 
 describe("createDispatch", () => {

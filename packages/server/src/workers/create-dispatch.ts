@@ -2,6 +2,7 @@ import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { DEFAULT_MAX_FRAME_BYTES, DEFAULT_MAX_RESULT_FRAME_BYTES } from "@patchbay/protocol";
 import type { DispatchContext, DispatchExtension } from "../extensions/dispatch-extension";
+import type { DispatchWork, WorkerRoom } from "../extensions/dispatch-seams";
 import { peerSocketServer } from "../sockets/peer-socket";
 import { admissionOf } from "../sockets/socket-guards";
 import { DispatchMessageRouter } from "./dispatch-message-router";
@@ -97,6 +98,15 @@ export function createDispatch(
     options.maxResultFrameBytes ?? DEFAULT_MAX_RESULT_FRAME_BYTES,
   );
   const messages = new DispatchMessageRouter(work);
+  // Cluster mode: inbound work goes to the node whose workers have the most room.
+  const elsewhere = context.elsewhere;
+  elsewhere?.serve((payload) => work.submit(payload));
+  const inbound = elsewhere
+    ? {
+        submit: (payload: DispatchWork) =>
+          elsewhere.submit(payload, () => work.submit(payload), workerRoom(registry)[`${payload.kind}s`]),
+      }
+    : work;
   const sockets = peerSocketServer({ maxFrameBytes, maxResultFrameBytes });
   const deps = {
     checkApiKey: (apiKey: string, secret: string | undefined) =>
@@ -130,11 +140,13 @@ export function createDispatch(
     },
     http: inboundRoutes({
       authenticator: context.authenticator,
-      work,
+      work: inbound,
       agentExists: (agent) => context.agents.has(agent),
       logger,
     }),
     isReady: () => true,
+    room: () => workerRoom(registry),
+    toolLoad: (agent, tool) => registry.pickForTool(agent, tool)?.calls.size,
     async close() {
       work.close();
       tools.close();
@@ -150,4 +162,21 @@ export function createDispatch(
       });
     },
   };
+}
+
+/** The room of this node's workers, for a cluster's heartbeat (docs/cluster.md). */
+function workerRoom(registry: WorkerRegistry): WorkerRoom {
+  const room: WorkerRoom = { messages: -1, calls: -1, tools: {} };
+  for (const worker of registry.all()) {
+    const free = registry.free(worker);
+    if (worker.handles.messages) room.messages = Math.max(room.messages, free);
+    if (worker.handles.calls) room.calls = Math.max(room.calls, free);
+    for (const [agent, hosted] of worker.hosts) {
+      const tools = room.tools[agent] ?? {};
+      room.tools[agent] = tools;
+      for (const tool of hosted.tools.keys())
+        tools[tool] = Math.min(tools[tool] ?? Infinity, worker.calls.size);
+    }
+  }
+  return room;
 }

@@ -4,10 +4,10 @@ import { IdSchema, JsonObjectSchema, type WireError } from "@patchbay/protocol";
 import { z } from "zod";
 import type { Authenticator } from "../auth/auth";
 import { ServerError } from "../errors";
+import type { DispatchWork, DispatchWorkReceipt } from "../extensions/dispatch-seams";
 import type { HttpRouteExtension } from "../http/http-api";
 import { parseBody, readJsonBody, sendError, sendJson } from "../http/http-json";
 import { type Logger, silentLogger } from "../observability/logger";
-import type { WorkRouter } from "./work-router";
 
 const ROUTE = /^\/v1\/agents\/([^/]+)\/inbound\/(messages|calls)$/;
 
@@ -38,7 +38,8 @@ export const InboundCallBody = z.strictObject({
 /** What the inbound routes need. */
 export interface InboundRoutesOptions {
   authenticator: Authenticator;
-  work: WorkRouter;
+  /** Where the work goes (a cluster may hand it to another node: `submit` may be async). */
+  work: { submit(work: DispatchWork): DispatchWorkReceipt | Promise<DispatchWorkReceipt> };
   agentExists: (agent: string) => boolean;
   /** Largest body accepted. Default 1 MiB. */
   maxBodyBytes?: number;
@@ -98,7 +99,7 @@ export function inboundRoutes(options: InboundRoutesOptions): HttpRouteExtension
         }
         const input = parseBody(InboundMessageBody, body);
         const messageId = `m_${randomUUID()}`;
-        const receipt = options.work.submit({
+        const receipt = await options.work.submit({
           kind: "message",
           message: {
             id: messageId,
@@ -115,7 +116,7 @@ export function inboundRoutes(options: InboundRoutesOptions): HttpRouteExtension
       } else {
         const input = parseBody(InboundCallBody, body);
         const callId = `pc_${randomUUID()}`;
-        const receipt = options.work.submit({
+        const receipt = await options.work.submit({
           kind: "call",
           call: {
             id: callId,
@@ -138,11 +139,7 @@ export function inboundRoutes(options: InboundRoutesOptions): HttpRouteExtension
   };
 }
 
-function reply(
-  response: ServerResponse,
-  receipt: ReturnType<WorkRouter["submit"]>,
-  ids: Record<string, string>,
-): void {
+function reply(response: ServerResponse, receipt: DispatchWorkReceipt, ids: Record<string, string>): void {
   if (receipt.status === "dropped") {
     // Every drop is about capacity to serve (none connected, all busy, shutting down): 503.
     sendJson(response, 503, { error: receipt.error satisfies WireError });

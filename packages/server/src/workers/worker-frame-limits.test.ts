@@ -5,6 +5,7 @@ import { MAX_IMAGE_BYTES, type SessionEvent, type ToolCallItem } from "@patchbay
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createServer, type PatchbayServer } from "../create-server";
 import { silentLogger } from "../observability/logger";
+import { backendHttp } from "../testing/backend-http";
 import { TestWorkerSocket } from "../testing/test-worker-socket";
 import { createDispatch } from "./create-dispatch";
 
@@ -15,11 +16,6 @@ import { createDispatch } from "./create-dispatch";
 let server: PatchbayServer;
 let dataDir: string;
 const sockets: TestWorkerSocket[] = [];
-const backend = {
-  "x-api-key": "pk_test",
-  authorization: "Bearer sk_test",
-  "content-type": "application/json",
-};
 const MiB = 1024 * 1024;
 
 beforeEach(async () => {
@@ -78,37 +74,11 @@ async function worker(hello: Parameters<typeof TestWorkerSocket.connect>[1] = {}
   return socket;
 }
 
-async function session(): Promise<string> {
-  const res = await fetch(`${server.url}/v1/agents/charts/sessions`, {
-    method: "POST",
-    headers: backend,
-    body: JSON.stringify({ userId: "u_1" }),
-  });
-  return ((await res.json()) as { id: string }).id;
-}
+const session = () => backendHttp(server.url).createSession("charts");
+const send = (sessionId: string, text: string) => backendHttp(server.url).send(sessionId, text);
 
-async function send(sessionId: string, text: string): Promise<void> {
-  const res = await fetch(`${server.url}/v1/sessions/${sessionId}/messages`, {
-    method: "POST",
-    headers: backend,
-    body: JSON.stringify({ commandId: `c_${Math.random()}`, text }),
-  });
-  expect(res.status).toBe(202);
-}
-
-/** The session's events once `count` turns have ended. */
-async function turnsEnded(sessionId: string, count: number): Promise<SessionEvent[]> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const { events } = (await (
-      await fetch(`${server.url}/v1/sessions/${sessionId}/events?after=0`, { headers: backend })
-    ).json()) as { events: SessionEvent[] };
-    const ended = events.filter((e) => e.type === "response.completed" || e.type === "response.failed");
-    if (ended.length >= count) return events;
-    if (Date.now() > deadline) throw new Error(`turns did not end: ${events.map((e) => e.type).join(", ")}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+const turnsEnded = (sessionId: string, count: number) =>
+  backendHttp(server.url).turnsEnded(sessionId, count, 10_000);
 
 function lastReply(events: SessionEvent[]): string {
   const done = events.filter((e) => e.type === "message.completed");
@@ -139,7 +109,9 @@ function chartResult(callId: string, attempt: number, images: string[]): string 
 }
 
 async function toolCalls(sessionId: string): Promise<ToolCallItem[]> {
-  const res = await fetch(`${server.url}/v1/sessions/${sessionId}`, { headers: backend });
+  const res = await fetch(`${server.url}/v1/sessions/${sessionId}`, {
+    headers: backendHttp(server.url).headers,
+  });
   const body = (await res.json()) as { conversation: Array<{ type: string }> };
   return body.conversation.filter((item): item is ToolCallItem => item.type === "tool_call");
 }

@@ -86,7 +86,9 @@ export class WorkerToolRouter implements HostedToolRouter {
     }
     const known = this.#pending.get(request.callId);
     if (known) {
-      // The turn loop asked again for a call that still runs (a resumed turn): join it.
+      // The turn loop asked again for a call that still runs (a resumed turn, maybe of another
+      // node): join it; its progress and holds go to the newest asker from now on.
+      known.handlers = handlers;
       return new Promise((resolve) => {
         const first = known.resolve;
         known.resolve = (result) => {
@@ -104,7 +106,7 @@ export class WorkerToolRouter implements HostedToolRouter {
       const call: PendingCall = {
         request,
         handlers,
-        attempt: 0,
+        attempt: (request.attempt ?? 1) - 1,
         worker: undefined,
         deadline: Date.now() + request.timeoutMs,
         cancelTimer: undefined,
