@@ -1,14 +1,15 @@
 import type { ConversationItem, NormalizedToolCall, ToolOutcome, User } from "@patchbay/protocol";
 import type { EventEmitter } from "@patchbay/protocol/runtime";
+import { RecentMap } from "@patchbay/protocol/runtime";
 import type { ApprovalGate } from "./approval-gate";
 import { type Ending, messageOf, resultOf } from "./call-ending";
 import { holdCall } from "./call-hold";
 import { type ApproveStep, type PipelineHost, runPipeline } from "./call-pipeline";
 import { releaseAll, type SlotCaps, ToolSlots } from "./call-slots";
 import { abortCall, abortError, CallState } from "./call-state";
-import { clearTimers, type TimeoutKeeper, timeoutKeeperFor, touch } from "./call-timers";
-import { DeliveryCounts } from "./delivery-counts";
+import { clearTimers, touch } from "./call-timers";
 import { assertPositiveInteger, ToolsError } from "./errors";
+import { fastPaths } from "./fast-paths";
 import { type IdempotencyStore, InMemoryIdempotencyStore } from "./idempotency-store";
 import { interruptCancels } from "./interrupt-rule";
 import * as Sentences from "./model-sentences";
@@ -45,12 +46,12 @@ export class CallRunner implements PipelineHost {
   declare readonly confirmApproval: ToolExecutorOptions["confirmApproval"];
   declare readonly approve: ApproveStep | undefined;
   declare readonly now: () => number;
-  declare readonly timeouts: TimeoutKeeper | undefined;
   readonly #events: EventEmitter<ToolExecutorEvents>;
   readonly #store: IdempotencyStore;
   readonly #scheduleProgress: (flush: () => void) => void;
   readonly #active = new Map<string, CallState>();
-  readonly #deliveries = new DeliveryCounts(MAX_TRACKED_DELIVERIES);
+  readonly #deliveries =
+    fastPaths.counts?.(MAX_TRACKED_DELIVERIES) ?? new RecentMap<number>(MAX_TRACKED_DELIVERIES);
 
   constructor(
     options: ToolExecutorOptions,
@@ -83,7 +84,6 @@ export class CallRunner implements PipelineHost {
     };
     this.#scheduleProgress = options.scheduleProgress ?? ((flush) => void setTimeout(flush, 0));
     this.now = options.now ?? Date.now;
-    this.timeouts = timeoutKeeperFor(this, this.now);
     this.confirmHold = options.confirmHold;
     this.confirmApproval = options.confirmApproval;
   }
@@ -109,7 +109,7 @@ export class CallRunner implements PipelineHost {
     if (options?.timeoutMs !== undefined) state.explicitTimeoutMs = options.timeoutMs;
     if (options?.checkedArguments !== undefined) state.checkedArguments = options.checkedArguments;
     this.#active.set(call.id, state);
-    this.#begin(state, options?.signal);
+    void this.#begin(state, options?.signal);
     return state.promise;
   }
 
@@ -141,74 +141,51 @@ export class CallRunner implements PipelineHost {
   }
 
   #countDelivery(id: string, explicit: number | undefined): number {
-    const count = this.#deliveries.count(id);
-    if (explicit !== undefined && explicit > count) this.#deliveries.raise(id, explicit);
+    const count = Math.max((this.#deliveries.get(id) ?? 0) + 1, explicit ?? 0);
+    this.#deliveries.set(id, count);
     return explicit ?? count;
   }
 
-  // The idempotency store is asked at once; the call goes on a microtask later (never inside
-  // `execute`), or when an asynchronous store answers. No async frame waits for the call.
-  #begin(state: CallState, signal: AbortSignal | undefined): void {
-    let stored: ToolExecutionResult | undefined | Promise<ToolExecutionResult | undefined>;
+  async #begin(state: CallState, signal: AbortSignal | undefined): Promise<void> {
+    let stored: ToolExecutionResult | undefined;
     try {
-      stored = this.#store.get(state.storeKey);
+      stored = await this.#store.get(state.storeKey);
     } catch (error) {
-      this.#lookupFailed(state, error);
+      // Running without knowing whether the call already ran could repeat a side effect.
+      this.finish(state, "failed", {
+        text: Sentences.lookupFailed(state.call.name),
+        code: "idempotency_store_failed",
+        message: messageOf(error),
+      });
       return;
     }
-    if (typeof (stored as { then?: unknown } | undefined)?.then === "function") {
-      (stored as Promise<ToolExecutionResult | undefined>).then(
-        (found) => this.#proceed(state, found, signal),
-        (error: unknown) => this.#lookupFailed(state, error),
-      );
-    } else {
-      const found = stored as ToolExecutionResult | undefined;
-      queueMicrotask(() => this.#proceed(state, found, signal));
+    if (stored) {
+      state.settled = true;
+      this.#active.delete(state.call.id);
+      state.resolve({ ...stored, attempt: state.attempt });
+      return;
     }
-  }
-
-  #lookupFailed(state: CallState, error: unknown): void {
-    // Running without knowing whether the call already ran could repeat a side effect.
-    this.finish(state, "failed", {
-      text: Sentences.lookupFailed(state.call.name),
-      code: "idempotency_store_failed",
-      message: messageOf(error),
-    });
-  }
-
-  #proceed(state: CallState, stored: ToolExecutionResult | undefined, signal: AbortSignal | undefined): void {
-    try {
-      if (stored) {
-        state.settled = true;
-        this.#active.delete(state.call.id);
-        state.resolve({ ...stored, attempt: state.attempt });
+    if (signal) {
+      if (signal.aborted) {
+        this.stop(state, "cancelled");
         return;
       }
-      if (signal) {
-        if (signal.aborted) {
-          this.stop(state, "cancelled");
-          return;
-        }
-        const onAbort = () => this.stop(state, "cancelled");
-        signal.addEventListener("abort", onAbort, { once: true });
-        state.detach = () => signal.removeEventListener("abort", onAbort);
-      }
-      // What waits settles the call itself and never rejects (see runPipeline).
-      runPipeline(this, state);
+      const onAbort = () => this.stop(state, "cancelled");
+      signal.addEventListener("abort", onAbort, { once: true });
+      state.detach = () => signal.removeEventListener("abort", onAbort);
+    }
+    try {
+      await runPipeline(this, state);
     } catch (error) {
-      this.failInternally(state, error);
+      this.finish(state, "failed", {
+        text: Sentences.failed(state.call.name, messageOf(error)),
+        code: "internal",
+        message: messageOf(error),
+      });
     }
   }
 
   // The hosts' side, called by the steps, the call's context and its timers.
-
-  failInternally(state: CallState, error: unknown): void {
-    this.finish(state, "failed", {
-      text: Sentences.failed(state.call.name, messageOf(error)),
-      code: "internal",
-      message: messageOf(error),
-    });
-  }
 
   started(state: CallState): void {
     if (this.#events.listenerCount("started") > 0) {

@@ -34,14 +34,9 @@ export class CallState {
   explicitTimeoutMs = 0;
   checkedArguments: { value: unknown } | undefined = undefined;
   timeoutMs = 0;
-  timeoutTimer: ReturnType<typeof setTimeout> | undefined = undefined;
-  /** The call's place among the calls waiting for their timeout (see call-timeouts.ts). */
-  timeoutAt = 0;
-  timeoutList: { remove(state: CallState): void } | undefined = undefined;
-  timeoutPrev: CallState | undefined = undefined;
-  timeoutNext: CallState | undefined = undefined;
+  timeoutTimer: unknown = undefined;
   idleMs = 0;
-  idleTimer: ReturnType<typeof setTimeout> | undefined = undefined;
+  idleTimer: unknown = undefined;
   /** The slots the call holds, given back when it ends. */
   releases: Release[] | undefined = undefined;
   pendingProgress: string | undefined = undefined;

@@ -14,14 +14,12 @@ export interface RunHost extends CallFinisher, ContextHost, TimerHost {
   started(state: CallState): void;
   /** The tool threw (the executor emits `threw`, for the developer's log). */
   threw(state: CallState, error: unknown): void;
-  /** Something that should not throw did (an event listener): the call ends as failed. */
-  failInternally(state: CallState, error: unknown): void;
 }
 
 /**
  * The last step, once the call holds its slots: runs the tool with the parsed arguments and ends
  * the call as `completed` with its output, or `failed` when it threw or its output cannot be used.
- * A call that ended meanwhile (cancelled, timed out) keeps that ending. It never rejects.
+ * A call that ended meanwhile (cancelled, timed out) keeps that ending.
  */
 export async function runStep(
   host: RunHost,
@@ -29,40 +27,36 @@ export async function runStep(
   tool: CompiledTool,
   args: unknown,
 ): Promise<void> {
+  const definition = tool.definition;
+  if (definition.idleTimeoutMs !== undefined) armIdle(host, state, definition.idleTimeoutMs);
+  host.started(state);
+  const run = definition.run;
+  // A real AbortSignal costs microseconds to make on Node 20; a tool that only watches for the
+  // abort may take the light stand-in.
+  const signal = runSignalOf(state, definition.lightSignal === true);
+  let value: unknown;
   try {
-    const definition = tool.definition;
-    if (definition.idleTimeoutMs !== undefined) armIdle(host, state, definition.idleTimeoutMs);
-    host.started(state);
-    const run = definition.run;
-    // A real AbortSignal costs microseconds to make on Node 20; a tool that only watches for the
-    // abort may take the light stand-in.
-    const signal = runSignalOf(state, definition.lightSignal === true);
-    let value: unknown;
-    try {
-      value = await run(args, signal, new CallContext(host, state));
-    } catch (error) {
-      if (!state.settled) {
-        host.threw(state, error);
-        host.finish(state, "failed", failureOf(state.call.name, error));
-      }
-      return;
-    }
-    if (state.settled) return;
-    let content: ToolExecutionResult["content"];
-    try {
-      // Images are checked by image-content.ts, loaded by the first result that has any, under the
-      // rules of image-rules.ts.
-      const images = hasImages(value) ? await import("./image-content") : undefined;
-      const toImage =
-        images && ((image: ToolImage, path: string) => images.checkImage(image, path, IMAGE_RULES));
-      if (state.settled) return;
-      content = outputContent(value, toImage);
-    } catch (error) {
-      host.finish(state, "failed", failureOf(state.call.name, error));
-      return;
-    }
-    host.finish(state, "completed", { text: content.text, content, value });
+    value = await run(args, signal, new CallContext(host, state));
   } catch (error) {
-    host.failInternally(state, error);
+    if (!state.settled) {
+      host.threw(state, error);
+      host.finish(state, "failed", failureOf(state.call.name, error));
+    }
+    return;
   }
+  if (state.settled) return;
+  let content: ToolExecutionResult["content"];
+  try {
+    // Images are checked by image-content.ts, loaded by the first result that has any, under the
+    // rules of image-rules.ts.
+    const images = hasImages(value) ? await import("./image-content") : undefined;
+    const toImage =
+      images && ((image: ToolImage, path: string) => images.checkImage(image, path, IMAGE_RULES));
+    if (state.settled) return;
+    content = outputContent(value, toImage);
+  } catch (error) {
+    host.finish(state, "failed", failureOf(state.call.name, error));
+    return;
+  }
+  host.finish(state, "completed", { text: content.text, content, value });
 }

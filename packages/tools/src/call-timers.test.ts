@@ -1,24 +1,23 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import { CallTimeouts } from "./call-timeouts";
-import { type TimeoutKeeperFactory, useTimeoutKeeper } from "./call-timers";
+import { fastPaths } from "./fast-paths";
 import { call, loadJsonSchemaValidator, never, setup, sleep } from "./test-support/executor";
+import { TimerLists } from "./timer-lists";
 import type { ToolExecutionResult } from "./tool-execution-result";
 
 beforeAll(loadJsonSchemaValidator);
 
-// Both ways of keeping timeouts: a setTimeout per call (the browser entry) and the shared lists
-// the Node entry installs; an executor takes the one installed when it is made.
-const shared: TimeoutKeeperFactory = (now, expire) => new CallTimeouts(now, expire);
+// Both ways of keeping timeouts: the global timers (the browser entry) and the timer lists the
+// Node entry installs.
 describe.each([
-  ["a timer per call", undefined],
-  ["shared timer lists", shared],
-])("ToolExecutor: timeouts, %s", (_name, keeper) => {
-  beforeAll(() => useTimeoutKeeper(keeper));
-  afterAll(() => useTimeoutKeeper(undefined));
+  ["the global timers", false],
+  ["timer lists", true],
+])("ToolExecutor: timeouts, %s", (_name, lists) => {
   beforeEach(() => {
     vi.useFakeTimers();
+    fastPaths.timers = lists ? new TimerLists() : undefined;
   });
   afterEach(() => {
+    fastPaths.timers = undefined;
     vi.useRealTimers();
   });
 

@@ -1,47 +1,28 @@
 import type { CallState } from "./call-state";
+import { fastPaths, type Timers } from "./fast-paths";
 import * as Sentences from "./model-sentences";
-
-/** Keeps the timeouts of an executor's calls (`CallTimeouts`: one timer per duration). */
-export interface TimeoutKeeper {
-  arm(state: CallState, ms: number): void;
-}
-
-/** Makes an executor's {@link TimeoutKeeper}: `now` is its clock, `expire` ends a call. */
-export type TimeoutKeeperFactory = (now: () => number, expire: (state: CallState) => void) => TimeoutKeeper;
-
-// The Node entry installs shared timers (call-timeouts.ts); without them (a page, where calls are
-// few) each call has its own setTimeout, and a page's bundle carries no timer lists.
-let keeperFactory: TimeoutKeeperFactory | undefined;
-
-/** Installs how executors keep their calls' timeouts (the Node entry does, once). */
-export function useTimeoutKeeper(factory: TimeoutKeeperFactory | undefined): void {
-  keeperFactory = factory;
-}
-
-/** The keeper a new executor uses: the installed one, or none (a setTimeout per call). */
-export function timeoutKeeperFor(host: TimerHost, now: () => number): TimeoutKeeper | undefined {
-  return keeperFactory?.(now, (state) => fireTimeout(host, state));
-}
 
 /** What a fired timer asks of the executor. */
 export interface TimerHost {
-  /** Undefined: each call arms a setTimeout of its own. */
-  readonly timeouts: TimeoutKeeper | undefined;
   timeOut(state: CallState, text: string, code: "timed_out" | "idle_timeout"): void;
 }
+
+// The Node entry's timer lists (timer-lists.ts), read when a timer is armed; a page's are the
+// global setTimeout and clearTimeout.
+const timers = (): Timers => fastPaths.timers ?? (globalThis as unknown as Timers);
 
 /** Starts the call's timeout (it counts the wait for slots too). */
 export function armTimeout(host: TimerHost, state: CallState, timeoutMs: number): void {
   state.timeoutMs = timeoutMs;
-  if (host.timeouts) host.timeouts.arm(state, timeoutMs);
-  else state.timeoutTimer = setTimeout(fireTimeout, timeoutMs, host, state);
+  state.timeoutTimer = timers().setTimeout(fireTimeout, timeoutMs, host, state);
 }
 
 /** Starts, or starts again, the call's idle timeout. */
 export function armIdle(host: TimerHost, state: CallState, idleMs: number): void {
-  if (state.idleTimer !== undefined) clearTimeout(state.idleTimer);
+  const t = timers();
+  if (state.idleTimer !== undefined) t.clearTimeout(state.idleTimer);
   state.idleMs = idleMs;
-  state.idleTimer = setTimeout(fireIdle, idleMs, host, state);
+  state.idleTimer = t.setTimeout(fireIdle, idleMs, host, state);
 }
 
 /** The tool showed a sign of life (progress or speech): its idle timeout starts again. */
@@ -51,9 +32,9 @@ export function touch(host: TimerHost, state: CallState): void {
 }
 
 export function clearTimers(state: CallState): void {
-  state.timeoutList?.remove(state);
-  if (state.timeoutTimer !== undefined) clearTimeout(state.timeoutTimer);
-  if (state.idleTimer !== undefined) clearTimeout(state.idleTimer);
+  const t = timers();
+  if (state.timeoutTimer !== undefined) t.clearTimeout(state.timeoutTimer);
+  if (state.idleTimer !== undefined) t.clearTimeout(state.idleTimer);
 }
 
 // Timer callbacks are module functions that get the host and the call as arguments, so arming a

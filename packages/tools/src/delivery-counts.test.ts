@@ -2,23 +2,27 @@ import { describe, expect, it } from "vitest";
 import { DeliveryCounts } from "./delivery-counts";
 
 describe("DeliveryCounts", () => {
-  it("counts each id's deliveries", () => {
+  it("keeps each id's count", () => {
     const counts = new DeliveryCounts(10);
-    expect(counts.count("a")).toBe(1);
-    expect(counts.count("b")).toBe(1);
-    expect(counts.count("a")).toBe(2);
-    counts.raise("a", 5);
-    expect(counts.count("a")).toBe(6);
+    expect(counts.get("a")).toBeUndefined();
+    counts.set("a", 1);
+    counts.set("b", 1);
+    counts.set("a", 5);
+    expect(counts.get("a")).toBe(5);
+    expect(counts.get("b")).toBe(1);
   });
 
   it("remembers at least the last `limit` ids, and forgets older generations whole", () => {
-    const filled = () => {
-      const counts = new DeliveryCounts(10);
-      for (let i = 0; i < 95; i++) counts.count(`c${i}`);
-      return counts;
-    };
-    for (let i = 85; i < 95; i++) expect(filled().count(`c${i}`)).toBe(2);
-    expect(filled().count("c0")).toBe(1);
-    expect(filled().count("c70")).toBe(1);
+    const counts = new DeliveryCounts(10);
+    for (let i = 0; i < 95; i++) counts.set(`c${i}`, i);
+    // 90..94 are young, 80..89 old; everything before went with its generation.
+    for (let i = 85; i < 95; i++) expect(counts.get(`c${i}`)).toBe(i);
+    expect(counts.get("c0")).toBeUndefined();
+    expect(counts.get("c70")).toBeUndefined();
+    // A remembered old id set again is young: it outlives the next turnover.
+    counts.set("c80", 1);
+    for (let i = 95; i < 105; i++) counts.set(`c${i}`, i);
+    expect(counts.get("c80")).toBe(1);
+    expect(counts.get("c81")).toBeUndefined();
   });
 });

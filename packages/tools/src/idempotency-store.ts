@@ -60,12 +60,7 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
     // What `run` returned (`value`) is left out: it is for the first delivery only (a durable
     // store that serializes results cannot keep it either), and it can be any object graph, so a
     // thousand kept results would hold a thousand of them.
-    const kept = {} as ToolExecutionResult;
-    // A plain copy: an object rest (`{ value, ...kept }`) takes V8's slow path for excluded keys.
-    for (const key in result) {
-      if (key !== "value")
-        (kept as unknown as Record<string, unknown>)[key] = result[key as keyof ToolExecutionResult];
-    }
+    const { value: _value, ...kept } = result;
     this.#entries.set(key, { result: kept, expiresAt: this.#now() + this.ttlMs });
   }
 

@@ -1,19 +1,26 @@
 // The Node entry: everything, with zod 3 and zod/mini schemas read through the fallback (see
-// zod-fallback.ts), JSON Schema parameters checked at registration, and the light stand-in signal
-// of `lightSignal` tools. The browser entry (index.browser.ts) exports the same names without them.
+// zod-fallback.ts), JSON Schema parameters checked at registration, the light stand-in signal
+// of `lightSignal` tools, and the executor's fast paths for a server's call rates (fast-paths.ts).
+// The browser entry (index.browser.ts) exports the same names without them.
 
 import { useLightSignals } from "./call-state";
-import { CallTimeouts } from "./call-timeouts";
-import { useTimeoutKeeper } from "./call-timers";
+import { DeliveryCounts } from "./delivery-counts";
+import { fastPaths } from "./fast-paths";
 import { lightSignalOf } from "./light-signal";
+import { objectArgumentsCall } from "./object-arguments-call";
+import { TimerLists } from "./timer-lists";
 import { useJsonSchemaValidator, useZodFallback } from "./tool-parameters";
 import { validateArgumentsFast } from "./validate-arguments-fast";
 import { compileZodFallback } from "./zod-fallback";
+import { zodParse } from "./zod-run";
 
 useZodFallback(compileZodFallback);
 useJsonSchemaValidator(validateArgumentsFast);
 useLightSignals(lightSignalOf);
-useTimeoutKeeper((now, expire) => new CallTimeouts(now, expire));
+fastPaths.counts = (limit) => new DeliveryCounts(limit);
+fastPaths.objectCall = objectArgumentsCall;
+fastPaths.zodParse = zodParse;
+fastPaths.timers = new TimerLists();
 
 export { RecentMap } from "@patchbay/protocol/runtime";
 export type { ApprovalDecision, ApprovalGate } from "./approval-gate";

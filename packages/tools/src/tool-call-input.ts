@@ -1,6 +1,7 @@
 import type { NormalizedToolCall } from "@patchbay/protocol";
 import { parseToolArguments } from "@patchbay/protocol/lite";
 import { ToolsError } from "./errors";
+import { fastPaths } from "./fast-paths";
 
 /**
  * A call to execute: a normalized call, or just its id, name and arguments (an object or the
@@ -38,51 +39,22 @@ export function toCall(input: ToolCallInput): NormalizedToolCall {
   ) {
     return input as NormalizedToolCall;
   }
-  const args = input.arguments;
   const index = "index" in input && typeof input.index === "number" ? input.index : 0;
-  if (typeof args === "object" && args !== null && !Array.isArray(args)) {
-    return new ObjectArgumentsCall(input.id, index, input.name, args, input.argumentsError);
-  }
-  const parsed = parseToolArguments(args);
+  // The Node entry's call for object arguments (object-arguments-call.ts).
+  const fast = fastPaths.objectCall?.(input, index);
+  if (fast) return fast;
+  const parsed = parseToolArguments(input.arguments);
   const call: NormalizedToolCall = {
     id: input.id,
     index,
     name: input.name,
     arguments: parsed.arguments,
-    rawArguments: parsed.raw,
+    // Made only if read: for arguments given as an object it is their JSON text.
+    get rawArguments() {
+      return parsed.raw;
+    },
   };
   const argumentsError = input.argumentsError ?? parsed.error;
   if (argumentsError !== undefined) call.argumentsError = argumentsError;
   return call;
-}
-
-/**
- * A call whose arguments came as an object (the common case), taken as they are: their JSON text
- * is made only if read. A class, so every such call shares one shape and one getter (an object
- * literal with a getter makes a new getter, and a new hidden class, per call).
- */
-class ObjectArgumentsCall implements NormalizedToolCall {
-  readonly id: string;
-  readonly index: number;
-  readonly name: string;
-  readonly arguments: Record<string, unknown>;
-  argumentsError: string | undefined;
-
-  constructor(
-    id: string,
-    index: number,
-    name: string,
-    args: Record<string, unknown>,
-    argumentsError: string | undefined,
-  ) {
-    this.id = id;
-    this.index = index;
-    this.name = name;
-    this.arguments = args;
-    this.argumentsError = argumentsError;
-  }
-
-  get rawArguments(): string {
-    return JSON.stringify(this.arguments);
-  }
 }

@@ -154,27 +154,6 @@ describe("zod 4 wording", () => {
     expect(await issues(schema, { seats: 10 })).toEqual(["seats: at most 9 seats per booking"]);
   });
 
-  it("parses without a promise unless a part of the schema is asynchronous, running each part once", async () => {
-    const sync = compileParameters(z.object({ seats: z.number().max(9) }));
-    expect(sync.parse({ seats: 2 })).toEqual({ ok: true, value: { seats: 2 } });
-    expect(await sync.parse({ seats: 10 })).toMatchObject({ ok: false });
-    let checks = 0;
-    const asynchronous = compileParameters(
-      z.object({
-        id: z.string().refine(async (id) => {
-          checks++;
-          return id.startsWith("A");
-        }),
-      }),
-    );
-    const first = asynchronous.parse({ id: "A1" });
-    expect(first).toBeInstanceOf(Promise);
-    expect(await first).toEqual({ ok: true, value: { id: "A1" } });
-    expect(checks).toBe(1);
-    expect(await asynchronous.parse({ id: "B2" })).toMatchObject({ ok: false });
-    expect(checks).toBe(3); // the refusal parses once more for its wording
-  });
-
   it("runs async refinements", async () => {
     const schema = z.object({ id: z.string().refine(async (id) => id.startsWith("A"), "unknown id") });
     expect(await issues(schema, { id: "B1" })).toEqual(["id: unknown id"]);

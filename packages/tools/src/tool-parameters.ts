@@ -1,4 +1,5 @@
 import type { JsonSchemaObject } from "@patchbay/protocol";
+import { fastPaths } from "./fast-paths";
 import type { ValidationResult, validateArguments } from "./validate-arguments";
 import type { SafeParseResult, ZodIssueLike } from "./zod-issues";
 
@@ -28,18 +29,12 @@ export interface TypedSchema<TOutput> {
 export type ToolParameters<TArgs = Record<string, unknown>> = TypedSchema<TArgs> | JsonSchemaObject;
 
 interface Zod4Like {
-  _zod: { run?: (payload: ZodPayload, ctx: { async: boolean }) => ZodPayload | Promise<ZodPayload> };
+  _zod: object;
   "~standard"?: { jsonSchema?: { input(options: { target: string }): Record<string, unknown> } };
   safeParseAsync?: (
     value: unknown,
     params?: { error?: (issue: ZodIssueLike) => string | undefined },
   ) => Promise<SafeParseResult>;
-}
-
-/** What zod 4's `_zod.run` answers: the parsed value and the issues found. */
-interface ZodPayload {
-  value: unknown;
-  issues: unknown[];
 }
 
 interface Zod3Like {
@@ -137,7 +132,7 @@ export function useJsonSchemaValidator(validator: JsonSchemaValidator | undefine
  */
 export function compileParameters(parameters: unknown): CompiledParameters {
   const converter = isZod4Schema(parameters) ? parameters["~standard"]?.jsonSchema : undefined;
-  if (isZod4Schema(parameters) && converter && parameters.safeParseAsync && parameters._zod.run) {
+  if (isZod4Schema(parameters) && converter && parameters.safeParseAsync) {
     let generated: Record<string, unknown>;
     try {
       generated = converter.input({ target: "draft-2020-12" });
@@ -146,28 +141,21 @@ export function compileParameters(parameters: unknown): CompiledParameters {
     }
     const jsonSchema = withoutDialect(generated);
     if (jsonSchema.type !== "object") throw new Error(notObject(jsonSchema));
-    const parseAsync = parameters.safeParseAsync.bind(parameters);
-    // Only a refused call needs the wording (zod-issues.ts, a chunk of its own in a page's
-    // bundle): it parses once more with the error map, which sees each issue's input.
-    const refused = async (args: Record<string, unknown>): Promise<ValidationResult<unknown>> => {
-      const { fromIssues, zod4IssueMessage } = await import("./zod-issues");
-      return fromIssues(await parseAsync(args, { error: zod4IssueMessage }));
-    };
-    const settle = (args: Record<string, unknown>, payload: ZodPayload) =>
-      payload.issues.length ? refused(args) : ({ ok: true, value: payload.value } as const);
-    const zod = parameters._zod as Required<Zod4Like["_zod"]>;
+    const parse = parameters.safeParseAsync.bind(parameters);
     return {
       kind: "zod4",
       jsonSchema: jsonSchema as JsonSchemaObject,
-      // What `safeParseAsync` does, without its async wrapper: zod's run answers synchronously
-      // unless a part of the schema (an async refinement or transform) did not, so most calls
-      // cost no promise, and no part of the schema runs twice.
-      parse: (args) => {
-        const payload = zod.run({ value: args, issues: [] }, { async: true });
-        return payload instanceof Promise
-          ? payload.then((done) => settle(args, done))
-          : settle(args, payload);
-      },
+      // The Node entry's check answers without a promise where zod can (zod-run.ts).
+      parse:
+        fastPaths.zodParse?.(parameters, parse) ??
+        (async (args) => {
+          const result = await parse(args);
+          if (result.success) return { ok: true, value: result.data };
+          // Only a refused call needs the wording (zod-issues.ts, a chunk of its own in a page's
+          // bundle): it parses once more with the error map, which sees each issue's input.
+          const { fromIssues, zod4IssueMessage } = await import("./zod-issues");
+          return fromIssues(await parse(args, { error: zod4IssueMessage }));
+        }),
     };
   }
   if (isZod4Schema(parameters) || isZod3Schema(parameters)) {
