@@ -6,7 +6,6 @@ import { type RunHost, runStep } from "./call-step-run";
 import { type ConfirmHost, confirmStep } from "./call-step-when";
 import { armTimeout } from "./call-timers";
 import type { CompiledTool } from "./tool-definition";
-import type { ValidationResult } from "./validate-arguments";
 
 /** The approval step (call-step-approve.ts), passed in so an executor without one carries none. */
 export type ApproveStep = (
@@ -26,43 +25,31 @@ export interface PipelineHost extends ParseHost, ApproveHost, ConfirmHost, RunHo
 
 /**
  * A call's way from arrival to result: parse → approve (unless decided upstream, where only a
- * conditional approval's `when` and `confirmApproval` run) → (timeout starts) → slots → run. Each
- * step ends the call itself when it cannot go on; every wait is followed by a look at whether
+ * conditional approval's `when` and `confirmApproval` run) → (timeout
+ * starts) → slots → run. Each
+ * step ends the call itself when it cannot go on; every await is followed by a look at whether
  * the call ended meanwhile. The timeout starts after the approval, so it counts the wait for
- * slots but not the user's answer. A step that answers at once (a synchronous schema, no
- * approval, a free slot) is not awaited, so a call that needs none of the waits reaches `run`
- * in the same microtask. Returns `run`'s promise, or one for the rest when a step had to wait.
+ * slots but not the user's answer.
  */
-export function runPipeline(host: PipelineHost, state: CallState): unknown {
+export async function runPipeline(host: PipelineHost, state: CallState): Promise<void> {
   const tool = findTool(host, state);
   if (tool === undefined) return;
   // Arguments checked before (ExecuteOptions.checkedArguments) are not parsed again.
-  const checked = state.checkedArguments;
-  const parsed = checked
-    ? { ok: true as const, value: checked.value }
-    : tool.parameters.parse(state.call.arguments);
-  return then(parsed, (result: ValidationResult<unknown>) => {
-    if (state.settled || !acceptArguments(host, state, result)) return;
-    const value = (result as { value: unknown }).value;
-    const approval = tool.spec.approval;
+  const parsed = state.checkedArguments
+    ? ({ ok: true, value: state.checkedArguments.value } as const)
+    : await tool.parameters.parse(state.call.arguments);
+  if (state.settled || !acceptArguments(host, state, parsed)) return;
+  const approval = tool.spec.approval;
+  if (approval) {
     // Approved upstream (no approve step): only a conditional approval is decided here.
-    const allowed =
-      !approval ||
-      (host.approve
-        ? host.approve(host, state, tool, value)
-        : !approval.conditional || confirmStep(host, state, tool, value));
-    return then(allowed, (yes) => {
-      if (!yes || state.settled) return;
-      armTimeout(
-        host,
-        state,
-        state.explicitTimeoutMs || (tool.definition.timeoutMs ?? host.defaultTimeoutMs),
-      );
-      return then(acquireSlots(state, tool, host.caps), (held) => held && runStep(host, state, tool, value));
-    });
-  });
+    const allowed = host.approve
+      ? await host.approve(host, state, tool, parsed.value)
+      : !approval.conditional || (await confirmStep(host, state, tool, parsed.value));
+    if (!allowed) return;
+  }
+  if (state.settled) return;
+  armTimeout(host, state, state.explicitTimeoutMs || (tool.definition.timeoutMs ?? host.defaultTimeoutMs));
+  const slots = acquireSlots(state, tool, host.caps);
+  if (slots !== true && !(await slots)) return;
+  await runStep(host, state, tool, parsed.value);
 }
-
-// `next(value)` at once, or once `value` (our steps answer a value or a native promise) resolves.
-const then = <T>(value: T | Promise<T>, next: (value: T) => unknown): unknown =>
-  value instanceof Promise ? value.then(next) : next(value);

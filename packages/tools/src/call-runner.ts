@@ -9,7 +9,6 @@ import { releaseAll, type SlotCaps, ToolSlots } from "./call-slots";
 import { abortCall, abortError, CallState } from "./call-state";
 import { clearTimers, touch } from "./call-timers";
 import { assertPositiveInteger, ToolsError } from "./errors";
-import { fastPaths } from "./fast-paths";
 import { type IdempotencyStore, InMemoryIdempotencyStore } from "./idempotency-store";
 import { interruptCancels } from "./interrupt-rule";
 import * as Sentences from "./model-sentences";
@@ -25,6 +24,21 @@ import type {
 import { compiledToolOf, type Tools } from "./tools";
 
 const MAX_TRACKED_DELIVERIES = 10_000;
+
+// How a call is made from its input and taken through the pipeline: the Node entry installs
+// faster ways for a server's call rates (object-arguments-call.ts, fast-pipeline.ts), which do
+// what the plain ones do; a page, with few calls and a size budget, keeps the plain ones.
+let makeCall: (input: ToolCallInput) => NormalizedToolCall = toCall;
+let pipeline: (host: PipelineHost, state: CallState) => unknown = runPipeline;
+
+/** Installs the Node entry's ways to make a call and to take it through the pipeline. */
+export function useFastPaths(
+  fastCall: (input: ToolCallInput) => NormalizedToolCall,
+  fastPipeline: (host: PipelineHost, state: CallState) => unknown,
+): void {
+  makeCall = fastCall;
+  pipeline = fastPipeline;
+}
 
 /**
  * The machinery behind `ToolExecutor`: the calls in progress of one session, each taken through
@@ -50,8 +64,7 @@ export class CallRunner implements PipelineHost {
   readonly #store: IdempotencyStore;
   readonly #scheduleProgress: (flush: () => void) => void;
   readonly #active = new Map<string, CallState>();
-  readonly #deliveries =
-    fastPaths.counts?.(MAX_TRACKED_DELIVERIES) ?? new RecentMap<number>(MAX_TRACKED_DELIVERIES);
+  readonly #deliveries = new RecentMap<number>(MAX_TRACKED_DELIVERIES);
 
   constructor(
     options: ToolExecutorOptions,
@@ -95,7 +108,7 @@ export class CallRunner implements PipelineHost {
   execute(input: ToolCallInput, options?: ExecuteOptions): Promise<ToolExecutionResult> {
     let call: NormalizedToolCall;
     try {
-      call = toCall(input);
+      call = makeCall(input);
       assertPositiveInteger("attempt", options?.attempt);
       assertPositiveInteger("timeoutMs", options?.timeoutMs);
     } catch (error) {
@@ -175,7 +188,7 @@ export class CallRunner implements PipelineHost {
       state.detach = () => signal.removeEventListener("abort", onAbort);
     }
     try {
-      await runPipeline(this, state);
+      await pipeline(this, state);
     } catch (error) {
       this.finish(state, "failed", {
         text: Sentences.failed(state.call.name, messageOf(error)),

@@ -34,9 +34,9 @@ export class CallState {
   explicitTimeoutMs = 0;
   checkedArguments: { value: unknown } | undefined = undefined;
   timeoutMs = 0;
-  timeoutTimer: unknown = undefined;
+  timeoutTimer: ReturnType<typeof setTimeout> | undefined = undefined;
   idleMs = 0;
-  idleTimer: unknown = undefined;
+  idleTimer: ReturnType<typeof setTimeout> | undefined = undefined;
   /** The slots the call holds, given back when it ends. */
   releases: Release[] | undefined = undefined;
   pendingProgress: string | undefined = undefined;

@@ -1,23 +1,14 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import { fastPaths } from "./fast-paths";
+import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { call, loadJsonSchemaValidator, never, setup, sleep } from "./test-support/executor";
-import { TimerLists } from "./timer-lists";
 import type { ToolExecutionResult } from "./tool-execution-result";
 
 beforeAll(loadJsonSchemaValidator);
 
-// Both ways of keeping timeouts: the global timers (the browser entry) and the timer lists the
-// Node entry installs.
-describe.each([
-  ["the global timers", false],
-  ["timer lists", true],
-])("ToolExecutor: timeouts, %s", (_name, lists) => {
+describe("ToolExecutor: timeouts", () => {
   beforeEach(() => {
     vi.useFakeTimers();
-    fastPaths.timers = lists ? new TimerLists() : undefined;
   });
   afterEach(() => {
-    fastPaths.timers = undefined;
     vi.useRealTimers();
   });
 

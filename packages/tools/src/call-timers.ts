@@ -1,5 +1,4 @@
 import type { CallState } from "./call-state";
-import { fastPaths, type Timers } from "./fast-paths";
 import * as Sentences from "./model-sentences";
 
 /** What a fired timer asks of the executor. */
@@ -7,22 +6,17 @@ export interface TimerHost {
   timeOut(state: CallState, text: string, code: "timed_out" | "idle_timeout"): void;
 }
 
-// The Node entry's timer lists (timer-lists.ts), read when a timer is armed; a page's are the
-// global setTimeout and clearTimeout.
-const timers = (): Timers => fastPaths.timers ?? (globalThis as unknown as Timers);
-
 /** Starts the call's timeout (it counts the wait for slots too). */
 export function armTimeout(host: TimerHost, state: CallState, timeoutMs: number): void {
   state.timeoutMs = timeoutMs;
-  state.timeoutTimer = timers().setTimeout(fireTimeout, timeoutMs, host, state);
+  state.timeoutTimer = setTimeout(fireTimeout, timeoutMs, host, state);
 }
 
 /** Starts, or starts again, the call's idle timeout. */
 export function armIdle(host: TimerHost, state: CallState, idleMs: number): void {
-  const t = timers();
-  if (state.idleTimer !== undefined) t.clearTimeout(state.idleTimer);
+  if (state.idleTimer !== undefined) clearTimeout(state.idleTimer);
   state.idleMs = idleMs;
-  state.idleTimer = t.setTimeout(fireIdle, idleMs, host, state);
+  state.idleTimer = setTimeout(fireIdle, idleMs, host, state);
 }
 
 /** The tool showed a sign of life (progress or speech): its idle timeout starts again. */
@@ -32,9 +26,8 @@ export function touch(host: TimerHost, state: CallState): void {
 }
 
 export function clearTimers(state: CallState): void {
-  const t = timers();
-  if (state.timeoutTimer !== undefined) t.clearTimeout(state.timeoutTimer);
-  if (state.idleTimer !== undefined) t.clearTimeout(state.idleTimer);
+  if (state.timeoutTimer !== undefined) clearTimeout(state.timeoutTimer);
+  if (state.idleTimer !== undefined) clearTimeout(state.idleTimer);
 }
 
 // Timer callbacks are module functions that get the host and the call as arguments, so arming a

@@ -1,26 +1,22 @@
-// The Node entry: everything, with zod 3 and zod/mini schemas read through the fallback (see
-// zod-fallback.ts), JSON Schema parameters checked at registration, the light stand-in signal
-// of `lightSignal` tools, and the executor's fast paths for a server's call rates (fast-paths.ts).
+// The Node entry: everything, with every zod schema compiled by zod-fallback.ts (zod 3 and zod/mini
+// too, zod 4 checked without a promise where zod can), JSON Schema parameters checked at
+// registration (the flat ones by validate-arguments-fast.ts), the light stand-in signal of
+// `lightSignal` tools, and the executor's fast paths for a server's call rates (`useFastPaths`).
 // The browser entry (index.browser.ts) exports the same names without them.
 
+import { useFastPaths } from "./call-runner";
 import { useLightSignals } from "./call-state";
-import { DeliveryCounts } from "./delivery-counts";
-import { fastPaths } from "./fast-paths";
+import { runPipelineFast } from "./fast-pipeline";
 import { lightSignalOf } from "./light-signal";
-import { objectArgumentsCall } from "./object-arguments-call";
-import { TimerLists } from "./timer-lists";
+import { toObjectArgumentsCall } from "./object-arguments-call";
 import { useJsonSchemaValidator, useZodFallback } from "./tool-parameters";
 import { validateArgumentsFast } from "./validate-arguments-fast";
 import { compileZodFallback } from "./zod-fallback";
-import { zodParse } from "./zod-run";
 
 useZodFallback(compileZodFallback);
 useJsonSchemaValidator(validateArgumentsFast);
 useLightSignals(lightSignalOf);
-fastPaths.counts = (limit) => new DeliveryCounts(limit);
-fastPaths.objectCall = objectArgumentsCall;
-fastPaths.zodParse = zodParse;
-fastPaths.timers = new TimerLists();
+useFastPaths(toObjectArgumentsCall, runPipelineFast);
 
 export { RecentMap } from "@patchbay/protocol/runtime";
 export type { ApprovalDecision, ApprovalGate } from "./approval-gate";

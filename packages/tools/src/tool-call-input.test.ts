@@ -1,21 +1,13 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ToolsError } from "./errors";
-import { fastPaths } from "./fast-paths";
-import { objectArgumentsCall } from "./object-arguments-call";
-import { toCall } from "./tool-call-input";
+import { toObjectArgumentsCall } from "./object-arguments-call";
+import { toCall as plainToCall } from "./tool-call-input";
 
-// As a page makes calls, and with the Node entry's calls for object arguments.
+// As a page makes calls, and as the Node entry does (object arguments make one class).
 describe.each([
-  ["plain", false],
-  ["with the Node entry's object calls", true],
-])("toCall, %s", (_name, node) => {
-  beforeEach(() => {
-    if (node) fastPaths.objectCall = objectArgumentsCall;
-  });
-  afterEach(() => {
-    fastPaths.objectCall = undefined;
-  });
-
+  ["toCall", plainToCall],
+  ["the Node entry's toCall", toObjectArgumentsCall],
+])("%s", (_name, toCall) => {
   it("parses the model's JSON text and keeps it as rawArguments", () => {
     expect(toCall({ id: "c1", name: "t", arguments: '{"city":"Berlin"}' })).toEqual({
       id: "c1",
@@ -64,17 +56,5 @@ describe.each([
     });
     expect(toCall({ id: "c1", name: "t" })).toMatchObject({ arguments: {}, rawArguments: "{}" });
     expect(toCall({ id: "c1", name: "t", arguments: [1] as never }).argumentsError).toMatch(/array/);
-  });
-});
-
-describe("object calls (the Node entry's)", () => {
-  it("share one class, so every call made from object arguments has the same shape", () => {
-    const a = objectArgumentsCall({ id: "a", name: "t", arguments: { x: 1 } }, 0);
-    const b = objectArgumentsCall({ id: "b", name: "u", arguments: { y: "z" }, argumentsError: "cut" }, 1);
-    expect(Object.getPrototypeOf(a)).toBe(Object.getPrototypeOf(b));
-    expect(Object.keys(a as object)).toEqual(Object.keys(b as object));
-    expect(b?.argumentsError).toBe("cut");
-    expect(objectArgumentsCall({ id: "c", name: "t", arguments: "{}" }, 0)).toBeUndefined();
-    expect(objectArgumentsCall({ id: "c", name: "t", arguments: null }, 0)).toBeUndefined();
   });
 });

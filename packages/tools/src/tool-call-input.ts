@@ -1,7 +1,6 @@
 import type { NormalizedToolCall } from "@patchbay/protocol";
 import { parseToolArguments } from "@patchbay/protocol/lite";
 import { ToolsError } from "./errors";
-import { fastPaths } from "./fast-paths";
 
 /**
  * A call to execute: a normalized call, or just its id, name and arguments (an object or the
@@ -39,14 +38,10 @@ export function toCall(input: ToolCallInput): NormalizedToolCall {
   ) {
     return input as NormalizedToolCall;
   }
-  const index = "index" in input && typeof input.index === "number" ? input.index : 0;
-  // The Node entry's call for object arguments (object-arguments-call.ts).
-  const fast = fastPaths.objectCall?.(input, index);
-  if (fast) return fast;
   const parsed = parseToolArguments(input.arguments);
   const call: NormalizedToolCall = {
     id: input.id,
-    index,
+    index: "index" in input && typeof input.index === "number" ? input.index : 0,
     name: input.name,
     arguments: parsed.arguments,
     // Made only if read: for arguments given as an object it is their JSON text.

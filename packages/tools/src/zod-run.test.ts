@@ -1,35 +1,33 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { fastPaths } from "./fast-paths";
 import { compileParameters } from "./tool-parameters";
+import { compileZodFallback } from "./zod-fallback";
 import { zodParse } from "./zod-run";
 
-// The Node entry's check of zod 4 schemas, against the plain one a page uses (safeParseAsync).
+// The Node entry's check of zod 4 schemas (through its zod compiler), against the plain one a
+// page uses (`compileParameters` with no compiler installed: safeParseAsync).
 describe("zodParse (the Node entry's zod 4 check)", () => {
-  beforeEach(() => {
-    fastPaths.zodParse = zodParse;
-  });
-  afterEach(() => {
-    fastPaths.zodParse = undefined;
+  const node = (schema: z.ZodType) => compileZodFallback(schema)!;
+  const both = async (schema: z.ZodType, args: Record<string, unknown>) => ({
+    fast: await node(schema).parse(args),
+    plain: await compileParameters(schema).parse(args),
   });
 
-  const both = async (schema: z.ZodType, args: Record<string, unknown>) => {
-    const fast = await compileParameters(schema).parse(args);
-    fastPaths.zodParse = undefined;
-    const plain = await compileParameters(schema).parse(args);
-    fastPaths.zodParse = zodParse;
-    return { fast, plain };
-  };
+  it("is what the Node entry's compiler uses for zod 4.2+, with the schema's own JSON Schema", () => {
+    const schema = z.object({ seats: z.number().max(9) });
+    expect(node(schema).jsonSchema).toEqual(compileParameters(schema).jsonSchema);
+    expect(node(schema).parse({ seats: 1 })).toEqual({ ok: true, value: { seats: 1 } });
+  });
 
   it("parses without a promise unless a part of the schema is asynchronous, running each part once", async () => {
-    const sync = compileParameters(z.object({ seats: z.number().max(9) }));
+    const sync = node(z.object({ seats: z.number().max(9) }));
     expect(sync.parse({ seats: 2 })).toEqual({ ok: true, value: { seats: 2 } });
     expect(await sync.parse({ seats: 10 })).toEqual({
       ok: false,
       issues: ["seats: Input should be less than or equal to 9"],
     });
     let checks = 0;
-    const asynchronous = compileParameters(
+    const asynchronous = node(
       z.object({
         id: z.string().refine(async (id) => {
           checks++;

@@ -10,7 +10,7 @@ interface ZodPayload {
 type ZodRun = (payload: ZodPayload, ctx: { async: boolean }) => ZodPayload | Promise<ZodPayload>;
 
 /**
- * A zod 4 schema's check as the Node entry makes it (`fastPaths.zodParse`): what
+ * A zod 4.2+ schema's check as the Node entry makes it (zod-fallback.ts): what
  * `safeParseAsync` does, without its async wrapper. zod's run answers synchronously unless a part
  * of the schema (an async refinement or transform) did not, so most calls cost no promise, and
  * no part of the schema runs twice. A refused call is parsed once more with the error map, which

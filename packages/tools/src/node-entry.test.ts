@@ -1,23 +1,10 @@
-import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { fastPaths } from "./fast-paths";
-// The Node entry, which installs the fast paths on import.
+// The Node entry, which installs its fast paths on import (useFastPaths, its zod compiler).
 import { ToolExecutor, Tools } from "./index";
-import { TimerLists } from "./timer-lists";
 
-afterAll(() => {
-  for (const key of Object.keys(fastPaths)) delete fastPaths[key as keyof typeof fastPaths];
-});
-
-describe("the Node entry's fast paths", () => {
-  it("are all installed by the Node entry", () => {
-    expect(fastPaths.counts).toBeTypeOf("function");
-    expect(fastPaths.objectCall).toBeTypeOf("function");
-    expect(fastPaths.zodParse).toBeTypeOf("function");
-    expect(fastPaths.timers).toBeInstanceOf(TimerLists);
-  });
-
-  describe("an executor on them", () => {
+describe("the Node entry's executor", () => {
+  describe("on its fast paths", () => {
     beforeEach(() => {
       vi.useFakeTimers();
     });
