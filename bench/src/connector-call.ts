@@ -13,7 +13,7 @@ const ID = "7 connector call: MCP stdio";
 const TARGET = 1.3;
 
 /** The connector over stdio: the same peer process the SDK scenario spawns, one executor. */
-async function startConnector(): Promise<Rig> {
+export async function startConnector(): Promise<Rig> {
   const entries = ConnectorEntriesSchema.parse([
     {
       name: "peer",

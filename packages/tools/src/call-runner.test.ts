@@ -175,3 +175,53 @@ describe("ToolExecutor: interruption", () => {
     expect(seen[0]?.aborted).toBe(true);
   });
 });
+
+describe("ToolExecutor: what should not throw", () => {
+  it("ends a call as failed (internal) when a step throws where nothing should, leaving no rejection behind", async () => {
+    const unhandled = vi.fn();
+    process.on("unhandledRejection", unhandled);
+    try {
+      const { z } = await import("zod");
+      const { executor } = setup([
+        {
+          name: "sync_throw",
+          description: "d",
+          parameters: z.object({ a: z.string() }).transform(() => {
+            throw new Error("transform broke");
+          }),
+          run: () => "ran",
+        },
+        {
+          name: "async_throw",
+          description: "d",
+          parameters: z.object({ a: z.string() }).transform(async () => {
+            throw new Error("async transform broke");
+          }),
+          run: () => "ran",
+        },
+        { name: "fine", description: "d", run: () => "ran" },
+      ]);
+      for (const [name, message] of [
+        ["sync_throw", "transform broke"],
+        ["async_throw", "async transform broke"],
+      ] as const) {
+        expect(await executor.execute(call(name, name, { a: "x" }))).toMatchObject({
+          outcome: "failed",
+          error: { code: "internal", message },
+        });
+      }
+      executor.once("started", () => {
+        throw new Error("listener broke");
+      });
+      expect(await executor.execute(call("f1", "fine"))).toMatchObject({
+        outcome: "failed",
+        error: { code: "internal", message: "listener broke" },
+      });
+      expect((await executor.execute(call("f2", "fine"))).outcome).toBe("completed");
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(unhandled).not.toHaveBeenCalled();
+    } finally {
+      process.off("unhandledRejection", unhandled);
+    }
+  });
+});

@@ -25,6 +25,21 @@ import { compiledToolOf, type Tools } from "./tools";
 
 const MAX_TRACKED_DELIVERIES = 10_000;
 
+// How a call is made from its input and taken through the pipeline: the Node entry installs
+// faster ways for a server's call rates (object-arguments-call.ts, fast-pipeline.ts), which do
+// what the plain ones do; a page, with few calls and a size budget, keeps the plain ones.
+let makeCall: (input: ToolCallInput) => NormalizedToolCall = toCall;
+let pipeline: (host: PipelineHost, state: CallState) => unknown = runPipeline;
+
+/** Installs the Node entry's ways to make a call and to take it through the pipeline. */
+export function useFastPaths(
+  fastCall: (input: ToolCallInput) => NormalizedToolCall,
+  fastPipeline: (host: PipelineHost, state: CallState) => unknown,
+): void {
+  makeCall = fastCall;
+  pipeline = fastPipeline;
+}
+
 /**
  * The machinery behind `ToolExecutor`: the calls in progress of one session, each taken through
  * the pipeline (call-pipeline.ts) and ended exactly once (`finish`), its result remembered so a
@@ -93,7 +108,7 @@ export class CallRunner implements PipelineHost {
   execute(input: ToolCallInput, options?: ExecuteOptions): Promise<ToolExecutionResult> {
     let call: NormalizedToolCall;
     try {
-      call = toCall(input);
+      call = makeCall(input);
       assertPositiveInteger("attempt", options?.attempt);
       assertPositiveInteger("timeoutMs", options?.timeoutMs);
     } catch (error) {
@@ -173,7 +188,7 @@ export class CallRunner implements PipelineHost {
       state.detach = () => signal.removeEventListener("abort", onAbort);
     }
     try {
-      await runPipeline(this, state);
+      await pipeline(this, state);
     } catch (error) {
       this.finish(state, "failed", {
         text: Sentences.failed(state.call.name, messageOf(error)),

@@ -1,16 +1,22 @@
-// The Node entry: everything, with zod 3 and zod/mini schemas read through the fallback (see
-// zod-fallback.ts), JSON Schema parameters checked at registration, and the light stand-in signal
-// of `lightSignal` tools. The browser entry (index.browser.ts) exports the same names without them.
+// The Node entry: everything, with every zod schema compiled by zod-fallback.ts (zod 3 and zod/mini
+// too, zod 4 checked without a promise where zod can), JSON Schema parameters checked at
+// registration (the flat ones by validate-arguments-fast.ts), the light stand-in signal of
+// `lightSignal` tools, and the executor's fast paths for a server's call rates (`useFastPaths`).
+// The browser entry (index.browser.ts) exports the same names without them.
 
+import { useFastPaths } from "./call-runner";
 import { useLightSignals } from "./call-state";
+import { runPipelineFast } from "./fast-pipeline";
 import { lightSignalOf } from "./light-signal";
+import { toObjectArgumentsCall } from "./object-arguments-call";
 import { useJsonSchemaValidator, useZodFallback } from "./tool-parameters";
-import { validateArguments } from "./validate-arguments";
+import { validateArgumentsFast } from "./validate-arguments-fast";
 import { compileZodFallback } from "./zod-fallback";
 
 useZodFallback(compileZodFallback);
-useJsonSchemaValidator(validateArguments);
+useJsonSchemaValidator(validateArgumentsFast);
 useLightSignals(lightSignalOf);
+useFastPaths(toObjectArgumentsCall, runPipelineFast);
 
 export { RecentMap } from "@patchbay/protocol/runtime";
 export type { ApprovalDecision, ApprovalGate } from "./approval-gate";

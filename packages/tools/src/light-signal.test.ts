@@ -25,3 +25,44 @@ describe("LightSignal", () => {
     expect(() => signal.throwIfAborted()).toThrow(reason);
   });
 });
+
+describe("LightSignal, like an AbortSignal", () => {
+  it("calls onabort and handleEvent objects, never a listener added after the abort", () => {
+    const signal = new LightSignal();
+    const order: string[] = [];
+    signal.onabort = () => order.push("onabort");
+    signal.addEventListener("abort", { handleEvent: () => order.push("object") });
+    signal.addEventListener("other", () => order.push("other"));
+    signal.abort("why");
+    const late = vi.fn();
+    signal.addEventListener("abort", late);
+    signal.abort("again");
+    expect(order).toEqual(["onabort", "object"]);
+    expect(late).not.toHaveBeenCalled();
+  });
+
+  it("runs every listener when one throws, and reports the error as uncaught", async () => {
+    const signal = new LightSignal();
+    const after = vi.fn();
+    const uncaught = vi.fn();
+    const listeners = process.listeners("uncaughtException");
+    process.removeAllListeners("uncaughtException");
+    process.on("uncaughtException", uncaught);
+    try {
+      signal.addEventListener("abort", () => {
+        throw new Error("listener broke");
+      });
+      signal.addEventListener("abort", after);
+      signal.abort("why");
+      expect(after).toHaveBeenCalledTimes(1);
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      expect(uncaught).toHaveBeenCalledWith(
+        expect.objectContaining({ message: "listener broke" }),
+        expect.anything(),
+      );
+    } finally {
+      process.off("uncaughtException", uncaught);
+      for (const listener of listeners) process.on("uncaughtException", listener);
+    }
+  });
+});

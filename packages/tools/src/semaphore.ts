@@ -19,11 +19,6 @@ export class Semaphore {
     this.#available = limit;
   }
 
-  /** Slots free right now. */
-  get available(): number {
-    return this.#available;
-  }
-
   /** Callers waiting for a slot. */
   get waiting(): number {
     return this.#queue.length;

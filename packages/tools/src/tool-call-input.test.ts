@@ -1,8 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { ToolsError } from "./errors";
-import { toCall } from "./tool-call-input";
+import { toObjectArgumentsCall } from "./object-arguments-call";
+import { toCall as plainToCall } from "./tool-call-input";
 
-describe("toCall", () => {
+// As a page makes calls, and as the Node entry does (object arguments make one class).
+describe.each([
+  ["toCall", plainToCall],
+  ["the Node entry's toCall", toObjectArgumentsCall],
+])("%s", (_name, toCall) => {
   it("parses the model's JSON text and keeps it as rawArguments", () => {
     expect(toCall({ id: "c1", name: "t", arguments: '{"city":"Berlin"}' })).toEqual({
       id: "c1",
@@ -42,5 +47,14 @@ describe("toCall", () => {
     expect(() => toCall({ id: "", name: "t" })).toThrow(/^id: /);
     expect(() => toCall({ id: "c1", name: "" })).toThrow(/^name: tool call c1/);
     expect(() => toCall(null as never)).toThrow(ToolsError);
+  });
+
+  it("takes an index and arguments of every shape", () => {
+    expect(toCall({ id: "c1", index: 2, name: "t", arguments: { a: 1 } } as never)).toMatchObject({
+      index: 2,
+      rawArguments: '{"a":1}',
+    });
+    expect(toCall({ id: "c1", name: "t" })).toMatchObject({ arguments: {}, rawArguments: "{}" });
+    expect(toCall({ id: "c1", name: "t", arguments: [1] as never }).argumentsError).toMatch(/array/);
   });
 });

@@ -110,9 +110,9 @@ export interface ToolDefinition<TArgs = Record<string, unknown>> {
   /** Whether an interrupt cancels the call (until it is held). Default `false`. */
   interruptible?: boolean;
   /**
-   * `true`: `run`'s second argument is a light stand-in for the call's signal (an `EventTarget`
-   * with `aborted`, `reason`, `throwIfAborted()`, dispatching `abort`), not a real `AbortSignal`,
-   * which takes microseconds to make on Node 20. For a tool on a hot path that
+   * `true`: `run`'s second argument is a light stand-in for the call's signal (`aborted`,
+   * `reason`, `throwIfAborted()`, `onabort` and `add`/`removeEventListener` for `abort`), not a
+   * real `AbortSignal`, which takes microseconds to make on Node 20. For a tool on a hot path that
    * only watches for the abort (the MCP connector's tools); `ctx.signal` stays a real one, for
    * `fetch` and `AbortSignal.any`. The Node entry makes the stand-in; with the browser entry the
    * tool gets the real signal. Default `false`.

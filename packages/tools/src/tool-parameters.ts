@@ -93,15 +93,17 @@ export function withoutDialect(schema: Record<string, unknown>): Record<string, 
 }
 
 /**
- * Compiles the schemas the package cannot read by their own methods: zod 3 (needs
- * zod-to-json-schema) and zod/mini or zod 4 before 4.2 (need `zod/v4/core`). The Node entry
- * installs one (`zod-fallback.ts`); the browser entry does not, so a page loads neither.
+ * The Node entry's compiler of zod schemas (`zod-fallback.ts`), tried before anything else:
+ * zod 3 (needs zod-to-json-schema), zod/mini and zod 4 before 4.2 (need `zod/v4/core`), and zod
+ * 4.2+ read through their own methods but checked without a promise where zod can (zod-run.ts).
+ * The browser entry installs none, so a page loads neither library. `undefined` for a schema it
+ * leaves to `compileParameters`.
  */
 export type ZodFallback = (parameters: unknown) => CompiledParameters | undefined;
 
 let zodFallback: ZodFallback | undefined;
 
-/** Installs the compiler for zod 3 and zod/mini schemas (the Node entry does, once); `undefined` removes it. */
+/** Installs the compiler of zod schemas (the Node entry does, once); `undefined` removes it. */
 export function useZodFallback(fallback: ZodFallback | undefined): void {
   zodFallback = fallback;
 }
@@ -125,11 +127,14 @@ export function useJsonSchemaValidator(validator: JsonSchemaValidator | undefine
  * `safeParseAsync`), so the user's copy of zod does the work and no other copy is loaded; defaults
  * and transforms apply. A plain schema is checked by `validateArguments` (loaded on first use
  * where the entry did not install it: then an unreadable schema fails at the first call, not at
- * registration). zod 3 and zod/mini
- * schemas go to the installed {@link ZodFallback}. Throws an `Error` saying why when the
+ * registration). The installed {@link ZodFallback} is asked first (the Node entry's reads zod 3
+ * and zod/mini schemas too). Throws an `Error` saying why when the
  * parameters are not an object schema, or cannot be read here.
  */
 export function compileParameters(parameters: unknown): CompiledParameters {
+  // The Node entry's compiler comes first: it reads every zod schema (zod-fallback.ts).
+  const compiled = zodFallback?.(parameters);
+  if (compiled) return compiled;
   const converter = isZod4Schema(parameters) ? parameters["~standard"]?.jsonSchema : undefined;
   if (isZod4Schema(parameters) && converter && parameters.safeParseAsync) {
     let generated: Record<string, unknown>;
@@ -155,8 +160,6 @@ export function compileParameters(parameters: unknown): CompiledParameters {
     };
   }
   if (isZod4Schema(parameters) || isZod3Schema(parameters)) {
-    const compiled = zodFallback?.(parameters);
-    if (compiled) return compiled;
     const what = isZod3Schema(parameters) ? "a zod 3 schema" : "zod/mini or zod before 4.2";
     throw new Error(`is ${what}, read by the Node entry only; in a browser use zod 4.2+ or JSON Schema`);
   }

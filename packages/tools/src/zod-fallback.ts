@@ -9,18 +9,25 @@ import {
   withoutDialect,
 } from "./tool-parameters";
 import { fromIssues, type SafeParseResult, type ZodIssueLike, zod4IssueMessage } from "./zod-issues";
+import { zodParse } from "./zod-run";
 import { zod3IssueMessage } from "./zod3-issues";
 
 /**
- * Compiles zod 3 schemas (zod-to-json-schema) and zod 4 schemas without their own JSON Schema,
- * such as zod/mini ones (`toJSONSchema` and `safeParseAsync` of `zod/v4/core`). Only the Node
- * entry installs it, so a browser page loads neither library. `undefined` for anything else.
+ * Compiles zod schemas for the Node entry, which asks it before anything else: zod 4.2+ through
+ * their own methods (`~standard.jsonSchema`, and `_zod.run` as zod-run.ts runs it, or
+ * `safeParseAsync`), so the user's copy of zod does the work; zod 4 schemas without their own
+ * JSON Schema, such as zod/mini ones (`toJSONSchema` and `safeParseAsync` of `zod/v4/core`); and
+ * zod 3 schemas (zod-to-json-schema). Only the Node entry installs it, so a browser page loads
+ * none of these libraries. `undefined` for anything else.
  */
 export function compileZodFallback(parameters: unknown): CompiledParameters | undefined {
   if (isZod4Schema(parameters)) {
+    const converter = parameters["~standard"]?.jsonSchema;
     let generated: Record<string, unknown>;
     try {
-      generated = toJSONSchema(parameters as never, { io: "input" }) as Record<string, unknown>;
+      generated = converter
+        ? converter.input({ target: "draft-2020-12" })
+        : (toJSONSchema(parameters as never, { io: "input" }) as Record<string, unknown>);
     } catch (error) {
       throw new Error(`cannot be described as JSON Schema: ${(error as Error).message}`);
     }
@@ -36,7 +43,9 @@ export function compileZodFallback(parameters: unknown): CompiledParameters | un
     return {
       kind: "zod4",
       jsonSchema: jsonSchema as JsonSchemaObject,
-      parse: async (args) => fromIssues((await parse(args, params)) as SafeParseResult),
+      parse:
+        (converter && own && zodParse(parameters, own)) ||
+        (async (args) => fromIssues((await parse(args, params)) as SafeParseResult)),
     };
   }
   if (isZod3Schema(parameters)) {

@@ -7,7 +7,7 @@ import {
   ProgressNotificationSchema,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { ToolError } from "@patchbay/tools";
+import { type ToolCallContext, ToolError } from "@patchbay/tools";
 import {
   type ConnectorContext,
   type ConnectorSession,
@@ -31,8 +31,8 @@ class McpSession implements ConnectorSession {
   #closed = false;
   #restarts = 0;
   #restartTimer: NodeJS.Timeout | undefined;
-  /** The progress updates of the calls in flight, by the progress token their request carries. */
-  readonly #progress = new Map<number, (text: string) => void>();
+  /** The contexts of the calls in flight (their `update` relays progress), by the progress token their request carries. */
+  readonly #progress = new Map<number, ToolCallContext>();
   #lastToken = 0;
 
   constructor(
@@ -59,7 +59,8 @@ class McpSession implements ConnectorSession {
     // and a handler per call). Progress for a call that already ended is dropped.
     client.setNotificationHandler(ProgressNotificationSchema, (notification) => {
       const { progressToken, ...progress } = notification.params;
-      if (typeof progressToken === "number") this.#progress.get(progressToken)?.(progressText(progress));
+      if (typeof progressToken === "number")
+        this.#progress.get(progressToken)?.update(progressText(progress));
     });
     const transport = this.#transport();
     client.onclose = () => this.#lost(client);
@@ -116,7 +117,8 @@ class McpSession implements ConnectorSession {
       name: tool.name,
       description: tool.description ?? tool.title ?? "",
       inputSchema: tool.inputSchema as ConnectorTool["inputSchema"],
-      run: (args, signal, ctx) => this.#call(tool.name, args, signal, ctx.update),
+      // The context, not `ctx.update`: reading it binds a function, and most calls report no progress.
+      run: (args, signal, ctx) => this.#call(tool.name, args, signal, ctx),
       // The SDK only watches the signal for the abort (then sends `notifications/cancelled`).
       lightSignal: true,
     };
@@ -126,36 +128,36 @@ class McpSession implements ConnectorSession {
     return connectorTool;
   }
 
-  async #call(
-    name: string,
-    args: Record<string, unknown>,
-    signal: AbortSignal,
-    update: (text: string) => void,
-  ) {
+  // Not an async function: a then on the SDK's promise costs less than a suspended frame per call.
+  #call(name: string, args: Record<string, unknown>, signal: AbortSignal, ctx: ToolCallContext) {
     const client = this.#client;
     if (!client)
       throw new ToolError(`The ${this.context.name} service is not connected. Try again later.`, {
         code: "connector_unavailable",
       });
-    let result: Awaited<ReturnType<Client["callTool"]>>;
     const progressToken = ++this.#lastToken;
-    this.#progress.set(progressToken, update);
-    try {
-      result = await client.callTool({ name, arguments: args, _meta: { progressToken } }, undefined, {
+    const progress = this.#progress;
+    progress.set(progressToken, ctx);
+    return client
+      .callTool({ name, arguments: args, _meta: { progressToken } }, undefined, {
         signal,
         timeout: NO_SDK_TIMEOUT,
-      });
-    } catch (error) {
-      if (signal.aborted) throw error;
-      const message = error instanceof Error ? error.message : String(error);
-      throw new ToolError(`The ${this.context.name} service could not run ${name}: ${message}`, {
-        code: "mcp_call_failed",
-        cause: error,
-      });
-    } finally {
-      this.#progress.delete(progressToken);
-    }
-    return toToolResultValue(result as Parameters<typeof toToolResultValue>[0]);
+      })
+      .then(
+        (result) => {
+          progress.delete(progressToken);
+          return toToolResultValue(result as Parameters<typeof toToolResultValue>[0]);
+        },
+        (error: unknown) => {
+          progress.delete(progressToken);
+          if (signal.aborted) throw error;
+          const message = error instanceof Error ? error.message : String(error);
+          throw new ToolError(`The ${this.context.name} service could not run ${name}: ${message}`, {
+            code: "mcp_call_failed",
+            cause: error,
+          });
+        },
+      );
   }
 
   /** The connection ended. A stdio server is started again with backoff; calls fail meanwhile. */

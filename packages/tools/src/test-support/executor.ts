@@ -1,10 +1,15 @@
 // Shared by the executor's tests (tool-executor*.test.ts, call-*.test.ts): a registry with an
 // executor whose events are recorded, a sample tool and small promise helpers.
 import { z } from "zod";
+import { useFastPaths } from "../call-runner";
+import { runPipelineFast } from "../fast-pipeline";
+import { toObjectArgumentsCall } from "../object-arguments-call";
 import type { ToolDefinition } from "../tool-definition";
 import { ToolExecutor } from "../tool-executor";
 import type { ToolExecutorOptions } from "../tool-executor-options";
+import { useZodFallback } from "../tool-parameters";
 import { Tools } from "../tools";
+import { compileZodFallback } from "../zod-fallback";
 
 export const PNG = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]);
 
@@ -54,4 +59,14 @@ export const call = (id: string, name: string, args: Record<string, unknown> = {
 export async function loadJsonSchemaValidator(): Promise<void> {
   const { executor } = setup([{ name: "warm_up", description: "Loads the validator", run: () => "ok" }]);
   await executor.execute(call("warm_up", "warm_up"));
+}
+
+/**
+ * Makes executors take calls as the Node entry does: its fast paths (`useFastPaths`) and its zod
+ * compiler. The suites run on the plain code, as a page does; node-fast-paths.test.ts runs them
+ * again after this.
+ */
+export function useNodeEntryPaths(): void {
+  useFastPaths(toObjectArgumentsCall, runPipelineFast);
+  useZodFallback(compileZodFallback);
 }
