@@ -15,6 +15,7 @@ import type {
   Store,
   TurnRecord,
 } from "./store";
+import { WAL_BOUND_PAGES, WalCheckpointer } from "./wal-checkpointer";
 
 const SESSION_COLUMNS = "id, agent, user_id, metadata, created_at, last_seq";
 
@@ -71,6 +72,7 @@ export class SqliteStore implements Store {
   private readonly stmts: ReturnType<typeof prepare>;
   private readonly commitTx: (sessionId: string, change: SessionChange) => CommitResult;
   private readonly commitManyTx: (writes: readonly GroupedWrite[]) => GroupedWriteResult[];
+  private readonly checkpoints: WalCheckpointer;
 
   constructor(options: SqliteStoreOptions) {
     mkdirSync(options.dataDir, { recursive: true });
@@ -87,6 +89,11 @@ export class SqliteStore implements Store {
     this.db.pragma("journal_mode = WAL");
     // NORMAL in WAL mode loses at most the last transactions on power loss, never corrupts.
     this.db.pragma("synchronous = NORMAL");
+    // Checkpoints run on a thread of their own; the connection's own is only a bound (wal-checkpointer.ts).
+    this.db.pragma(`wal_autocheckpoint = ${WAL_BOUND_PAGES}`);
+    this.checkpoints = new WalCheckpointer(this.path, () => {
+      if (this.db.open) this.db.pragma("wal_autocheckpoint = 1000");
+    });
     this.stmts = prepare(this.db);
     this.commitTx = this.db.transaction((sessionId: string, change: SessionChange) =>
       this.applyChange(sessionId, change),
@@ -113,6 +120,7 @@ export class SqliteStore implements Store {
       record.createdAt,
       record.lastSeq,
     );
+    this.checkpoints.wrote();
   }
 
   async getSession(id: string): Promise<SessionRecord | undefined> {
@@ -139,6 +147,7 @@ export class SqliteStore implements Store {
   }
 
   async deleteSession(id: string): Promise<boolean> {
+    this.checkpoints.wrote();
     return this.db.transaction(() => {
       const existed = this.stmts.deleteSession.run(id).changes > 0;
       for (const table of [
@@ -160,11 +169,15 @@ export class SqliteStore implements Store {
     // One server per SQLite file: no leases, so a fenced write (cluster mode) cannot be honoured.
     if (change.fence !== undefined)
       throw new Error("the SQLite store keeps no session leases: a cluster needs Postgres");
-    return this.commitTx(sessionId, change);
+    const result = this.commitTx(sessionId, change);
+    this.checkpoints.wrote();
+    return result;
   }
 
   async commitMany(writes: readonly GroupedWrite[]): Promise<GroupedWriteResult[]> {
-    return this.commitManyTx(writes);
+    const results = this.commitManyTx(writes);
+    this.checkpoints.wrote();
+    return results;
   }
 
   async readEvents(
@@ -227,7 +240,10 @@ export class SqliteStore implements Store {
   }
 
   async putToolResult(sessionId: string, callId: string, result: ToolResult): Promise<boolean> {
-    return this.stmts.putResult.run(callId, sessionId, JSON.stringify(result), Date.now()).changes > 0;
+    const stored =
+      this.stmts.putResult.run(callId, sessionId, JSON.stringify(result), Date.now()).changes > 0;
+    this.checkpoints.wrote();
+    return stored;
   }
 
   async getToolResult(callId: string): Promise<ToolResult | undefined> {
@@ -236,6 +252,8 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
+    if (!this.db.open) return;
+    await this.checkpoints.close();
     if (!this.db.open) return;
     // Fold the WAL back into the main file so a copy of the .sqlite alone is a full backup.
     this.db.pragma("wal_checkpoint(TRUNCATE)");
