@@ -75,6 +75,23 @@ describe("WalCheckpointer", () => {
     expect(checkpoints.last?.checkpointed).toBe(checkpoints.last?.log);
   });
 
+  it("runs another checkpoint after the running one when a write came meanwhile", async () => {
+    const { db, path } = walDatabase();
+    const checkpoints = checkpointer(path);
+    insertRows(db, 50);
+    const running = checkpoints.checkpointNow();
+    insertRows(db, 50);
+    checkpoints.wrote();
+    const first = await running;
+    expect(checkpoints.last).toBe(first);
+    const deadline = Date.now() + 10_000;
+    while (checkpoints.last === first && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(checkpoints.last).not.toBe(first);
+    expect(checkpoints.last?.checkpointed).toBe(checkpoints.last?.log);
+  });
+
   it("reports a thread that cannot start once, and refuses further checkpoints with the reason", async () => {
     const { path } = walDatabase();
     const failures: unknown[] = [];

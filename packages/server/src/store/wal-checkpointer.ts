@@ -50,7 +50,7 @@ parentPort.on("message", (message) => {
  *
  * The server's connection turns its automatic checkpoint down to a bound ({@link WAL_BOUND_PAGES});
  * {@link wrote} after a commit asks the thread, at most one checkpoint at a time, for a passive
- * checkpoint {@link CHECKPOINT_DELAY_MS} later. What a checkpoint copies is already committed and
+ * checkpoint {@link CHECKPOINT_DELAY_MS} later (a write while one runs asks for the next). What a checkpoint copies is already committed and
  * in the WAL, so it changes nothing about what a crash can lose. A WAL starts over from its
  * beginning only when a write begins after a checkpoint copied all of it; a server that writes
  * without pause never gives the thread that moment, so at the bound the server's connection
@@ -62,6 +62,8 @@ export class WalCheckpointer {
   private thread: Worker | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private running = false;
+  /** A write came while a checkpoint ran. */
+  private again = false;
   private closed = false;
   private failure: unknown;
   private exited: Promise<void> | undefined;
@@ -83,7 +85,12 @@ export class WalCheckpointer {
 
   /** A transaction was committed: a checkpoint runs soon, unless one is already coming. */
   wrote(): void {
-    if (this.timer !== undefined || this.running || this.closed || this.failure !== undefined) return;
+    if (this.running) {
+      // Pages committed after the running checkpoint looked at the WAL: the next one copies them.
+      this.again = true;
+      return;
+    }
+    if (this.timer !== undefined || this.closed || this.failure !== undefined) return;
     this.timer = setTimeout(() => this.run(), CHECKPOINT_DELAY_MS);
     this.timer.unref();
   }
@@ -121,6 +128,7 @@ export class WalCheckpointer {
       return;
     }
     this.running = true;
+    this.again = false;
     this.thread.postMessage("checkpoint");
   }
 
@@ -140,6 +148,10 @@ export class WalCheckpointer {
       }
       this.last = message.result;
       for (const waiter of this.waiting.splice(0)) waiter.resolve(message.result!);
+      if (this.again) {
+        this.again = false;
+        this.wrote();
+      }
     });
     thread.on("error", (error) => this.fail(error));
     thread.once("exit", (code) => {
