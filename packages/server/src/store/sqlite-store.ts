@@ -104,6 +104,7 @@ export class SqliteStore implements Store {
     this.checkpoints = new WalCheckpointer(this.path, () => {
       if (this.db.open) this.db.pragma("wal_autocheckpoint = 1000");
     });
+    this.checkpoints.open();
     this.stmts = prepare(this.db);
     this.commitTx = this.db.transaction((sessionId: string, change: SessionChange) =>
       this.applyChange(sessionId, change),

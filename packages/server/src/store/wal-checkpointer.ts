@@ -83,6 +83,19 @@ export class WalCheckpointer {
     return this.failure;
   }
 
+  /**
+   * Starts the thread now rather than at the first checkpoint: the store does so when it opens,
+   * so the thread is part of a server's memory from the start, not of its first sessions'.
+   */
+  open(): void {
+    if (this.thread || this.closed || this.failure !== undefined) return;
+    try {
+      this.thread = this.start();
+    } catch (error) {
+      this.fail(error);
+    }
+  }
+
   /** A transaction was committed: a checkpoint runs soon, unless one is already coming. */
   wrote(): void {
     if (this.running) {
@@ -121,12 +134,8 @@ export class WalCheckpointer {
   private run(): void {
     this.timer = undefined;
     if (this.closed || this.failure !== undefined) return;
-    try {
-      this.thread ??= this.start();
-    } catch (error) {
-      this.fail(error);
-      return;
-    }
+    this.open();
+    if (!this.thread || this.failure !== undefined) return;
     this.running = true;
     this.again = false;
     this.thread.postMessage("checkpoint");
