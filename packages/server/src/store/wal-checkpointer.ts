@@ -75,7 +75,8 @@ export class WalCheckpointer {
     private readonly path: string,
     /** Called once if the thread fails; the caller checkpoints on its own connection again. */
     private readonly onFailure: (error: unknown) => void,
-    private readonly driver: string = createRequire(import.meta.url).resolve("better-sqlite3"),
+    /** better-sqlite3's entry file, for the thread to load; resolved from here when not given. */
+    private readonly driver?: string,
   ) {}
 
   /** Why the thread stopped checkpointing, if it did. */
@@ -144,7 +145,11 @@ export class WalCheckpointer {
   private start(): Worker {
     const thread = new Worker(THREAD_SOURCE, {
       eval: true,
-      workerData: { driver: this.driver, path: this.path },
+      // Resolved here, inside open()'s try: a server bundled without a resolvable driver falls back.
+      workerData: {
+        driver: this.driver ?? createRequire(import.meta.url).resolve("better-sqlite3"),
+        path: this.path,
+      },
     });
     // An open store does not keep the process alive, with or without a checkpoint to come.
     thread.unref();
