@@ -150,6 +150,8 @@ export class WalCheckpointer {
         driver: this.driver ?? createRequire(import.meta.url).resolve("better-sqlite3"),
         path: this.path,
       },
+      // It holds a connection and answers a message now and then: a small heap is plenty.
+      resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 16 },
     });
     // An open store does not keep the process alive, with or without a checkpoint to come.
     thread.unref();
