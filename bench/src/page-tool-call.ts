@@ -5,13 +5,49 @@
 // (what the turn loop does once a page tool call is validated and allowed): it records the pending
 // call and the `tool.call` event in SQLite, the event goes out on the session's socket, the
 // client runs the tool through its executor and answers `tool.result`, and the router settles.
-import { spawnPeer } from "./children";
+import { type Peer, spawnPeer } from "./children";
 import { BENCH_USER, LOOKUP_ORDER, ORDER_ARGS } from "./lookup-order";
 import { compareLatency, compareThroughput, type Rig, warmUp } from "./measure";
-import { startBenchServer } from "./patchbay-server";
+import { type BenchServer, startBenchServer } from "./patchbay-server";
 import { LATENCY_MEASURE, latencyRow, type Scenario, throughputMeasure, throughputRow } from "./scenario";
 
 const noHandlers = { progress() {}, say() {}, hold: () => ({ accepted: true }), attempt() {} };
+
+/** Page tool calls through a page in a child process (`page.kill()` once the rig is closed). */
+export async function pageRig(bench: BenchServer): Promise<{ rig: Rig; page: Peer<{ sessionId: string }> }> {
+  const page = await spawnPeer<{ sessionId: string }>("page-client", { args: [bench.server.url] });
+  try {
+    const { live, release } = await bench.server.sessions.acquire({ kind: "backend" }, page.ready.sessionId);
+    if (!live.runtime.hasPageTool(LOOKUP_ORDER.name)) throw new Error("the page did not bring lookup_order");
+    const spec = live.runtime.pageToolSpecs().find((s) => s.name === LOOKUP_ORDER.name)!;
+    let next = 0;
+    const rig: Rig = {
+      name: "page",
+      async call() {
+        const result = await live.pages.run(
+          {
+            callId: `call_p${(next++).toString(36)}`,
+            responseId: "r_bench",
+            spec,
+            arguments: { ...ORDER_ARGS },
+            timeoutMs: 30_000,
+            user: BENCH_USER,
+          },
+          noHandlers,
+        );
+        if (result.outcome !== "completed")
+          throw new Error(`page call ${result.outcome}: ${result.content.text}`);
+      },
+      async close() {
+        release();
+      },
+    };
+    return { rig, page };
+  } catch (error) {
+    await page.kill();
+    throw error;
+  }
+}
 
 export const pageToolCallScenario: Scenario = {
   id: "2 page tool call",
@@ -19,37 +55,8 @@ export const pageToolCallScenario: Scenario = {
   async run({ budget, floor }) {
     const bench = await startBenchServer();
     try {
-      const page = await spawnPeer<{ sessionId: string }>("page-client", { args: [bench.server.url] });
+      const { rig, page } = await pageRig(bench);
       try {
-        const { live, release } = await bench.server.sessions.acquire(
-          { kind: "backend" },
-          page.ready.sessionId,
-        );
-        if (!live.runtime.hasPageTool(LOOKUP_ORDER.name))
-          throw new Error("the page did not bring lookup_order");
-        const spec = live.runtime.pageToolSpecs().find((s) => s.name === LOOKUP_ORDER.name)!;
-        let next = 0;
-        const rig: Rig = {
-          name: "page",
-          async call() {
-            const result = await live.pages.run(
-              {
-                callId: `call_p${(next++).toString(36)}`,
-                responseId: "r_bench",
-                spec,
-                arguments: { ...ORDER_ARGS },
-                timeoutMs: 30_000,
-                user: BENCH_USER,
-              },
-              noHandlers,
-            );
-            if (result.outcome !== "completed")
-              throw new Error(`page call ${result.outcome}: ${result.content.text}`);
-          },
-          async close() {
-            release();
-          },
-        };
         await warmUp(rig, budget);
         const latency = await compareLatency(rig, floor, budget);
         const throughput = await compareThroughput(rig, floor, budget);

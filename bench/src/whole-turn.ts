@@ -39,7 +39,11 @@ async function turn(session: Session): Promise<void> {
 }
 
 /** Turns over a pool of sessions, `inFlight` at a time, each replaced after a short chat. */
-async function turnRig(url: string, inFlight: number, turnsPerSession = TURNS_PER_SESSION): Promise<Rig> {
+export async function turnRig(
+  url: string,
+  inFlight: number,
+  turnsPerSession = TURNS_PER_SESSION,
+): Promise<Rig> {
   const pool = await SessionPool.open({
     size: inFlight + (Number.isFinite(turnsPerSession) ? 2 : 0),
     turnsPerSession,

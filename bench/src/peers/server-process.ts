@@ -1,14 +1,18 @@
 // The Patchbay server in a process of its own (the bench server: scripted `support` agent,
 // dispatch installed, SQLite in a temp dir). Answers `memory` (after a full GC when started with
-// --expose-gc) and `sessions` (how many are loaded) for the scale scenario.
+// --expose-gc) and `sessions` (how many are loaded) for the scale scenario, and `sql` (the
+// statements run so far, when started with BENCH_COUNT_SQL=1) for the probes.
 import { startBenchServer } from "../patchbay-server";
+import { countSql, sqlCounts, sqlTimes } from "../probes/sql-counter";
 import { measureMemory } from "./memory";
 import { failed, onRequest, ready } from "./peer-runtime";
 
 try {
+  if (process.env.BENCH_COUNT_SQL === "1") countSql();
   const bench = await startBenchServer();
   onRequest(async (message) => {
     if (message.type === "memory") return measureMemory();
+    if (message.type === "sql") return { counts: sqlCounts(), times: sqlTimes() };
     if (message.type === "sessions") return { loaded: bench.server.sessions.loaded().length };
     throw new Error(`unknown request ${String(message.type)}`);
   });

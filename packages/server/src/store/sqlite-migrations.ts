@@ -83,6 +83,11 @@ INSERT INTO event_rows (session_id, first_seq, last_seq, body)
 DROP TABLE events;
 `),
   },
+  {
+    version: 5,
+    why: "sessions.last_seq is no longer advanced by every change (an UPDATE per change, and each session's row rewritten in the WAL by every commit): a session's last seq is the highest of the column and its event_rows' last_seq, which the server keeps in memory once read. Nothing in the file changes; the version keeps an older server, which would read the column alone and hand out a seq again, off a database this one wrote",
+    up: () => {},
+  },
 ];
 
 /** The schema version this server creates and reads: the last step of {@link SQLITE_MIGRATIONS}. */

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -28,6 +28,68 @@ function open(dataDir: string): SqliteStore {
 describeStoreContract("SqliteStore", async () => open(tempDir()));
 
 describe("SqliteStore", () => {
+  it("folds its WAL back into the database file while it is open, after commits and grouped commits", async () => {
+    const store = open(tempDir());
+    await store.createSession(session("s_1"));
+    const grown = async (size: number) => {
+      // Far below the connection's own bound of 10,000 pages: only the checkpoint thread copies them.
+      const deadline = Date.now() + 10_000;
+      while (statSync(store.path).size < size && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(statSync(store.path).size).toBeGreaterThanOrEqual(size);
+      return statSync(store.path).size;
+    };
+    let size = statSync(store.path).size;
+    let n = 0;
+    const item = () => message(`m_${n++}`, "x".repeat(4000));
+    for (let i = 0; i < 20; i++) await store.commit("s_1", { items: [item()] });
+    size = await grown(size + 20 * 4000);
+    // Each batch starts after the last one's checkpoint ran: only its own writes ask for the next.
+    for (let i = 0; i < 20; i++) await store.commit("s_1", { items: [item()] });
+    size = await grown(size + 20 * 4000);
+    await store.commitMany(
+      Array.from({ length: 20 }, () => ({ sessionId: "s_1", change: { items: [item()] } })),
+    );
+    await grown(size + 20 * 4000);
+    expect(await store.conversation("s_1")).toHaveLength(60);
+  });
+
+  it("hands out each session's seqs in order without a gap, across grouped writes, a failed change and a reopen", async () => {
+    const dir = tempDir();
+    const first = open(dir);
+    await first.createSession(session("s_1"));
+    await first.createSession({ ...session("s_2"), lastSeq: 7 });
+    const held = (callId: string) => ({ events: [{ type: "tool.held" as const, callId }] });
+    const outcomes = await first.commitMany([
+      { sessionId: "s_1", change: held("a") },
+      { sessionId: "s_missing", change: held("b") },
+      { sessionId: "s_2", change: held("c") },
+      { sessionId: "s_1", change: held("d") },
+    ]);
+    expect(outcomes.map((outcome) => outcome.ok)).toEqual([true, false, true, true]);
+    expect((await first.readEvents("s_1", 0)).map((e) => e.seq)).toEqual([1, 2]);
+    // A session created with a last seq goes on from it.
+    expect((await first.readEvents("s_2", 0)).map((e) => e.seq)).toEqual([8]);
+    await first.close();
+
+    const second = open(dir);
+    expect((await second.getSession("s_1"))?.lastSeq).toBe(2);
+    expect((await second.listSessions({ agent: "support" })).map((s) => [s.id, s.lastSeq])).toEqual(
+      expect.arrayContaining([
+        ["s_1", 2],
+        ["s_2", 8],
+      ]),
+    );
+    const { events } = await second.commit("s_1", held("e"));
+    expect(events.map((e) => e.seq)).toEqual([3]);
+    expect((await second.getSession("s_1"))?.lastSeq).toBe(3);
+    // A deleted session's seqs are forgotten with it: one created again with its id starts over.
+    expect(await second.deleteSession("s_1")).toBe(true);
+    await second.createSession(session("s_1"));
+    expect((await second.commit("s_1", held("f"))).events.map((e) => e.seq)).toEqual([1]);
+  });
+
   it("keeps no session leases and refuses a fenced write, which only a cluster on Postgres makes", async () => {
     const store = open(tempDir());
     await store.createSession(session("s_1"));

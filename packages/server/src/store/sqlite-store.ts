@@ -15,8 +15,14 @@ import type {
   Store,
   TurnRecord,
 } from "./store";
+import { WAL_BOUND_PAGES, WalCheckpointer } from "./wal-checkpointer";
 
-const SESSION_COLUMNS = "id, agent, user_id, metadata, created_at, last_seq";
+/** A session's last event seq (schema step 5): the column is where it started, event_rows say the rest. */
+const LAST_SEQ =
+  "MAX(last_seq, COALESCE((SELECT MAX(e.last_seq) FROM event_rows e WHERE e.session_id = sessions.id), 0))";
+const SESSION_COLUMNS = `id, agent, user_id, metadata, created_at, ${LAST_SEQ} AS last_seq`;
+/** Sessions whose last seq is kept in memory; past this many the memo starts over. */
+const LAST_SEQ_MEMO = 50_000;
 
 /**
  * Options of {@link SqliteStore}.
@@ -71,6 +77,12 @@ export class SqliteStore implements Store {
   private readonly stmts: ReturnType<typeof prepare>;
   private readonly commitTx: (sessionId: string, change: SessionChange) => CommitResult;
   private readonly commitManyTx: (writes: readonly GroupedWrite[]) => GroupedWriteResult[];
+  private readonly checkpoints: WalCheckpointer;
+  /**
+   * Each session's last event seq once read or written. One server writes a file, so the memo
+   * stays true as long as the transactions that advanced it commit; one that fails clears it.
+   */
+  private readonly lastSeqs = new Map<string, number>();
 
   constructor(options: SqliteStoreOptions) {
     mkdirSync(options.dataDir, { recursive: true });
@@ -87,6 +99,12 @@ export class SqliteStore implements Store {
     this.db.pragma("journal_mode = WAL");
     // NORMAL in WAL mode loses at most the last transactions on power loss, never corrupts.
     this.db.pragma("synchronous = NORMAL");
+    // Checkpoints run on a thread of their own; the connection's own is only a bound (wal-checkpointer.ts).
+    this.db.pragma(`wal_autocheckpoint = ${WAL_BOUND_PAGES}`);
+    this.checkpoints = new WalCheckpointer(this.path, () => {
+      if (this.db.open) this.db.pragma("wal_autocheckpoint = 1000");
+    });
+    this.checkpoints.open();
     this.stmts = prepare(this.db);
     this.commitTx = this.db.transaction((sessionId: string, change: SessionChange) =>
       this.applyChange(sessionId, change),
@@ -113,6 +131,7 @@ export class SqliteStore implements Store {
       record.createdAt,
       record.lastSeq,
     );
+    this.checkpoints.wrote();
   }
 
   async getSession(id: string): Promise<SessionRecord | undefined> {
@@ -139,6 +158,8 @@ export class SqliteStore implements Store {
   }
 
   async deleteSession(id: string): Promise<boolean> {
+    this.checkpoints.wrote();
+    this.lastSeqs.delete(id);
     return this.db.transaction(() => {
       const existed = this.stmts.deleteSession.run(id).changes > 0;
       for (const table of [
@@ -160,11 +181,32 @@ export class SqliteStore implements Store {
     // One server per SQLite file: no leases, so a fenced write (cluster mode) cannot be honoured.
     if (change.fence !== undefined)
       throw new Error("the SQLite store keeps no session leases: a cluster needs Postgres");
-    return this.commitTx(sessionId, change);
+    let result: CommitResult;
+    try {
+      result = this.commitTx(sessionId, change);
+    } catch (error) {
+      this.lastSeqs.clear();
+      throw error;
+    }
+    this.checkpoints.wrote();
+    return result;
   }
 
   async commitMany(writes: readonly GroupedWrite[]): Promise<GroupedWriteResult[]> {
-    return this.commitManyTx(writes);
+    let results: GroupedWriteResult[];
+    try {
+      // A group of one is its own transaction: no savepoint needed to roll it back alone.
+      results =
+        writes.length === 1
+          ? [{ ok: true, result: this.commitTx(writes[0]!.sessionId, writes[0]!.change) }]
+          : this.commitManyTx(writes);
+    } catch (error) {
+      this.lastSeqs.clear();
+      if (writes.length === 1) return [{ ok: false, error }];
+      throw error;
+    }
+    this.checkpoints.wrote();
+    return results;
   }
 
   async readEvents(
@@ -227,7 +269,10 @@ export class SqliteStore implements Store {
   }
 
   async putToolResult(sessionId: string, callId: string, result: ToolResult): Promise<boolean> {
-    return this.stmts.putResult.run(callId, sessionId, JSON.stringify(result), Date.now()).changes > 0;
+    const stored =
+      this.stmts.putResult.run(callId, sessionId, JSON.stringify(result), Date.now()).changes > 0;
+    this.checkpoints.wrote();
+    return stored;
   }
 
   async getToolResult(callId: string): Promise<ToolResult | undefined> {
@@ -236,6 +281,8 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
+    if (!this.db.open) return;
+    await this.checkpoints.close();
     if (!this.db.open) return;
     // Fold the WAL back into the main file so a copy of the .sqlite alone is a full backup.
     this.db.pragma("wal_checkpoint(TRUNCATE)");
@@ -284,9 +331,10 @@ export class SqliteStore implements Store {
     const events: SessionEvent[] = [];
     const drafts = change.events;
     if (drafts && drafts.length > 0) {
-      const row = s.advanceLastSeq.get(drafts.length, sessionId) as { last_seq: number } | undefined;
-      if (!row) throw new Error(`session ${sessionId} does not exist`);
-      const first = row.last_seq - drafts.length + 1;
+      const before = this.lastSeq(sessionId);
+      if (before === undefined) throw new Error(`session ${sessionId} does not exist`);
+      const first = before + 1;
+      const last = before + drafts.length;
       // One row for the change's events, a JSON array of each event's own text (schema step 4).
       let body = "[";
       for (let i = 0; i < drafts.length; i++) {
@@ -294,9 +342,22 @@ export class SqliteStore implements Store {
         body += i === 0 ? json.event(event) : `,${json.event(event)}`;
         events.push(event);
       }
-      s.insertEvents.run(sessionId, first, row.last_seq, `${body}]`);
+      s.insertEvents.run(sessionId, first, last, `${body}]`);
+      // Last, once nothing of this change can throw: a savepoint rolled back leaves the memo as it was.
+      this.lastSeqs.set(sessionId, last);
     }
     return { events, duplicate: false };
+  }
+
+  /** A session's last event seq, from the memo or the file; undefined when there is no such session. */
+  private lastSeq(sessionId: string): number | undefined {
+    const known = this.lastSeqs.get(sessionId);
+    if (known !== undefined) return known;
+    const row = this.stmts.lastSeq.get(sessionId) as { last_seq: number } | undefined;
+    if (!row) return undefined;
+    if (this.lastSeqs.size >= LAST_SEQ_MEMO) this.lastSeqs.clear();
+    this.lastSeqs.set(sessionId, row.last_seq);
+    return row.last_seq;
   }
 }
 
@@ -314,7 +375,7 @@ function prepare(db: Database.Database) {
     ),
     countByAgentUser: db.prepare("SELECT COUNT(*) AS n FROM sessions WHERE agent = ? AND user_id = ?"),
     deleteSession: db.prepare("DELETE FROM sessions WHERE id = ?"),
-    advanceLastSeq: db.prepare("UPDATE sessions SET last_seq = last_seq + ? WHERE id = ? RETURNING last_seq"),
+    lastSeq: db.prepare(`SELECT ${LAST_SEQ} AS last_seq FROM sessions WHERE id = ?`),
     setPageTools: db.prepare("UPDATE sessions SET page_tools = ? WHERE id = ?"),
     getPageTools: db.prepare("SELECT page_tools FROM sessions WHERE id = ?"),
     insertEvents: db.prepare(

@@ -1,0 +1,111 @@
+// Probe: what a whole turn (scenario 4) costs each process, in figures the machine's load moves
+// little: CPU time per turn of the server, the worker and the client (this process), and the
+// SQLite statements and transactions per turn in the server. Runs scenario 4's processes and
+// rig; alternate it between two builds in the same minutes to compare them.
+//   node --import tsx src/probes/turn-cost.ts [--sessions 64] [--turns 3000] [--rounds 2] [--one]
+// BENCH_CPU_PROF=<dir> profiles the server and the worker (see children.ts).
+import { spawnPeer } from "../children";
+import { latencyBlock, type Rig, throughputBlock } from "../measure";
+import { summarize } from "../stats";
+import { turnRig } from "../whole-turn";
+import { procCpuUs, procWrites } from "./proc-cpu";
+
+const arg = (name: string, fallback: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : fallback;
+};
+const sessions = arg("sessions", 64);
+const turns = arg("turns", 3000);
+const rounds = arg("rounds", 2);
+/** `--one` measures only turns one at a time (for a profile of that alone). */
+const onlyOne = process.argv.includes("--one");
+
+function counted(rig: Rig): Rig & { done: number } {
+  const out = {
+    ...rig,
+    done: 0,
+    async call() {
+      await rig.call();
+      out.done++;
+    },
+  };
+  return out;
+}
+
+const server = await spawnPeer<{ url: string }>("server-process", {
+  env: { BENCH_COUNT_SQL: process.env.BENCH_COUNT_SQL ?? "1" },
+});
+const worker = await spawnPeer("worker", { args: [server.ready.url] });
+type Times = Record<string, { n: number; us: number }>;
+const sqlAll = () => server.request<{ counts: Record<string, number>; times: Times }>({ type: "sql" });
+const sql = async () => (await sqlAll()).counts;
+const commitUs = async () => (await sqlAll()).times.COMMIT?.us ?? 0;
+const many = counted(await turnRig(server.ready.url, sessions));
+const one = counted(await turnRig(server.ready.url, 1));
+try {
+  if (!onlyOne) await throughputBlock(many, sessions, Math.min(turns, 1000), 30_000);
+  await latencyBlock(one, 100, 10_000);
+  for (let round = 0; round < rounds; round++) {
+    for (const [name, rig, inFlight] of [
+      [`${sessions} sessions`, many, sessions],
+      ["1 in flight", one, 1],
+    ] as const) {
+      if (onlyOne && inFlight !== 1) continue;
+      const pid = server.child.pid!;
+      const before = {
+        server: procCpuUs(pid),
+        loop: procCpuUs(pid, pid),
+        worker: procCpuUs(worker.child.pid!),
+      };
+      const writesBefore = procWrites(pid);
+      const self = process.cpuUsage();
+      const sqlBefore = await sql();
+      const commitBefore = await commitUs();
+      const doneBefore = rig.done;
+      const start = performance.now();
+      let p50 = "";
+      if (inFlight === 1) {
+        const samples = await latencyBlock(rig, Math.ceil(turns / 6), 60_000);
+        const s = summarize(samples);
+        p50 = ` p50 ${(s.p50 / 1000).toFixed(2)} ms p99 ${(s.p99 / 1000).toFixed(2)} ms`;
+      } else {
+        await throughputBlock(rig, inFlight, turns, 60_000);
+      }
+      const seconds = (performance.now() - start) / 1000;
+      const n = rig.done - doneBefore;
+      const selfCpu = process.cpuUsage(self);
+      const per = (us: number) => `${Math.round(us / n)} µs`;
+      const writesAfter = procWrites(pid);
+      const writes = `; server writes per turn ${((writesAfter.calls - writesBefore.calls) / n).toFixed(1)}, ${((writesAfter.bytes - writesBefore.bytes) / n / 1024).toFixed(1)} KiB`;
+      const sqlAfter = await sql();
+      const commit =
+        process.env.BENCH_TIME_SQL === "1" ? `, COMMIT ${per((await commitUs()) - commitBefore)} (wall)` : "";
+      const stmts: string[] = [];
+      let total = 0;
+      for (const [word, count] of Object.entries(sqlAfter)) {
+        const d = count - (sqlBefore[word] ?? 0);
+        total += d;
+        if (d > 0) stmts.push(`${word} ${(d / n).toFixed(2)}`);
+      }
+      console.log(
+        `${name}: ${n} turns, ${Math.round(n / seconds)} turns/s${p50}; CPU per turn: server ${per(procCpuUs(pid) - before.server)} (its main thread ${per(procCpuUs(pid, pid) - before.loop)}), worker ${per(procCpuUs(worker.child.pid!) - before.worker)}, client ${per(selfCpu.user + selfCpu.system)}; SQL per turn ${(total / n).toFixed(2)} (${stmts.join(", ")})${commit}${writes}`,
+      );
+    }
+  }
+  if (process.env.BENCH_TIME_SQL === "1") {
+    const { times } = await sqlAll();
+    const total = one.done + many.done;
+    for (const [sqlText, t] of Object.entries(times)
+      .sort((a, b) => b[1].us - a[1].us)
+      .slice(0, 15))
+      console.log(
+        `${(t.us / total).toFixed(1).padStart(7)} µs/turn ${(t.n / total).toFixed(2).padStart(6)}/turn  ${sqlText}`,
+      );
+  }
+} finally {
+  await many.close();
+  await one.close();
+  await worker.kill();
+  await server.kill();
+}
+process.exit(0);
