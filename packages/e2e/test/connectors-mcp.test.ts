@@ -81,7 +81,8 @@ const logOf = (file: string) => {
   }
 };
 
-describe("MCP connectors end to end (server-everything from npm)", () => {
+// 60 s a test: each starts real MCP servers from npm (node processes), slow on a loaded 2-core machine.
+describe("MCP connectors end to end (server-everything from npm)", { timeout: 60_000 }, () => {
   it("over stdio: results, approval, image, progress and an interrupt that reaches the server as a cancellation", async () => {
     const log = join(dir, "stdio.log");
     let model: (LanguageModel & { requests: ModelRequest[] }) | undefined;
