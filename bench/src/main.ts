@@ -2,7 +2,9 @@
 // Flags: `--quick` (a smoke run with tiny caps, for the test that checks every row is printed),
 // `--only <text>` (scenarios whose id contains the text; for working on one scenario).
 import "./quiet-warnings";
-import { cpus, loadavg, platform } from "node:os";
+import { mkdtempSync, rmSync } from "node:fs";
+import { cpus, loadavg, platform, tmpdir } from "node:os";
+import { join } from "node:path";
 import { FULL, QUICK } from "./budget";
 import { killAllChildren } from "./children";
 import { runCleanups } from "./cleanup";
@@ -17,11 +19,21 @@ const budget = args.includes("--quick") ? QUICK : FULL;
 const onlyIndex = args.indexOf("--only");
 const only = onlyIndex >= 0 ? args[onlyIndex + 1] : undefined;
 
+// Every data directory of the run's servers is made below one directory of its own (peers
+// inherit BENCH_DATA_ROOT), removed when the run ends: a peer killed with SIGKILL leaves its
+// SQLite files behind.
+const dataRoot = mkdtempSync(join(process.env.BENCH_DATA_ROOT ?? tmpdir(), "patchbay-bench-run-"));
+process.env.BENCH_DATA_ROOT = dataRoot;
+const removeData = () => rmSync(dataRoot, { recursive: true, force: true });
+
 // The whole run is bounded: whatever hangs, the children die and the process ends.
 const watchdog = setTimeout(() => {
   console.error(`bench: watchdog: the run passed ${budget.watchdogMs} ms; stopping`);
   killAllChildren();
-  void runCleanups().finally(() => process.exit(2));
+  void runCleanups().finally(() => {
+    removeData();
+    process.exit(2);
+  });
 }, budget.watchdogMs);
 watchdog.unref();
 
@@ -77,5 +89,6 @@ main()
     // An abandoned scenario's services (PostgreSQL, nats-server) are stopped before the exit.
     await runCleanups();
     killAllChildren();
+    removeData();
     process.exit(code);
   });
