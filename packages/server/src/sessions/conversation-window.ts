@@ -9,8 +9,11 @@ import type { ConversationItem } from "@patchbay/protocol";
 export class ConversationWindow {
   private items: ConversationItem[] = [];
   private sizes: number[] = [];
-  /** Absolute position of each item ever seen (those cut off keep theirs, below `dropped`). */
-  private readonly index = new Map<string, number>();
+  /**
+   * Absolute position of each item ever seen (those cut off keep theirs, below `dropped`); made
+   * with the first item, since an idle session's memory is mostly what it holds.
+   */
+  private index: Map<string, number> | undefined;
   private dropped = 0;
   private bytes = 0;
   /** The lowest position added or replaced since {@link takeChangedFrom} was last called. */
@@ -55,7 +58,7 @@ export class ConversationWindow {
 
   /** The absolute position of the item with this id, when it is held. */
   position(id: string): number | undefined {
-    const at = this.index.get(id);
+    const at = this.index?.get(id);
     return at === undefined || at < this.dropped ? undefined : at;
   }
 
@@ -80,13 +83,14 @@ export class ConversationWindow {
   }
 
   get(id: string): ConversationItem | undefined {
-    const at = this.index.get(id);
+    const at = this.index?.get(id);
     return at === undefined || at < this.dropped ? undefined : this.items[at - this.dropped];
   }
 
   /** Adds an item, or replaces the one with the same id. */
   apply(item: ConversationItem): void {
     const size = JSON.stringify(item).length;
+    this.index ??= new Map();
     const at = this.index.get(item.id);
     if (at === undefined) {
       const position = this.dropped + this.items.length;
