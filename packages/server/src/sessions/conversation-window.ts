@@ -6,9 +6,14 @@ import type { ConversationItem } from "@patchbay/protocol";
  * separated from the turn it belongs to. It also counts the whole conversation, items and bytes
  * (JSON), for the per-session quotas.
  */
+// Shared by every window until its first item (an idle session's memory is mostly what it
+// holds); frozen, so a write that forgot to replace them throws instead of sharing items.
+const NO_ITEMS = Object.freeze([]) as unknown as ConversationItem[];
+const NO_SIZES = Object.freeze([]) as unknown as number[];
+
 export class ConversationWindow {
-  private items: ConversationItem[] = [];
-  private sizes: number[] = [];
+  private items: ConversationItem[] = NO_ITEMS;
+  private sizes: number[] = NO_SIZES;
   /**
    * Absolute position of each item ever seen (those cut off keep theirs, below `dropped`); made
    * with the first item, since an idle session's memory is mostly what it holds.
@@ -93,6 +98,10 @@ export class ConversationWindow {
     this.index ??= new Map();
     const at = this.index.get(item.id);
     if (at === undefined) {
+      if (this.items === NO_ITEMS) {
+        this.items = [];
+        this.sizes = [];
+      }
       const position = this.dropped + this.items.length;
       if (position < this.changedFrom) this.changedFrom = position;
       this.index.set(item.id, position);

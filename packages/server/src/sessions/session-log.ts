@@ -358,7 +358,9 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
 
   /** {@link subscribe} without the closure that stops it: {@link removeSubscriber} does. */
   addSubscriber(subscriber: SessionSubscriber): void {
-    if (!this.subscribers.includes(subscriber)) this.subscribers = [...this.subscribers, subscriber];
+    if (this.subscribers.includes(subscriber)) return;
+    // A literal of one is sized to fit; a spread would leave room to grow (about 150 bytes).
+    this.subscribers = this.subscribers.length === 0 ? [subscriber] : [...this.subscribers, subscriber];
   }
 
   /** Stops delivering live events to `subscriber`. */

@@ -35,6 +35,7 @@ class SessionAttachment implements Attachment {
   lastSent: number;
   /** Live events that arrived during the replay, sent after it; undefined once it ended. */
   waiting: SessionEvent[] | undefined = [];
+  private released = false;
   readonly deliver: (event: SessionEvent) => void;
 
   constructor(
@@ -42,7 +43,6 @@ class SessionAttachment implements Attachment {
     readonly socket: AttachmentSocket,
     readonly sessionId: string,
     readonly live: LiveSession,
-    readonly release: () => void,
     afterSeq: number,
   ) {
     this.lastSent = afterSeq;
@@ -50,6 +50,13 @@ class SessionAttachment implements Attachment {
       if (this.waiting) this.waiting.push(event);
       else this.sendLive(event);
     };
+  }
+
+  /** Lets go of the session's hold, once. */
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.owner.sessions.releaseHold(this.sessionId);
   }
 
   sendLive(event: SessionEvent): void {
@@ -115,7 +122,7 @@ export class SessionAttachments {
 
   constructor(
     private readonly socket: AttachmentSocket,
-    private readonly sessions: SessionDirectory,
+    readonly sessions: SessionDirectory,
     private readonly maxSessions: number,
   ) {}
 
@@ -158,10 +165,10 @@ export class SessionAttachments {
     if (!this.get(sessionId) && this.size >= this.maxSessions) {
       throw new ServerError("conflict", `a socket may have at most ${this.maxSessions} sessions open`);
     }
-    const { live, release } = await this.sessions.acquire(principal, sessionId);
+    const live = await this.sessions.hold(principal, sessionId);
     this.detach(sessionId);
     const socket = this.socket;
-    const attachment = new SessionAttachment(this, socket, sessionId, live, release, afterSeq);
+    const attachment = new SessionAttachment(this, socket, sessionId, live, afterSeq);
     live.runtime.addSubscriber(attachment.deliver);
     live.runtime.on("closed", onSessionClosed, attachment);
     this.remember(attachment);
