@@ -266,7 +266,9 @@ export class PeerSocket<C extends PeerChannel> {
 
   /** One heartbeat (the wheel calls it once per interval): a ping, or the end of a silent peer. */
   beat(): void {
-    if (Date.now() - this.lastHeard > 2 * this.limits.heartbeatIntervalMs) {
+    // Judged against a ping it was sent: after this process's own event loop stalled past two
+    // intervals, a peer's first beat finds it silent only because nothing could be heard.
+    if (this.pings > 0 && Date.now() - this.lastHeard > 2 * this.limits.heartbeatIntervalMs) {
       this.logger.info("peer missed its heartbeats; dropping it");
       this.onRefused?.("heartbeat");
       this.close(PeerCloseCodes.heartbeat, "heartbeat timeout");
