@@ -135,6 +135,7 @@ export class Dispatch extends EventEmitter<DispatchEvents> {
       {
         send: (frame, durable) => this.#connection?.send(frame, { durable }),
         emit: (event, payload) => (this.emit as (e: string, p: unknown) => boolean)(event, payload),
+        listens: (event) => this.listenerCount(event as keyof DispatchEvents) > 0,
       },
       {
         onToolError: ({ callId, name, sessionId, error }) =>

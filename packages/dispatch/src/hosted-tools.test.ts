@@ -102,6 +102,29 @@ describe("hosted tools", () => {
     expect(socket.hello.handles).toEqual({ messages: false, calls: false });
   });
 
+  it("emits hosted.started and hosted.finished to listeners, and runs calls alike with none", async () => {
+    const tools = new Tools().register<{ order_id: string }>({
+      name: "lookup_order",
+      description: "Look up an order",
+      parameters: orderParameters,
+      run: ({ order_id }) => `Order ${order_id} shipped.`,
+    });
+    const { server, dispatch } = await setup(tools);
+    void dispatch.run();
+    const socket = await server.nextSocket();
+    call(socket, "call_quiet");
+    expect((await socket.next("hosted.result")).result.content.text).toBe("Order A1 shipped.");
+    const events: unknown[] = [];
+    dispatch.on("hosted.started", (event) => events.push(event));
+    dispatch.on("hosted.finished", (event) => events.push(event));
+    call(socket, "call_heard");
+    await socket.next("hosted.result", (f) => f.callId === "call_heard");
+    expect(events).toEqual([
+      { callId: "call_heard", agent: "support", tool: "lookup_order", sessionId: "s_1", attempt: 1 },
+      { callId: "call_heard", tool: "lookup_order", outcome: "completed" },
+    ]);
+  });
+
   it("runs a call with its context and relays progress, say, hold and the result", async () => {
     let seen: Pick<ToolCallContext, "id" | "sessionId" | "user" | "attempt" | "conversation"> | undefined;
     const tools = new Tools().register<{ order_id: string }>({

@@ -100,6 +100,8 @@ interface RunningCall {
 export interface HostedToolsLink {
   send: (frame: WorkerToServerFrame, durable: boolean) => void;
   emit: (event: string, payload: unknown) => void;
+  /** Whether anyone listens to the event: a call's events are not built for no one. */
+  listens?: (event: string) => boolean;
 }
 
 /** Hosted results kept for redelivered calls, at most. */
@@ -273,13 +275,15 @@ export class HostedTools {
       done: Promise.resolve(),
     };
     this.#running.set(frame.callId, entry);
-    this.#link.emit("hosted.started", {
-      callId: frame.callId,
-      agent: frame.agent,
-      tool: frame.tool,
-      sessionId: frame.sessionId,
-      attempt: frame.attempt,
-    });
+    if (this.#link.listens?.("hosted.started") !== false) {
+      this.#link.emit("hosted.started", {
+        callId: frame.callId,
+        agent: frame.agent,
+        tool: frame.tool,
+        sessionId: frame.sessionId,
+        attempt: frame.attempt,
+      });
+    }
     entry.done = (async () => {
       let result: ToolResult;
       try {
@@ -300,7 +304,12 @@ export class HostedTools {
       this.#answered.set(frame.callId, { attempt: entry.attempt, result });
       if (--session.calls === 0) this.#rest(session);
       this.#link.send({ type: "hosted.result", callId: frame.callId, attempt: entry.attempt, result }, true);
-      this.#link.emit("hosted.finished", { callId: frame.callId, tool: frame.tool, outcome: result.outcome });
+      if (this.#link.listens?.("hosted.finished") !== false)
+        this.#link.emit("hosted.finished", {
+          callId: frame.callId,
+          tool: frame.tool,
+          outcome: result.outcome,
+        });
       if (this.#running.size === 0) {
         const waiters = this.#idleWaiters;
         this.#idleWaiters = [];

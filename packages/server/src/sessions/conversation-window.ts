@@ -6,11 +6,19 @@ import type { ConversationItem } from "@patchbay/protocol";
  * separated from the turn it belongs to. It also counts the whole conversation, items and bytes
  * (JSON), for the per-session quotas.
  */
+// Shared by every window until its first item (an idle session's memory is mostly what it
+// holds); frozen, so a write that forgot to replace them throws instead of sharing items.
+const NO_ITEMS = Object.freeze([]) as unknown as ConversationItem[];
+const NO_SIZES = Object.freeze([]) as unknown as number[];
+
 export class ConversationWindow {
-  private items: ConversationItem[] = [];
-  private sizes: number[] = [];
-  /** Absolute position of each item ever seen (those cut off keep theirs, below `dropped`). */
-  private readonly index = new Map<string, number>();
+  private items: ConversationItem[] = NO_ITEMS;
+  private sizes: number[] = NO_SIZES;
+  /**
+   * Absolute position of each item ever seen (those cut off keep theirs, below `dropped`); made
+   * with the first item, since an idle session's memory is mostly what it holds.
+   */
+  private index: Map<string, number> | undefined;
   private dropped = 0;
   private bytes = 0;
   /** The lowest position added or replaced since {@link takeChangedFrom} was last called. */
@@ -55,7 +63,7 @@ export class ConversationWindow {
 
   /** The absolute position of the item with this id, when it is held. */
   position(id: string): number | undefined {
-    const at = this.index.get(id);
+    const at = this.index?.get(id);
     return at === undefined || at < this.dropped ? undefined : at;
   }
 
@@ -80,15 +88,20 @@ export class ConversationWindow {
   }
 
   get(id: string): ConversationItem | undefined {
-    const at = this.index.get(id);
+    const at = this.index?.get(id);
     return at === undefined || at < this.dropped ? undefined : this.items[at - this.dropped];
   }
 
   /** Adds an item, or replaces the one with the same id. */
   apply(item: ConversationItem): void {
     const size = JSON.stringify(item).length;
+    this.index ??= new Map();
     const at = this.index.get(item.id);
     if (at === undefined) {
+      if (this.items === NO_ITEMS) {
+        this.items = [];
+        this.sizes = [];
+      }
       const position = this.dropped + this.items.length;
       if (position < this.changedFrom) this.changedFrom = position;
       this.index.set(item.id, position);

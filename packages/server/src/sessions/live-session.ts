@@ -69,9 +69,11 @@ interface QueuedTurn {
  * interrupts it, and when several wait only the newest is answered (the model sees them all).
  */
 export class LiveSession {
-  readonly approvals: ApprovalFlow;
-  readonly pages: PageToolBackend;
-  private readonly hosted: WorkerToolBackend | undefined;
+  // The approvals and the page and hosted backends are made on first use: an idle session's
+  // memory is mostly what it holds, and most loaded sessions are idle.
+  private approvalFlow: ApprovalFlow | undefined;
+  private pageBackend: PageToolBackend | undefined;
+  private hostedBackend: WorkerToolBackend | undefined;
   private readonly server: ToolBackend | undefined;
   private readonly queue: QueuedTurn[] = [];
   private current: Turn | undefined;
@@ -82,11 +84,28 @@ export class LiveSession {
     readonly runtime: SessionLog,
     private readonly deps: LiveSessionDeps,
   ) {
-    this.approvals = new ApprovalFlow(runtime, { defaultExpiresInMs: runtime.agent.approvalTimeoutMs });
-    // The session log's logger already names the session.
-    this.pages = new PageToolBackend(runtime, runtime.logger);
-    this.hosted = deps.hostedTools ? new WorkerToolBackend(runtime, deps.hostedTools) : undefined;
     this.server = deps.serverTools?.(runtime);
+  }
+
+  /** The session's approvals (questions to the user and how they ended). */
+  get approvals(): ApprovalFlow {
+    this.approvalFlow ??= new ApprovalFlow(this.runtime, {
+      defaultExpiresInMs: this.runtime.agent.approvalTimeoutMs,
+    });
+    return this.approvalFlow;
+  }
+
+  /** The tools the session's pages run. */
+  get pages(): PageToolBackend {
+    // The session log's logger already names the session.
+    this.pageBackend ??= new PageToolBackend(this.runtime, this.runtime.logger);
+    return this.pageBackend;
+  }
+
+  private get hosted(): WorkerToolBackend | undefined {
+    const router = this.deps.hostedTools;
+    if (router) this.hostedBackend ??= new WorkerToolBackend(this.runtime, router);
+    return this.hostedBackend;
   }
 
   get id(): string {
@@ -204,7 +223,7 @@ export class LiveSession {
   async close(graceMs: number): Promise<void> {
     this.closing = true;
     this.current?.beginClose();
-    this.approvals.cancelAll();
+    this.approvalFlow?.cancelAll();
     await this.idleWithin(graceMs);
     this.current?.close();
     await this.idleWithin(Math.min(graceMs, CLOSED_TURN_END_MS));
@@ -262,7 +281,8 @@ export class LiveSession {
   private backends(): ToolBackend[] {
     const backends: ToolBackend[] = [this.pages];
     if (this.server) backends.push(this.server);
-    if (this.hosted) backends.push(this.hosted);
+    const hosted = this.hosted;
+    if (hosted) backends.push(hosted);
     return backends;
   }
 

@@ -1,5 +1,8 @@
 import type { ToolSpec } from "@patchbay/protocol";
 
+// Shared by the sessions that have no page tools stored (most): read, never changed in place.
+const NO_TOOLS = Object.freeze([]) as unknown as ToolSpec[];
+
 /**
  * Which attached connection brought which page tools to one session, and the last set a page
  * declared (kept with the session, so the model's tool list stays steady while no page is
@@ -11,7 +14,7 @@ export class PageToolRegistry {
   private last: ToolSpec[];
 
   constructor(stored: ToolSpec[] = []) {
-    this.last = stored;
+    this.last = stored.length === 0 ? NO_TOOLS : stored;
   }
 
   /**

@@ -204,20 +204,34 @@ export class SessionDirectory {
     principal: Principal,
     sessionId: string,
   ): Promise<{ live: LiveSession; release: () => void }> {
-    this.assertOpen();
-    const live = this.live.get(sessionId) ?? (await this.load(sessionId, principal));
-    assertCanAccess(principal, live.runtime.info, sessionId);
-    this.holds.set(sessionId, (this.holds.get(sessionId) ?? 0) + 1);
+    const live = await this.hold(principal, sessionId);
     let released = false;
     const release = () => {
       if (released) return;
       released = true;
-      const count = (this.holds.get(sessionId) ?? 1) - 1;
-      if (count > 0) this.holds.set(sessionId, count);
-      else this.holds.delete(sessionId);
-      this.maybeUnload(sessionId);
+      this.releaseHold(sessionId);
     };
     return { live, release };
+  }
+
+  /**
+   * {@link acquire} without the closure: the holder calls {@link releaseHold} once (a socket's
+   * attachment does, since an idle connection's memory is mostly what it holds).
+   */
+  async hold(principal: Principal, sessionId: string): Promise<LiveSession> {
+    this.assertOpen();
+    const live = this.live.get(sessionId) ?? (await this.load(sessionId, principal));
+    assertCanAccess(principal, live.runtime.info, sessionId);
+    this.holds.set(sessionId, (this.holds.get(sessionId) ?? 0) + 1);
+    return live;
+  }
+
+  /** Lets go of one {@link hold}: the session may unload once nothing holds it. */
+  releaseHold(sessionId: string): void {
+    const count = (this.holds.get(sessionId) ?? 1) - 1;
+    if (count > 0) this.holds.set(sessionId, count);
+    else this.holds.delete(sessionId);
+    this.maybeUnload(sessionId);
   }
 
   /** Loaded sessions (for shutdown and metrics). */

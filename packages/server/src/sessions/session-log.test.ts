@@ -261,3 +261,35 @@ describe("SessionLog group commit", () => {
     expect(ghost.item("m_2")).toBeUndefined();
   });
 });
+
+describe("SessionLog subscribers", () => {
+  it("delivers each event once to each subscriber, in order, and none after it unsubscribed", async () => {
+    const runtime = await runtimeWith([]);
+    const seen: string[] = [];
+    const first = (event: { seq: number }) => seen.push(`first ${event.seq}`);
+    const stop = runtime.subscribe(first);
+    runtime.addSubscriber(first); // already subscribed: still one delivery
+    runtime.subscribe((event) => seen.push(`second ${event.seq}`));
+    expect(runtime.subscriberCount).toBe(2);
+    await runtime.append({ type: "response.started", responseId: "r_1" });
+    stop();
+    stop();
+    await runtime.append({ type: "response.started", responseId: "r_2" });
+    expect(seen).toEqual(["first 1", "second 1", "second 2"]);
+    expect(runtime.subscriberCount).toBe(1);
+  });
+
+  it("skips a subscriber another one removed earlier in the same broadcast, as a Set would", async () => {
+    const runtime = await runtimeWith([]);
+    const seen: string[] = [];
+    const second = (event: { seq: number }) => seen.push(`second ${event.seq}`);
+    runtime.subscribe((event) => {
+      seen.push(`first ${event.seq}`);
+      runtime.removeSubscriber(second);
+    });
+    runtime.addSubscriber(second);
+    await runtime.append({ type: "response.started", responseId: "r_1" });
+    await runtime.append({ type: "response.started", responseId: "r_2" });
+    expect(seen).toEqual(["first 1", "first 2"]);
+  });
+});

@@ -15,6 +15,12 @@ import { PageToolRegistry } from "./page-tool-registry";
 /** A listener of a session's live events (one per attached socket). */
 export type SessionSubscriber = (event: SessionEvent) => void;
 
+// Shared by every session until it has a subscriber or a write: an idle session's memory is
+// mostly what it holds. The subscriber list is replaced, never changed in place, so a broadcast
+// goes over the list as it was when it began.
+const NO_SUBSCRIBERS: readonly SessionSubscriber[] = Object.freeze([]);
+const SETTLED: Promise<unknown> = Promise.resolve();
+
 /** Events of a {@link SessionLog}. */
 export interface SessionLogEvents {
   /** Every committed event, after it is in the log. */
@@ -39,9 +45,9 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
   private readonly window: ConversationWindow;
   /** The model's messages, kept as the conversation changes; made on the first turn. */
   private messageLog: ModelMessageLog | undefined;
-  private readonly subscribers = new Set<SessionSubscriber>();
+  private subscribers: readonly SessionSubscriber[] = NO_SUBSCRIBERS;
   private readonly pageTools: PageToolRegistry;
-  private chain: Promise<unknown> = Promise.resolve();
+  private chain: Promise<unknown> = SETTLED;
   /** Changes waiting for the next write, in order (see {@link enqueue}). */
   private queued: QueuedChange[] = [];
   /** Events appended and calls settled this tick, written together at its end (see {@link append}). */
@@ -346,14 +352,26 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
 
   /** Starts delivering live events to `subscriber`; returns the function that stops it. */
   subscribe(subscriber: SessionSubscriber): () => void {
-    this.subscribers.add(subscriber);
-    return () => {
-      this.subscribers.delete(subscriber);
-    };
+    this.addSubscriber(subscriber);
+    return () => this.removeSubscriber(subscriber);
+  }
+
+  /** {@link subscribe} without the closure that stops it: {@link removeSubscriber} does. */
+  addSubscriber(subscriber: SessionSubscriber): void {
+    if (this.subscribers.includes(subscriber)) return;
+    // A literal of one is sized to fit; a spread would leave room to grow (about 150 bytes).
+    this.subscribers = this.subscribers.length === 0 ? [subscriber] : [...this.subscribers, subscriber];
+  }
+
+  /** Stops delivering live events to `subscriber`. */
+  removeSubscriber(subscriber: SessionSubscriber): void {
+    if (!this.subscribers.includes(subscriber)) return;
+    const rest = this.subscribers.filter((s) => s !== subscriber);
+    this.subscribers = rest.length === 0 ? NO_SUBSCRIBERS : rest;
   }
 
   get subscriberCount(): number {
-    return this.subscribers.size;
+    return this.subscribers.length;
   }
 
   /** Sets the page tools one connection brings to this session (empty removes them). */
@@ -387,7 +405,7 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
     if (this.closed) return;
     this.closed = true;
     this.emit("closed", reason);
-    this.subscribers.clear();
+    this.subscribers = NO_SUBSCRIBERS;
     this.pageTools.clear();
     this.removeAllListeners();
   }
@@ -404,7 +422,10 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
 
   private broadcast(event: SessionEvent): void {
     this.emit("event", event);
-    for (const subscriber of this.subscribers) {
+    const subscribers = this.subscribers;
+    for (const subscriber of subscribers) {
+      // One removed by an earlier subscriber of this broadcast is skipped, as a Set would.
+      if (this.subscribers !== subscribers && !this.subscribers.includes(subscriber)) continue;
       try {
         subscriber(event);
       } catch (error) {

@@ -129,17 +129,25 @@ export class PeerSocket<C extends PeerChannel> {
   private gone = false;
   private readonly logger: Logger;
   private readonly limits: PeerSocketLimits;
+  // The options' fields this socket reads later, kept as its own (the options object is made per
+  // connection and would be held whole: an idle connection's memory is mostly what it holds).
+  private readonly channel: C;
+  private readonly guards: ConnectionGuards | undefined;
+  private readonly onRefused: ((code: string) => void) | undefined;
   /** Frames read and waiting for their turn (frame-inbox.ts). */
   private readonly inbox: FrameInbox;
 
   constructor(
     private readonly ws: WebSocket,
-    private readonly options: PeerSocketOptions<C>,
+    options: PeerSocketOptions<C>,
     private readonly endpoint: PeerEndpoint<C>,
   ) {
     this.id = options.id;
     this.limits = options.limits;
     this.logger = options.logger;
+    this.channel = options.channel;
+    this.guards = options.guards;
+    this.onRefused = options.onRefused;
     const rate = options.limits.rate;
     if (rate) {
       this.bucket = new TokenBucket({ capacity: rate.burst, refillPerSecond: rate.perSecond });
@@ -198,7 +206,7 @@ export class PeerSocket<C extends PeerChannel> {
     this.authenticated = true;
     clearTimeout(this.helloTimer);
     this.helloTimer = undefined;
-    this.options.guards?.authenticated(userId, options.byteQuotas ?? true);
+    this.guards?.authenticated(userId, options.byteQuotas ?? true);
     if (this.gone) return;
     this.beating = true;
     startBeating(this, this.limits.heartbeatIntervalMs);
@@ -258,9 +266,11 @@ export class PeerSocket<C extends PeerChannel> {
 
   /** One heartbeat (the wheel calls it once per interval): a ping, or the end of a silent peer. */
   beat(mayDrop: boolean): void {
-    if (mayDrop && Date.now() - this.lastHeard > 2 * this.limits.heartbeatIntervalMs) {
+    // Judged against a ping it was sent (a peer first beaten after this process stalled was
+    // silent only because nothing could be heard), and not within an interval of such a stall.
+    if (mayDrop && this.pings > 0 && Date.now() - this.lastHeard > 2 * this.limits.heartbeatIntervalMs) {
       this.logger.info("peer missed its heartbeats; dropping it");
-      this.options.onRefused?.("heartbeat");
+      this.onRefused?.("heartbeat");
       this.close(PeerCloseCodes.heartbeat, "heartbeat timeout");
       // A peer that does not answer pings will not finish a closing handshake either.
       this.ws.terminate();
@@ -278,9 +288,9 @@ export class PeerSocket<C extends PeerChannel> {
   private arrive(data: RawData): void {
     this.lastHeard = Date.now();
     if (this.closing) return;
-    const refused = this.options.guards?.charge(data, this.authenticated);
+    const refused = this.guards?.charge(data, this.authenticated);
     if (refused) {
-      this.options.onRefused?.(refused.code);
+      this.onRefused?.(refused.code);
       if (refused.close) this.close(PeerCloseCodes.tooBig, refused.message);
       else if (this.violation()) this.send({ type: "error", code: refused.code, message: refused.message });
       return;
@@ -304,7 +314,7 @@ export class PeerSocket<C extends PeerChannel> {
       // most maxViolations decodes before the socket closes.
       if (this.endpoint.freeAnswer) decoded = this.decode(buffer);
       if (!(decoded?.ok && this.endpoint.freeAnswer?.(decoded.frame))) {
-        this.options.onRefused?.("rate_limited");
+        this.onRefused?.("rate_limited");
         const rate = this.limits.rate!;
         if (this.violation()) {
           this.send({
@@ -349,7 +359,7 @@ export class PeerSocket<C extends PeerChannel> {
 
   /** Text and binary messages alike are decoded as UTF-8 bytes: invalid UTF-8 is `invalid_json`. */
   private decode(buffer: Buffer): DecodeResult<C> {
-    const maxDepth = this.options.guards?.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH;
+    const maxDepth = this.guards?.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH;
     // Refused before it is parsed (json-depth.ts), as decodeFrame would refuse it after.
     // (A frame over maxFrameBytes is decodeFrame's: it refuses most of them by size alone.)
     const deep = buffer.byteLength <= this.limits.maxFrameBytes ? tooDeep(buffer, maxDepth) : undefined;
@@ -359,7 +369,7 @@ export class PeerSocket<C extends PeerChannel> {
       return { ok: false, error };
     }
     return decodeFrame(buffer, {
-      channel: this.options.channel,
+      channel: this.channel,
       maxBytes: this.limits.maxFrameBytes,
       maxResultBytes: this.limits.maxResultFrameBytes,
       maxDepth,
@@ -368,7 +378,7 @@ export class PeerSocket<C extends PeerChannel> {
 
   private tooSlow(): void {
     this.logger.warn("peer reads too slowly; closing", { bufferedAmount: this.ws.bufferedAmount });
-    this.options.onRefused?.("slow_reader");
+    this.onRefused?.("slow_reader");
     this.close(PeerCloseCodes.slowReader, "send buffer full: the peer reads too slowly");
     afterSlowReader();
   }
@@ -381,7 +391,7 @@ export class PeerSocket<C extends PeerChannel> {
     if (this.beating) stopBeating(this, this.limits.heartbeatIntervalMs);
     clearTimeout(this.slowTimer);
     this.inbox.drop();
-    this.options.guards?.gone();
+    this.guards?.gone();
     this.endpoint.closed(code, reason);
   }
 }

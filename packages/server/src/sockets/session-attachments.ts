@@ -7,9 +7,9 @@ import { committedEventJson } from "../store/change-json";
 
 /** One session open on a client socket. */
 export interface Attachment {
-  live: LiveSession;
-  release: () => void;
-  detach: () => void;
+  readonly live: LiveSession;
+  release(): void;
+  detach(): void;
 }
 
 /** The client socket as its attachments see it. */
@@ -26,27 +26,119 @@ export interface AttachmentSocket {
 const REPLAY_PAGE = 500;
 
 /**
+ * One session attached to a socket: its live events go out once the replay is done, none lost
+ * or doubled. One object with the session log's listeners given it as their context, instead of
+ * a handful of closures per attachment (an idle connection's memory is mostly what it holds).
+ */
+class SessionAttachment implements Attachment {
+  /** The last sequence number sent on the socket. */
+  lastSent: number;
+  /** Live events that arrived during the replay, sent after it; undefined once it ended. */
+  waiting: SessionEvent[] | undefined = [];
+  private released = false;
+  readonly deliver: (event: SessionEvent) => void;
+
+  constructor(
+    readonly owner: SessionAttachments,
+    readonly socket: AttachmentSocket,
+    readonly sessionId: string,
+    readonly live: LiveSession,
+    afterSeq: number,
+  ) {
+    this.lastSent = afterSeq;
+    this.deliver = (event) => {
+      if (this.waiting) this.waiting.push(event);
+      else this.sendLive(event);
+    };
+  }
+
+  /** Lets go of the session's hold, once. */
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.owner.sessions.releaseHold(this.sessionId);
+  }
+
+  sendLive(event: SessionEvent): void {
+    if (event.seq <= this.lastSent) return;
+    this.lastSent = event.seq;
+    // The text the store wrote: a megabyte message is not serialized again per socket.
+    this.socket.send(committedEventJson(event) ?? event);
+  }
+
+  /** The replay is done: the live events that waited for it go out. */
+  endReplay(): void {
+    const waiting = this.waiting ?? [];
+    this.waiting = undefined;
+    for (const event of waiting) this.sendLive(event);
+  }
+
+  detach(): void {
+    this.live.runtime.off("closed", onSessionClosed, this);
+    this.live.runtime.removeSubscriber(this.deliver);
+    this.live.runtime.setPageTools(this.socket.id, []);
+    this.release();
+  }
+}
+
+/**
+ * The session log closed (a listener with the attachment as its context): deleted and moved
+ * sessions are told to the socket.
+ */
+function onSessionClosed(this: SessionAttachment, reason: string): void {
+  if (reason !== "deleted" && reason !== "lease_lost") return;
+  const { sessionId } = this;
+  this.owner.forget(this);
+  this.release();
+  this.socket.send(
+    reason === "deleted"
+      ? {
+          type: "error",
+          code: "not_found",
+          message: `session ${sessionId} was deleted`,
+          sessionId,
+          path: "sessionId",
+        }
+      : // Cluster mode: another node owns the session now; attaching again reaches it.
+        {
+          type: "error",
+          code: "unavailable",
+          message: `session ${sessionId} moved to another node: attach again`,
+          sessionId,
+          path: "sessionId",
+        },
+  );
+}
+
+/**
  * The sessions open on one client socket: attaching one (`session.create`, `session.resume`)
  * with the replay of its logged events and then its live ones, none lost or doubled, and
  * detaching it again (`session.close`, the socket going, the session deleted).
  */
 export class SessionAttachments {
-  private readonly attached = new Map<string, Attachment>();
+  /** The first session attached (most sockets hold one); a map only for more. */
+  private sole: SessionAttachment | undefined;
+  private more: Map<string, SessionAttachment> | undefined;
 
   constructor(
     private readonly socket: AttachmentSocket,
-    private readonly sessions: SessionDirectory,
+    readonly sessions: SessionDirectory,
     private readonly maxSessions: number,
   ) {}
 
+  /** Sessions attached now. */
+  get size(): number {
+    return (this.sole ? 1 : 0) + (this.more?.size ?? 0);
+  }
+
   /** The attachment of a session open here, if it is. */
   get(sessionId: string): Attachment | undefined {
-    return this.attached.get(sessionId);
+    return this.sole?.sessionId === sessionId ? this.sole : this.more?.get(sessionId);
   }
 
   /** The attachment of a session open here; `not_found` when it is not. */
   require(sessionId: string): Attachment {
-    const attachment = this.attached.get(sessionId);
+    const attachment = this.get(sessionId);
     if (!attachment) {
       throw new ServerError(
         "not_found",
@@ -70,87 +162,59 @@ export class SessionAttachments {
     afterSeq: number,
     tools: ToolSpec[],
   ): Promise<void> {
-    if (!this.attached.has(sessionId) && this.attached.size >= this.maxSessions) {
+    if (!this.get(sessionId) && this.size >= this.maxSessions) {
       throw new ServerError("conflict", `a socket may have at most ${this.maxSessions} sessions open`);
     }
-    const { live, release } = await this.sessions.acquire(principal, sessionId);
+    const live = await this.sessions.hold(principal, sessionId);
     this.detach(sessionId);
     const socket = this.socket;
-    let lastSent = afterSeq;
-    let replaying = true;
-    const waiting: SessionEvent[] = [];
-    const unsubscribe = live.runtime.subscribe((event) => {
-      if (replaying) waiting.push(event);
-      else if (event.seq > lastSent) {
-        lastSent = event.seq;
-        // The text the store wrote: a megabyte message is not serialized again per socket.
-        socket.send(committedEventJson(event) ?? event);
-      }
-    });
-    const onClosed = (reason: string) => {
-      if (reason !== "deleted" && reason !== "lease_lost") return;
-      this.attached.delete(sessionId);
-      release();
-      socket.send(
-        reason === "deleted"
-          ? {
-              type: "error",
-              code: "not_found",
-              message: `session ${sessionId} was deleted`,
-              sessionId,
-              path: "sessionId",
-            }
-          : // Cluster mode: another node owns the session now; attaching again reaches it.
-            {
-              type: "error",
-              code: "unavailable",
-              message: `session ${sessionId} moved to another node: attach again`,
-              sessionId,
-              path: "sessionId",
-            },
-      );
-    };
-    live.runtime.on("closed", onClosed);
-    const detach = () => {
-      live.runtime.off("closed", onClosed);
-      unsubscribe();
-      live.runtime.setPageTools(socket.id, []);
-      release();
-    };
-    this.attached.set(sessionId, { live, release, detach });
+    const attachment = new SessionAttachment(this, socket, sessionId, live, afterSeq);
+    live.runtime.addSubscriber(attachment.deliver);
+    live.runtime.on("closed", onSessionClosed, attachment);
+    this.remember(attachment);
     live.runtime.setPageTools(socket.id, tools);
     socket.send({ type: "session.opened", requestId, session: live.runtime.info });
     try {
       for (let round = 0; round < 1_000_000; round++) {
-        const events = await live.runtime.readEvents(lastSent, REPLAY_PAGE);
+        const events = await live.runtime.readEvents(attachment.lastSent, REPLAY_PAGE);
         for (const event of events) {
-          lastSent = event.seq;
+          attachment.lastSent = event.seq;
           socket.send(event);
         }
         if (events.length < REPLAY_PAGE || !socket.isOpen) break;
         await socket.drained();
       }
     } finally {
-      replaying = false;
-      for (const event of waiting) {
-        if (event.seq > lastSent) {
-          lastSent = event.seq;
-          socket.send(committedEventJson(event) ?? event);
-        }
-      }
+      attachment.endReplay();
     }
     if (tools.length > 0) await live.pages.redeliver();
   }
 
   detach(sessionId: string): void {
-    const attachment = this.attached.get(sessionId);
+    const attachment = this.get(sessionId) as SessionAttachment | undefined;
     if (!attachment) return;
-    this.attached.delete(sessionId);
+    this.forget(attachment);
     attachment.detach();
   }
 
   /** Detaches every session (the socket went). */
   detachAll(): void {
-    for (const sessionId of [...this.attached.keys()]) this.detach(sessionId);
+    const all = [...(this.sole ? [this.sole] : []), ...(this.more?.values() ?? [])];
+    for (const attachment of all) this.detach(attachment.sessionId);
+  }
+
+  private remember(attachment: SessionAttachment): void {
+    if (!this.sole) {
+      this.sole = attachment;
+      return;
+    }
+    this.more ??= new Map();
+    this.more.set(attachment.sessionId, attachment);
+  }
+
+  /** Drops the attachment from this socket's (the session log closed, or it was detached). */
+  forget(attachment: SessionAttachment): void {
+    if (this.sole === attachment) this.sole = undefined;
+    else if (this.more?.get(attachment.sessionId) === attachment) this.more.delete(attachment.sessionId);
   }
 }

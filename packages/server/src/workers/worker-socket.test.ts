@@ -138,6 +138,21 @@ describe("the worker socket after worker.ready", () => {
     expect(worker.open).toBe(true);
   });
 
+  it("pings a silent worker before dropping it, even when the server's event loop stalled past two intervals", async () => {
+    const { url } = await start({}, 50);
+    const worker = await TestWorkerSocket.connect(url);
+    workers.push(worker);
+    worker.answerPings = false;
+    await worker.next("worker.ready");
+    // The whole process stalls (server included): its first heartbeat comes late.
+    const until = Date.now() + 250;
+    while (Date.now() < until) {
+      // a stalled event loop
+    }
+    expect((await worker.closed).code).toBe(4408);
+    expect(worker.frames.some((frame) => frame.type === "ping")).toBe(true);
+  });
+
   it("pings with a JSON nonce each interval and keeps a worker that answers", async () => {
     // 200 ms: the worker lives in this process, and a loaded machine may stall both ends for
     // longer than two short intervals.

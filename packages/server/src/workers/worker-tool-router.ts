@@ -53,8 +53,6 @@ export interface WorkerToolRouterOptions {
 export class WorkerToolRouter implements HostedToolRouter {
   readonly #registry: WorkerRegistry;
   readonly #metrics: DispatchMetrics | undefined;
-  /** The counter of every delivery, bound once: a label lookup per call hashes the labels. */
-  readonly #offered: { inc(): void } | undefined;
   readonly #logger: Logger;
   readonly #pending = new Map<string, PendingCall>();
   readonly #settled = new RecentMap<true>(SETTLED_MEMORY);
@@ -63,7 +61,6 @@ export class WorkerToolRouter implements HostedToolRouter {
   constructor(options: WorkerToolRouterOptions) {
     this.#registry = options.registry;
     this.#metrics = options.metrics;
-    this.#offered = options.metrics?.hostedCalls.labels({ event: "offered" });
     this.#logger = options.logger ?? silentLogger;
   }
 
@@ -323,7 +320,7 @@ export class WorkerToolRouter implements HostedToolRouter {
       this.#settle(request.callId, failed("call_too_large", text));
       return;
     }
-    this.#offered?.inc();
+    this.#metrics?.countOffered();
     worker.send(fitted.frame, fitted.text);
     call.handlers.attempt(call.attempt);
   }
