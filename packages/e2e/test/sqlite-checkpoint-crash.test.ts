@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -115,5 +115,32 @@ describe("SQLite store killed while its thread checkpoints", () => {
         await store.close();
       }
     }
+  });
+});
+
+describe("a SQLite store's checkpoint thread and the process", () => {
+  it("keeps the process alive while the store closes: a script's top-level await of close() finishes", () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "patchbay-close-"));
+    dirs.push(dataDir);
+    // The thread is unref'd so an open store does not keep a process alive; closing waits for it
+    // to exit, and nothing else kept the loop alive: the process ended with code 13 (a docs
+    // sample that awaited server.close() printed nothing after it).
+    const script = `
+      const { SqliteStore } = await import(process.env.BUILT);
+      const store = new SqliteStore({ dataDir: process.env.DATA_DIR });
+      await store.createSession({ id: "s_1", agent: "a", userId: "u", metadata: {}, createdAt: 1, lastSeq: 0 });
+      await store.close();
+      console.log("closed");
+    `;
+    const child = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
+      env: { PATH: process.env.PATH ?? "", BUILT, DATA_DIR: dataDir },
+      encoding: "utf8",
+      timeout: 30_000,
+    });
+    expect({ status: child.status, stdout: child.stdout.trim(), stderr: child.stderr }).toEqual({
+      status: 0,
+      stdout: "closed",
+      stderr: "",
+    });
   });
 });

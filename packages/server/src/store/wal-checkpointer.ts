@@ -128,6 +128,9 @@ export class WalCheckpointer {
     clearTimeout(this.timer);
     this.timer = undefined;
     if (!this.thread) return;
+    // Someone waits for the thread now: keep the process alive until it has exited (unref'd, a
+    // top-level `await server.close()` with nothing else pending ended the process with code 13).
+    this.thread.ref();
     this.thread.postMessage("close");
     await this.exited;
   }
