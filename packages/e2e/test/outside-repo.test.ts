@@ -20,7 +20,14 @@ const project = join(work, "my-agent");
 let started: ChildProcess | undefined;
 
 afterAll(() => {
-  if (started?.pid && started.exitCode === null) process.kill(-started.pid, "SIGKILL");
+  // Whatever of its process group is left (a child that ended on a signal has no exitCode).
+  if (started?.pid && started.exitCode === null && started.signalCode === null) {
+    try {
+      process.kill(-started.pid, "SIGKILL");
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ESRCH") throw error;
+    }
+  }
   rmSync(work, { recursive: true, force: true });
 });
 
