@@ -1,12 +1,9 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { createUserToken } from "@patchbay/server";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { CHAOS_AGENT_YAML, mutatedFrame } from "../fixtures/chaos-inputs";
 import { eventually, startDispatchHarness } from "../fixtures/dispatch-harness";
-import { type CliServer, startCli } from "./helpers/cli-process";
+import { CLI_SECRET, type CliServer, cliWorkspaces } from "./helpers/cli-process";
 import { backendClient } from "./helpers/clients";
 import { RawClient } from "./helpers/raw-client";
 
@@ -37,36 +34,15 @@ afterAll(() => {
   );
 });
 
-const SERVER_SECRET = "chaos-secret-value-of-at-least-32-bytes";
-const roots: string[] = [];
-const children: CliServer[] = [];
-afterEach(async () => {
-  for (const cli of children.splice(0)) {
-    if (cli.child.exitCode === null && cli.child.signalCode === null) cli.child.kill("SIGKILL");
-    await cli.exited;
-  }
-  for (const root of roots.splice(0)) rmSync(root, { recursive: true, force: true });
-});
+const homes = cliWorkspaces("patchbay-chaos-");
 
+/** A `patchbay serve` home with the chaos agent; its process and files go after each test. */
 function workspace() {
-  const root = mkdtempSync(join(tmpdir(), "patchbay-chaos-"));
-  roots.push(root);
-  mkdirSync(join(root, "config", "agents"), { recursive: true });
-  writeFileSync(join(root, "config", "agents", "chaos.yaml"), CHAOS_AGENT_YAML);
-  return {
-    PATCHBAY_API_KEY: "pk_chaos",
-    PATCHBAY_API_SECRET: SERVER_SECRET,
-    PATCHBAY_DATA_DIR: join(root, "data"),
-    PATCHBAY_CONFIG_DIR: join(root, "config"),
-    PATCHBAY_PORT: "0",
-    PATCHBAY_LOG_LEVEL: "error",
-  };
+  return homes.workspace(CHAOS_AGENT_YAML, { PATCHBAY_LOG_LEVEL: "error" }, "chaos").env;
 }
 
-async function serve(env: Record<string, string>) {
-  const cli = await startCli(["serve"], env);
-  children.push(cli);
-  return cli;
+function serve(env: Record<string, string>) {
+  return homes.start(["serve"], env);
 }
 
 /** Counts a crash when the server process is gone. */
@@ -80,7 +56,7 @@ function alive(cli: CliServer): boolean {
 }
 
 const user = async (url: string, id: string) =>
-  RawClient.open(url, { kind: "user", token: await createUserToken(SERVER_SECRET, id) });
+  RawClient.open(url, { kind: "user", token: await createUserToken(CLI_SECRET, id) });
 
 function p99(samples: number[]): number {
   const sorted = [...samples].sort((a, b) => a - b);
@@ -133,7 +109,7 @@ describe("chaos", () => {
     const sessionId = await owner.create("chaos");
     const attempts: Promise<boolean>[] = [];
     const forged = await createUserToken("not-the-secret", "u_owner");
-    const expired = await createUserToken(SERVER_SECRET, "u_owner", { expiresIn: -10 });
+    const expired = await createUserToken(CLI_SECRET, "u_owner", { expiresIn: -10 });
     for (const token of [forged, expired, "garbage", ""]) {
       attempts.push(
         (async () => {
@@ -159,7 +135,7 @@ describe("chaos", () => {
       attempts.push(thief.next((f) => f.type === "error").then((f) => f.type === "error"));
       await attempts.at(-1);
     }
-    const thiefToken = await createUserToken(SERVER_SECRET, "u_thief");
+    const thiefToken = await createUserToken(CLI_SECRET, "u_thief");
     attempts.push(
       fetch(`${cli.url}/v1/sessions/${sessionId}`, {
         headers: { authorization: `Bearer ${thiefToken}` },

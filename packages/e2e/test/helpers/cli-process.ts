@@ -80,6 +80,9 @@ export function runCli(
   return new Promise((resolve) => child.on("exit", (code) => resolve({ code, stdout, stderr })));
 }
 
+/** The API secret of every {@link cliWorkspaces} workspace (user tokens are signed with it). */
+export const CLI_SECRET = "cli-test-secret-value-of-at-least-32-bytes";
+
 /** A temporary `patchbay serve` home: its root, the environment that points the CLI at it, the API secret. */
 export interface CliWorkspace {
   root: string;
@@ -107,13 +110,13 @@ export function cliWorkspaces(prefix: string) {
     for (const root of roots.splice(0)) rmSync(root, { recursive: true, force: true });
   });
   return {
-    /** A workspace serving `agentYaml` as the agent `support`; `extraEnv` adds or overrides variables. */
-    workspace(agentYaml: string, extraEnv: Record<string, string> = {}): CliWorkspace {
+    /** A workspace serving `agentYaml` as the agent `agent` (`support` unless named); `extraEnv` adds or overrides variables. */
+    workspace(agentYaml: string, extraEnv: Record<string, string> = {}, agent = "support"): CliWorkspace {
       const root = mkdtempSync(join(tmpdir(), prefix));
       roots.push(root);
       mkdirSync(join(root, "config", "agents"), { recursive: true });
-      writeFileSync(join(root, "config", "agents", "support.yaml"), agentYaml);
-      const secret = "cli-test-secret-value-of-at-least-32-bytes";
+      writeFileSync(join(root, "config", "agents", `${agent}.yaml`), agentYaml);
+      const secret = CLI_SECRET;
       const env = {
         PATCHBAY_API_KEY: "pk_cli",
         PATCHBAY_API_SECRET: secret,
