@@ -72,6 +72,29 @@ function describeBusContract(name: string, pair: () => Promise<[Bus, Bus]>): voi
       expect(a.status).toBe("closed");
     });
 
+    it("carries messages, requests and answers larger than NATS' max_payload (1 MiB by default) whole", async () => {
+      const [a, b] = await pair();
+      const p = prefix();
+      // 2.5 MiB of text whose multi-byte characters fall across chunk boundaries somewhere.
+      const big = (n: number) => `{"text":"${"añ€😀".repeat(n)}"}`;
+      const message = big(250_000);
+      const got: string[] = [];
+      b.subscribe(`${p}.big`, (m) => got.push(m.data));
+      b.subscribe(`${p}.echo`, (m) => m.reply(`${m.data.length}:${big(300_000)}`));
+      await b.flush();
+      a.publish(`${p}.big`, "small before");
+      a.publish(`${p}.big`, message);
+      a.publish(`${p}.big`, "small after");
+      await until(() => (got.length === 3 ? got : undefined), 10_000);
+      expect(got[0]).toBe("small before");
+      expect(got[1] === message).toBe(true);
+      expect(got[2]).toBe("small after");
+      const answer = await a.request(`${p}.echo`, message, { timeoutMs: 10_000 });
+      expect(answer === `${message.length}:${big(300_000)}`).toBe(true);
+      await a.close();
+      await b.close();
+    }, 20_000);
+
     it("fails a request at once when nothing subscribes (a dead node), and waits when something does but stays silent", async () => {
       const [a, b] = await pair();
       const p = prefix();

@@ -30,6 +30,7 @@ export type BusStatus = "connected" | "disconnected" | "closed";
  * token, a trailing `>` the rest) and request/reply. Delivery is at most once; everything that
  * must not be lost lives in the store, and the bus only carries. The server's own
  * implementation is {@link NatsBus}; {@link MemoryBus} joins nodes in one process for tests.
+ * A message may be of any size Patchbay sends (NATS' `max_payload` is the bus's business).
  *
  * @example
  * ```ts
@@ -40,8 +41,6 @@ export type BusStatus = "connected" | "disconnected" | "closed";
  */
 export interface Bus {
   readonly status: BusStatus;
-  /** The largest message the bus carries, when it has a limit (NATS' `max_payload`). */
-  readonly maxPayloadBytes?: number;
   publish(subject: string, data: string): void;
   /** Calls `handler` for each message on `subject`; returns the function that unsubscribes. */
   subscribe(subject: string, handler: (message: BusMessage) => void): () => void;

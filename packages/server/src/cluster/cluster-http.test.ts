@@ -69,14 +69,8 @@ describe("ClusterHttp", () => {
     });
   });
 
-  it("refuses a request over the bus's max_payload, and any while this node's bus is down", async () => {
+  it("refuses any request while this node's bus is down", async () => {
     const { edge, edgeBus } = pair();
-    Object.defineProperty(edgeBus, "maxPayloadBytes", { value: 200 });
-    await expect(edge.forward("n_owner", request({ text: "x".repeat(300) }), 0)).rejects.toMatchObject({
-      code: "payload_too_large",
-      path: "body",
-      message: expect.stringMatching(/at most 200 bytes \(NATS max_payload\), this one is \d+/),
-    });
     edgeBus.disconnect();
     await expect(edge.forward("n_owner", request(), 0)).rejects.toMatchObject({
       code: "unavailable",

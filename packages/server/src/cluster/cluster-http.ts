@@ -52,14 +52,6 @@ export class ClusterHttp implements RequestForwarding {
       );
     }
     const data = JSON.stringify(request);
-    const max = this.options.bus.maxPayloadBytes ?? Number.POSITIVE_INFINITY;
-    if (Buffer.byteLength(data) > max) {
-      throw new ServerError(
-        "payload_too_large",
-        `session ${sessionId} is served by node ${owner}; a request passed to it over the cluster's bus may be at most ${max} bytes (NATS max_payload), this one is ${Buffer.byteLength(data)}`,
-        { path: "body" },
-      );
-    }
     const started = Date.now();
     let answer: string;
     try {

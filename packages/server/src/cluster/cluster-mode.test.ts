@@ -1,29 +1,48 @@
 import { PROTOCOL_VERSION, type ServerToClientFrame } from "@patchbay/protocol";
 import { Tools } from "@patchbay/tools";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { createServer, type PatchbayServer } from "../create-server";
 import { silentLogger } from "../observability/logger";
 import { MemoryStore } from "../store/memory-store";
+import { startTestNats, type TestNats } from "../testing/nats-server";
+import type { Bus } from "./bus";
 import { type MemoryBus, MemoryBusHub } from "./memory-bus";
+import { NatsBus } from "./nats-bus";
 
 // Two nodes of a cluster in this process, on one MemoryStore (its leases) and an in-process bus:
 // the relay of a client on the node that does not own its session, what a node does when it
 // loses a session's lease, and /readyz. The same over real processes, Postgres and NATS is
 // packages/e2e/test/cluster-failover.test.ts.
 const servers: PatchbayServer[] = [];
+const natsBuses: NatsBus[] = [];
+let nats: TestNats | undefined;
 afterEach(async () => {
   for (const server of servers.splice(0)) await server.close();
+  for (const bus of natsBuses.splice(0)) await bus.close();
+});
+afterAll(async () => {
+  await nats?.stop();
 });
 
 let now = 1_000_000;
-async function twoNodes() {
+/** Two nodes on the in-process bus, or with `overNats` on a real nats-server (1 MiB max_payload). */
+async function twoNodes(overNats = false) {
   const store = new MemoryStore({ now: () => now });
   const hub = new MemoryBusHub();
   const buses = new Map<string, MemoryBus>();
+  if (overNats) nats ??= await startTestNats();
   const node = async (nodeId: string) => {
-    const bus = hub.connect();
-    buses.set(nodeId, bus);
+    let bus: Bus;
+    if (overNats) {
+      const natsBus = await NatsBus.connect({ url: nats!.url });
+      natsBuses.push(natsBus);
+      bus = natsBus;
+    } else {
+      const memoryBus = hub.connect();
+      buses.set(nodeId, memoryBus);
+      bus = memoryBus;
+    }
     const server = await createServer({
       port: 0,
       store,
@@ -146,6 +165,41 @@ describe("cluster mode (createServer({ cluster }))", () => {
     owner.close();
     relayed.close();
   });
+
+  it("relays a message, its events and an HTTP answer larger than NATS' max_payload between nodes over a real nats-server", async () => {
+    const { a, b } = await twoNodes(true);
+    await until(() => a.cluster!.isAlive("n_b") && b.cluster!.isAlive("n_a"));
+    const owner = await Peer.open(a);
+    owner.send({ type: "session.create", requestId: "c", agent: "support", userId: "u_1" });
+    const opened = await owner.next((f) => f.type === "session.opened");
+    const sessionId = opened.type === "session.opened" ? opened.session.id : "";
+    // A message with a 1.1 MB image from a client on n_b: relayed to n_a, its event relayed back,
+    // over NATS.
+    const png = Buffer.concat([
+      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+      Buffer.alloc(1_100_000, 7),
+    ]);
+    const image = { type: "image", mimeType: "image/png", data: png.toString("base64") };
+    const relayed = await Peer.open(b);
+    relayed.send({ type: "session.resume", requestId: "r", sessionId, afterSeq: 0 });
+    await relayed.next((f) => f.type === "session.opened");
+    relayed.send({ type: "message.send", sessionId, commandId: "m_big", text: "hello", images: [image] });
+    const ended = await relayed.next((f) => f.type === "response.completed" || f.type === "error", 10_000);
+    expect(ended).toMatchObject({ type: "response.completed", text: "Hi there." });
+    const echoed = relayed.frames.find((f) => JSON.stringify(f).length > 1_400_000);
+    expect(echoed && JSON.stringify(echoed).includes(image.data)).toBe(true);
+    // An HTTP answer over 1 MiB from the owner, asked on n_b.
+    const res = await fetch(`${b.url}/v1/sessions/${sessionId}/events?after=0&limit=1000`, {
+      headers: { "x-api-key": "pk_test", authorization: "Bearer sk_test" },
+    });
+    const body = await res.text();
+    expect(res.status).toBe(200);
+    expect(body.length).toBeGreaterThan(1_400_000);
+    expect(body.includes(image.data)).toBe(true);
+    expect(b.sessions.loaded()).toEqual([]);
+    owner.close();
+    relayed.close();
+  }, 30_000);
 
   it("answers every HTTP request about a session the other node owns through the owner (messages, approvals, a reply, interrupt, delete)", async () => {
     const { a, b } = await twoNodes();

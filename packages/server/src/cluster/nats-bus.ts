@@ -1,6 +1,16 @@
-import type { NatsConnection } from "@nats-io/transport-node";
+import type { Msg, NatsConnection } from "@nats-io/transport-node";
 import { BusTimeoutError, ServerError } from "../errors";
 import type { Bus, BusMessage, BusStatus } from "./bus";
+import { ChunkAssembler, isChunk, MAX_CHUNKED_BYTES, splitMessage } from "./bus-chunks";
+
+/** A request waiting for its answer on the bus's reply subscription. */
+interface PendingRequest {
+  subject: string;
+  timeoutMs: number;
+  timer: ReturnType<typeof setTimeout>;
+  resolve(answer: string): void;
+  reject(error: unknown): void;
+}
 
 /**
  * Options of {@link NatsBus.connect}.
@@ -23,7 +33,8 @@ export interface NatsBusOptions {
  * The cluster's {@link Bus} on a NATS server (`@nats-io/transport-node`, loaded only when a
  * cluster is configured). After the first connect it reconnects for ever (every 500 ms), and
  * {@link status} says `disconnected` meanwhile; the URL's credentials never reach a log or an
- * error.
+ * error. A message larger than the server's `max_payload` travels in chunks (`bus-chunks.ts`),
+ * requests and answers included, up to 64 MiB.
  *
  * @example
  * ```ts
@@ -34,8 +45,23 @@ export class NatsBus implements Bus {
   private current: BusStatus = "connected";
   private readonly listeners = new Set<(status: BusStatus) => void>();
   private readonly encoder = new TextEncoder();
+  private readonly decoder = new TextDecoder();
+  /** Answers to this bus's requests come to `<inbox>.<n>`, on one subscription. */
+  private readonly inbox: string;
+  private readonly requests = new Map<string, PendingRequest>();
+  private requestCount = 0;
 
-  private constructor(private readonly nc: NatsConnection) {
+  private constructor(
+    private readonly nc: NatsConnection,
+    createInbox: () => string,
+  ) {
+    this.inbox = createInbox();
+    const answers = new ChunkAssembler();
+    this.nc.subscribe(`${this.inbox}.*`, {
+      callback: (error, message) => {
+        if (!error) this.answered(message, answers);
+      },
+    });
     void this.watch();
   }
 
@@ -50,7 +76,7 @@ export class NatsBus implements Bus {
         );
       }
     }
-    const { connect } = await import("@nats-io/transport-node");
+    const { connect, createInbox } = await import("@nats-io/transport-node");
     try {
       const nc = await connect({
         servers,
@@ -61,7 +87,7 @@ export class NatsBus implements Bus {
         pingInterval: 5_000,
         maxPingOut: 2,
       });
-      return new NatsBus(nc);
+      return new NatsBus(nc, createInbox);
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       throw new ServerError(
@@ -75,25 +101,23 @@ export class NatsBus implements Bus {
     return this.current;
   }
 
-  /** The server's `max_payload` (1 MiB unless its configuration says otherwise). */
-  get maxPayloadBytes(): number | undefined {
-    return this.nc.info?.max_payload;
-  }
-
   publish(subject: string, data: string): void {
     if (this.current === "closed") return;
-    this.nc.publish(subject, this.encoder.encode(data));
+    this.send(subject, data, undefined);
   }
 
   subscribe(subject: string, handler: (message: BusMessage) => void): () => void {
+    const chunks = new ChunkAssembler();
     const subscription = this.nc.subscribe(subject, {
       callback: (error, message) => {
         if (error) return;
+        const data = this.text(message, chunks);
+        if (data === undefined) return;
         handler({
           subject: message.subject,
-          data: message.string(),
+          data,
           reply: (answer) => {
-            if (message.reply) message.respond(this.encoder.encode(answer));
+            if (message.reply && this.current !== "closed") this.send(message.reply, answer, undefined);
           },
         });
       },
@@ -105,16 +129,19 @@ export class NatsBus implements Bus {
     await this.nc.flush();
   }
 
-  async request(subject: string, data: string, options: { timeoutMs: number }): Promise<string> {
-    try {
-      const answer = await this.nc.request(subject, this.encoder.encode(data), {
-        timeout: options.timeoutMs,
-      });
-      return answer.string();
-    } catch {
-      // No responder, a timeout or the connection going: all mean no answer in time.
-      throw new BusTimeoutError(subject, options.timeoutMs);
-    }
+  request(subject: string, data: string, options: { timeoutMs: number }): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const replyTo = `${this.inbox}.${(++this.requestCount).toString(36)}`;
+      const timer = setTimeout(() => this.settle(replyTo, undefined), options.timeoutMs);
+      this.requests.set(replyTo, { subject, timeoutMs: options.timeoutMs, timer, resolve, reject });
+      try {
+        this.send(subject, data, replyTo);
+      } catch (error) {
+        clearTimeout(timer);
+        this.requests.delete(replyTo);
+        reject(error);
+      }
+    });
   }
 
   onStatus(listener: (status: BusStatus) => void): () => void {
@@ -127,7 +154,57 @@ export class NatsBus implements Bus {
   async close(): Promise<void> {
     if (this.current === "closed") return;
     this.setStatus("closed");
+    for (const replyTo of [...this.requests.keys()]) this.settle(replyTo, undefined);
     await this.nc.close().catch(() => {});
+  }
+
+  /** Publishes `data` whole, or in chunks when it is over the server's `max_payload`. */
+  private send(subject: string, data: string, replyTo: string | undefined): void {
+    const bytes = this.encoder.encode(data);
+    const options = replyTo ? { reply: replyTo } : undefined;
+    const max = this.nc.info?.max_payload;
+    const chunks = max === undefined ? undefined : splitMessage(bytes, max);
+    if (!chunks) {
+      this.nc.publish(subject, bytes, options);
+      return;
+    }
+    if (bytes.length > MAX_CHUNKED_BYTES) {
+      throw new ServerError(
+        "payload_too_large",
+        `a message on the cluster's bus may be at most ${MAX_CHUNKED_BYTES} bytes, this one (${subject}) is ${bytes.length}`,
+      );
+    }
+    for (const chunk of chunks) this.nc.publish(subject, chunk, options);
+  }
+
+  /** A message's text, once whole: `undefined` while a chunked message waits for its other chunks. */
+  private text(message: Msg, chunks: ChunkAssembler): string | undefined {
+    if (!isChunk(message.data)) return message.string();
+    const whole = chunks.accept(message.data);
+    return whole === undefined ? undefined : this.decoder.decode(whole);
+  }
+
+  private answered(message: Msg, chunks: ChunkAssembler): void {
+    if (!this.requests.has(message.subject)) return;
+    // NATS answers a request nothing subscribes to with an empty 503 ("no responders"): a node
+    // whose process died has no subscriptions left, so a request to it fails at once.
+    if (message.data.length === 0 && message.headers?.code === 503) {
+      this.settle(message.subject, undefined);
+      return;
+    }
+    const answer = this.text(message, chunks);
+    if (answer !== undefined) this.settle(message.subject, answer);
+  }
+
+  /** Resolves a request with its answer, or rejects it as unanswered (`undefined`). */
+  private settle(replyTo: string, answer: string | undefined): void {
+    const request = this.requests.get(replyTo);
+    if (!request) return;
+    this.requests.delete(replyTo);
+    clearTimeout(request.timer);
+    // No responder, a timeout or the connection going: all mean no answer in time.
+    if (answer === undefined) request.reject(new BusTimeoutError(request.subject, request.timeoutMs));
+    else request.resolve(answer);
   }
 
   private async watch(): Promise<void> {
