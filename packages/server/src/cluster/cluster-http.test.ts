@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { ServerError } from "../errors";
 import { silentLogger } from "../observability/logger";
 import { ClusterHttp } from "./cluster-http";
 import { MemoryBusHub } from "./memory-bus";
@@ -43,6 +44,36 @@ describe("ClusterHttp", () => {
     expect(await edge.forward("n_owner", request(), Date.now())).toMatchObject({
       status: 500,
       body: { error: { code: "internal" } },
+    });
+    // So is an answer that cannot be serialized.
+    owner.serve(async () => ({ status: 200, body: { n: 1n } }));
+    expect(await edge.forward("n_owner", request(), Date.now())).toMatchObject({
+      status: 500,
+      body: { error: { code: "internal" } },
+    });
+  });
+
+  it("answers 413 when the owner's answer is over what the bus carries at all, rather than timing out", async () => {
+    const { edge, ownerBus } = pair();
+    // A bus whose answers are refused as too large (NatsBus past 64 MiB).
+    const refusing = Object.create(ownerBus) as typeof ownerBus;
+    refusing.subscribe = (subject, handler) =>
+      ownerBus.subscribe(subject, (message) =>
+        handler({
+          ...message,
+          reply: (data) => {
+            if (data.length > 200) throw new ServerError("payload_too_large", "too large for the bus");
+            message.reply(data);
+          },
+        }),
+      );
+    const owner = new ClusterHttp({ bus: refusing, nodeId: "n_owner", logger: silentLogger });
+    owner.serve(async () => ({ status: 200, body: { events: "x".repeat(300) } }));
+    expect(await edge.forward("n_owner", request(), Date.now())).toMatchObject({
+      status: 413,
+      body: {
+        error: { code: "payload_too_large", message: expect.stringMatching(/too large to pass between/) },
+      },
     });
   });
 

@@ -93,7 +93,36 @@ export class ClusterHttp implements RequestForwarding {
         return;
       }
       void handler(request).then(
-        (reply) => message.reply(JSON.stringify(reply)),
+        (reply) => {
+          try {
+            message.reply(JSON.stringify(reply));
+          } catch (error) {
+            // The caller hears why rather than waiting for its timeout.
+            const tooLarge = error instanceof ServerError && error.code === "payload_too_large";
+            this.options.logger.error("the answer to a request another node passed here could not be sent", {
+              path: request.path,
+              error,
+            });
+            message.reply(
+              JSON.stringify(
+                tooLarge
+                  ? {
+                      status: 413,
+                      body: {
+                        error: {
+                          code: "payload_too_large",
+                          message: "the answer is too large to pass between the cluster's nodes",
+                        },
+                      },
+                    }
+                  : {
+                      status: 500,
+                      body: { error: { code: "internal", message: "the session's node failed to answer" } },
+                    },
+              ),
+            );
+          }
+        },
         (error: unknown) => {
           this.options.logger.error("a request another node passed here failed", {
             path: request.path,
