@@ -12,8 +12,8 @@ import { LATENCY_MEASURE, latencyRow, type Scenario, throughputMeasure, throughp
 const ID = "7 connector call: MCP stdio";
 const TARGET = 1.3;
 
-/** The connector over stdio: the same peer process the SDK scenario spawns, one executor. */
-export async function startConnector(): Promise<Rig> {
+/** The connector started from YAML-shaped config against the peer over stdio; its one tool's offered name. */
+export async function startPeerConnectors(): Promise<{ set: ConnectorSet; name: string }> {
   const entries = ConnectorEntriesSchema.parse([
     {
       name: "peer",
@@ -28,8 +28,13 @@ export async function startConnector(): Promise<Rig> {
   const set = await ConnectorSet.start(prepareConnectors(entries, { kinds: [mcpConnector], env: {} }));
   const [status] = set.status();
   if (status?.state !== "up") throw new Error(`the connector did not start: ${status?.reason}`);
+  return { set, name: `peer__${LOOKUP_ORDER.name}` };
+}
+
+/** The connector over stdio: the same peer process the SDK scenario spawns, one executor. */
+export async function startConnector(): Promise<Rig> {
+  const { set, name } = await startPeerConnectors();
   const executor = new ToolExecutor({ tools: set.tools, maxConcurrentCalls: 256 });
-  const name = `peer__${LOOKUP_ORDER.name}`;
   let n = 0;
   return {
     name: "connector",

@@ -4,10 +4,16 @@
 // process's `process.cpuUsage()` and the server child's utime + stime from /proc (10 ms ticks,
 // so blocks are thousands of calls), at 1 and at 64 calls in flight.
 //
-// node --import tsx src/connector-cpu.ts [--calls N] [--rounds R]   (from bench/)
+// `--layers` adds two rigs between them, to see which layer a connector call's cost is in: the
+// SDK's client sending what the connector sends (`_meta.progressToken`, a stand-in signal, the
+// timeout), and the connector tool's own `run` called without the executor.
+//
+// node --import tsx src/connector-cpu.ts [--calls N] [--rounds R] [--layers]   (from bench/)
 import { readFileSync } from "node:fs";
-import { startConnector } from "./connector-call";
-import { startMcpStdio } from "./mcp-peer";
+import type { ToolCallContext } from "@patchbay/tools";
+import { startConnector, startPeerConnectors } from "./connector-call";
+import { LOOKUP_ORDER, ORDER_ARGS } from "./lookup-order";
+import { connectMcpStdio, startMcpStdio } from "./mcp-peer";
 import type { Rig } from "./measure";
 
 function flag(name: string, fallback: number): number {
@@ -75,13 +81,62 @@ const median = (xs: number[]) => {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
 
-const before = childPids();
-const sdk = await startMcpStdio();
-const afterSdk = childPids();
-const connector = await startConnector();
-const afterConnector = childPids();
-const sdkPid = [...afterSdk].find((pid) => !before.has(pid));
-const connectorPid = [...afterConnector].find((pid) => !afterSdk.has(pid));
+/** A signal as the executor's light stand-in is to the SDK: never aborted here, listeners kept. */
+class StandInSignal {
+  aborted = false;
+  reason: unknown = undefined;
+  #listeners: unknown[] | undefined;
+  throwIfAborted(): void {}
+  addEventListener(_type: string, listener: unknown): void {
+    if (this.#listeners === undefined) this.#listeners = [listener];
+    else this.#listeners.push(listener);
+  }
+  removeEventListener(): void {}
+}
+const standInSignal = () => new StandInSignal() as unknown as AbortSignal;
+
+/** The SDK's client sending a call as the MCP connector sends it. */
+async function startSdkAsConnector(): Promise<Rig> {
+  const { client, close } = await connectMcpStdio();
+  let token = 0;
+  return {
+    name: "sdk+request",
+    async call() {
+      const params = {
+        name: LOOKUP_ORDER.name,
+        arguments: { ...ORDER_ARGS },
+        _meta: { progressToken: ++token },
+      };
+      await client.callTool(params, undefined, { signal: standInSignal(), timeout: 2_000_000_000 });
+    },
+    close,
+  };
+}
+
+/** The connector tool's `run`, as the executor calls it, without the executor. */
+async function startConnectorRun(): Promise<Rig> {
+  const { set, name } = await startPeerConnectors();
+  const run = set.tools.get(name)!.run;
+  const ctx = { update() {} } as unknown as ToolCallContext;
+  return {
+    name: "run",
+    call: async () => run({ ...ORDER_ARGS }, standInSignal(), ctx),
+    close: () => set.close(),
+  };
+}
+
+// Each rig with the server child it spawned (the new pid after it started).
+const started: { rig: Rig; pid: number | undefined }[] = [];
+const starters = process.argv.includes("--layers")
+  ? [startMcpStdio, startSdkAsConnector, startConnectorRun, startConnector]
+  : [startMcpStdio, startConnector];
+for (const start of starters) {
+  const before = childPids();
+  const rig = await start();
+  started.push({ rig, pid: [...childPids()].find((pid) => !before.has(pid)) });
+}
+const sdk = started[0]!.rig;
+const connector = started.at(-1)!.rig;
 try {
   if (PROFILE !== undefined) {
     const rig = PROFILE === "sdk" ? sdk : connector;
@@ -91,18 +146,17 @@ try {
     }
     process.exit(0);
   }
-  for (const rig of [sdk, connector]) {
+  for (const { rig } of started) {
     await block(rig, 1, 2_000, undefined);
     await block(rig, 64, 4_000, undefined);
   }
   for (const inFlight of [1, 64]) {
-    const figures = { sdk: [] as Figures[], connector: [] as Figures[] };
+    const figures = new Map<string, Figures[]>(started.map(({ rig }) => [rig.name, []]));
     for (let round = 0; round < ROUNDS; round++) {
-      figures.sdk.push(await block(sdk, inFlight, CALLS, sdkPid));
-      figures.connector.push(await block(connector, inFlight, CALLS, connectorPid));
+      for (const { rig, pid } of started) figures.get(rig.name)!.push(await block(rig, inFlight, CALLS, pid));
     }
     const line = (name: string, xs: Figures[]) =>
-      `${name.padEnd(10)} self ${median(xs.map((x) => x.self))
+      `${name.padEnd(12)} self ${median(xs.map((x) => x.self))
         .toFixed(1)
         .padStart(6)} µs/call, server child ${median(xs.map((x) => x.child))
         .toFixed(1)
@@ -110,9 +164,8 @@ try {
         .toLocaleString("en-US")
         .padStart(7)} calls/s`;
     console.log(`${inFlight} in flight (median of ${ROUNDS} blocks of ${CALLS} calls)`);
-    console.log(line("sdk", figures.sdk));
-    console.log(line("connector", figures.connector));
+    for (const [name, xs] of figures) console.log(line(name === "MCP stdio" ? "sdk" : name, xs));
   }
 } finally {
-  await Promise.all([sdk.close(), connector.close()]);
+  await Promise.all(started.map(({ rig }) => rig.close()));
 }

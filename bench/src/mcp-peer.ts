@@ -32,8 +32,8 @@ async function listTools(client: Client): Promise<void> {
     throw new Error("the peer does not list lookup_order");
 }
 
-/** MCP over stdio: the SDK's client spawns the server as its child. */
-export async function startMcpStdio(): Promise<Rig> {
+/** The SDK's client connected over stdio to the peer it spawns as its child, tools listed. */
+export async function connectMcpStdio(): Promise<{ client: Client; close(): Promise<void> }> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: ["--import", "tsx", fileURLToPath(new URL("./peers/mcp-server.ts", import.meta.url)), "stdio"],
@@ -44,10 +44,19 @@ export async function startMcpStdio(): Promise<Rig> {
   await client.connect(transport);
   const untrack = trackPid(transport.pid);
   await listTools(client);
-  return rig("MCP stdio", client, async () => {
-    await client.close();
-    untrack();
-  });
+  return {
+    client,
+    async close() {
+      await client.close();
+      untrack();
+    },
+  };
+}
+
+/** MCP over stdio: the SDK's client spawns the server as its child. */
+export async function startMcpStdio(): Promise<Rig> {
+  const { client, close } = await connectMcpStdio();
+  return rig("MCP stdio", client, close);
 }
 
 /** MCP over Streamable HTTP on 127.0.0.1, one session. */
