@@ -16,15 +16,25 @@ const show = process.argv.includes("--show");
 
 interface Tally {
   frames: number;
+  /** Runs of frames that arrived in one turn of the event loop (about one socket write each). */
+  bursts: number;
+  open: boolean;
   bytes: number;
   types: Map<string, number>;
 }
-const tally = (): Tally => ({ frames: 0, bytes: 0, types: new Map() });
+const tally = (): Tally => ({ frames: 0, bursts: 0, open: false, bytes: 0, types: new Map() });
 let sent = tally();
 let received = tally();
 const shown: string[] = [];
 const count = (t: Tally, text: string, dir: string) => {
   t.frames++;
+  if (!t.open) {
+    t.bursts++;
+    t.open = true;
+    setImmediate(() => {
+      t.open = false;
+    });
+  }
   t.bytes += Buffer.byteLength(text);
   let type = "?";
   try {
@@ -64,7 +74,9 @@ try {
     ["server -> client", received],
   ] as const) {
     const types = [...t.types].map(([k, v]) => `${k} ${(v / turns).toFixed(2)}`).join(", ");
-    console.log(`${name}: ${(t.frames / turns).toFixed(2)} frames, ${Math.round(t.bytes / turns)} bytes per turn (${types})`);
+    console.log(
+      `${name}: ${(t.frames / turns).toFixed(2)} frames in ${(t.bursts / turns).toFixed(2)} bursts, ${Math.round(t.bytes / turns)} bytes per turn (${types})`,
+    );
   }
   if (show) console.log(shown.slice(0, Math.ceil(shown.length / turns)).join("\n"));
 } finally {
