@@ -248,7 +248,7 @@ export class Turn {
     const reasoning: ReasoningPart[] = [];
     // The reply's opening and its words are committed without waiting for each, so the words of
     // a burst are one delta and share the opening's transaction (see SessionLog.appendTextDelta);
-    // `flushDeltas` waits for them and surfaces a failure.
+    // `flushDeltas` waits for them (every 32 events, and at the turn's end) and surfaces a failure.
     let opened: Promise<unknown> | undefined;
     let deltaWrites: Promise<unknown> = Promise.resolve();
     let deltaError: { error: unknown } | undefined;
@@ -283,9 +283,8 @@ export class Turn {
               responseId: this.responseId,
               createdAt: Date.now(),
             };
-            // With what the turn queued before it and the words that follow in this tick: one
-            // transaction, sent before the reply's end (which waits for `flushDeltas`), so a page
-            // shows the reply streaming even when the model answers in one piece.
+            // Written with what the turn queued before it and the words that follow in this
+            // tick, in one transaction.
             opened = runtime.commit({
               items: [item],
               events: [{ type: "conversation.updated", item }],
@@ -313,9 +312,10 @@ export class Turn {
           traced.finish(event.reason, event.usage);
         }
       }
-      // The words go out before the message's end: a page shows them streaming even when a
-      // reply came in one piece.
-      await flushDeltas();
+      // Not waited for here: a reply that came in one burst (its opening, words and end in one
+      // tick) is one transaction and one write to each socket, its events still in order; words
+      // that stream over many ticks go out as they come. The turn waits for them at its end.
+      this.queueWrite(flushDeltas());
       traced.interrupted();
     } catch (error) {
       if (this.interrupted) traced.interrupted();
