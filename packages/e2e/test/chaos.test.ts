@@ -328,14 +328,15 @@ describe("chaos", () => {
     const readers: RawClient[] = [];
     for (let i = 0; i < 3; i++) {
       const reader = await user(cli.wsUrl, `u_slow_${i}`);
-      // An essay in each of eight sessions: a session answers only the newest of the messages
-      // waiting, and an essay sends about 3.6 MB (its words joined per tick, then its text twice
-      // more), so eight put well over the socket buffers and the 8 MiB limit behind.
+      // A flood in each of eight sessions: a session answers only the newest of the messages
+      // waiting, and a flood's reply sends its 1 MB three times (its words, then
+      // `message.completed` and `response.completed`), so eight put about 24 MB, well over the
+      // socket buffers and the 8 MiB limit, behind.
       const own: string[] = [];
       for (let k = 0; k < 8; k++) own.push(await reader.create("chaos"));
       (reader.ws as unknown as { _socket: { pause(): void } })._socket.pause();
       for (const [k, sessionId] of own.entries())
-        reader.send({ type: "message.send", sessionId, commandId: `e${k}`, text: "essay" });
+        reader.send({ type: "message.send", sessionId, commandId: `e${k}`, text: "flood" });
       readers.push(reader);
     }
     // A paused reader cannot even read its close frame: the server's count says it was cut off.
