@@ -304,10 +304,15 @@ describe("chaos", () => {
     const readers: RawClient[] = [];
     for (let i = 0; i < 3; i++) {
       const reader = await user(cli.wsUrl, `u_slow_${i}`);
-      const own = await reader.create("chaos");
+      // A flood in each of eight sessions: a session answers only the newest of the messages
+      // waiting, and a flood's reply sends its 1 MB three times (its words, then
+      // `message.completed` and `response.completed`), so eight put about 24 MB, well over the
+      // socket buffers and the 8 MiB limit, behind.
+      const own: string[] = [];
+      for (let k = 0; k < 8; k++) own.push(await reader.create("chaos"));
       (reader.ws as unknown as { _socket: { pause(): void } })._socket.pause();
-      for (let k = 0; k < 12; k++)
-        reader.send({ type: "message.send", sessionId: own, commandId: `e${k}`, text: "essay" });
+      for (const [k, sessionId] of own.entries())
+        reader.send({ type: "message.send", sessionId, commandId: `e${k}`, text: "flood" });
       readers.push(reader);
     }
     // A paused reader cannot even read its close frame: the server's count says it was cut off.

@@ -103,6 +103,37 @@ describe("SessionLog.append", () => {
     );
   });
 
+  it("joins the text deltas of one message appended in one tick, and no others", async () => {
+    const runtime = await runtimeWith([]);
+    const seen = countingCommits();
+    const broadcast: string[] = [];
+    runtime.subscribe((event) => broadcast.push(event.type === "text.delta" ? event.delta : event.type));
+    const delta = (itemId: string, text: string) =>
+      runtime.appendTextDelta({ type: "text.delta", responseId: "r_1", itemId, delta: text });
+    const first = [delta("m_1", "Order "), delta("m_1", "A1001 "), delta("m_1", "is ")];
+    // Another message's words, or another event, between two deltas keep them apart.
+    const other = [
+      delta("m_2", "other"),
+      delta("m_1", "shipped"),
+      runtime.append({ type: "tool.held", callId: "call_1" }),
+      delta("m_1", "."),
+    ];
+    await Promise.all([...first, ...other]);
+    // The next tick's words are a delta of their own.
+    await delta("m_1", " Bye.");
+    expect(broadcast).toEqual(["Order A1001 is ", "other", "shipped", "tool.held", ".", " Bye."]);
+    expect(seen.transactions).toEqual([[5], [1]]);
+    const logged = await runtime.readEvents(0);
+    expect(logged.map((e) => [e.seq, e.type === "text.delta" ? e.delta : e.type])).toEqual([
+      [1, "Order A1001 is "],
+      [2, "other"],
+      [3, "shipped"],
+      [4, "tool.held"],
+      [5, "."],
+      [6, " Bye."],
+    ]);
+  });
+
   it("logs appends made before a commit ahead of it, in its transaction, and those made after it behind it", async () => {
     const runtime = await runtimeWith([]);
     const seen = countingCommits();

@@ -12,6 +12,9 @@ import { ConversationWindow } from "./conversation-window";
 import { type GroupCommit, type GroupCommitMember, groupCommitFor, type PreparedWrite } from "./group-commit";
 import { PageToolRegistry } from "./page-tool-registry";
 
+/** A `text.delta` event before the log gives it a seq (see {@link SessionLog.appendTextDelta}). */
+export type TextDeltaDraft = Extract<EventDraft, { type: "text.delta" }>;
+
 /** A listener of a session's live events (one per attached socket). */
 export type SessionSubscriber = (event: SessionEvent) => void;
 
@@ -192,6 +195,25 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
     const start = batch.events.length;
     batch.events.push(...events);
     return batch.done.then((all) => all.slice(start, start + events.length));
+  }
+
+  /**
+   * Appends a piece of a reply's text ({@link append}), joined to the piece appended before it
+   * in this tick when both are of one message: the words a model streams in one burst are one
+   * `text.delta` (one seq, one frame to each socket, one event to decode) instead of one per
+   * piece. The text is the same concatenated (docs/protocol.md); a burst that spans ticks is
+   * one delta per tick. Resolves once the text is in the log.
+   */
+  appendTextDelta(delta: TextDeltaDraft): Promise<unknown> {
+    const batch = this.appendBatch();
+    const events = batch.events;
+    const last = events[events.length - 1];
+    if (last?.type === "text.delta" && last.itemId === delta.itemId && last.responseId === delta.responseId) {
+      events[events.length - 1] = { ...last, delta: last.delta + delta.delta };
+    } else {
+      events.push(delta);
+    }
+    return batch.done;
   }
 
   private appendBatch(): NonNullable<SessionLog["pendingAppends"]> {

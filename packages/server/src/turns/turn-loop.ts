@@ -246,11 +246,14 @@ export class Turn {
     let usage: Usage | undefined;
     let refused = false;
     const reasoning: ReasoningPart[] = [];
-    // Deltas are appended without waiting for each one's transaction, so the deltas of a burst
-    // share one (see SessionLog.append); `flushDeltas` waits for them and surfaces a failure.
+    // The reply's opening and its words are committed without waiting for each, so the words of
+    // a burst are one delta and share the opening's transaction (see SessionLog.appendTextDelta);
+    // `flushDeltas` waits for them (every 32 events, and at the turn's end) and surfaces a failure.
+    let opened: Promise<unknown> | undefined;
     let deltaWrites: Promise<unknown> = Promise.resolve();
     let deltaError: { error: unknown } | undefined;
     const flushDeltas = async () => {
+      if (opened) await opened;
       await deltaWrites;
       if (deltaError) throw deltaError.error;
     };
@@ -280,18 +283,22 @@ export class Turn {
               responseId: this.responseId,
               createdAt: Date.now(),
             };
-            // Waited for (with what the turn queued before it): a page shows the reply as
-            // streaming from this item on, so it goes out before the reply's words and end.
-            const opened = runtime.commit({
+            // Written with what the turn queued before it and the words that follow in this
+            // tick, in one transaction.
+            opened = runtime.commit({
               items: [item],
               events: [{ type: "conversation.updated", item }],
             });
             this.queueWrite(opened);
-            await opened;
           }
           item = { ...item, text: item.text + event.delta };
           deltaWrites = runtime
-            .append({ type: "text.delta", responseId: this.responseId, itemId: item.id, delta: event.delta })
+            .appendTextDelta({
+              type: "text.delta",
+              responseId: this.responseId,
+              itemId: item.id,
+              delta: event.delta,
+            })
             .catch((error: unknown) => {
               deltaError ??= { error };
             });
@@ -305,9 +312,10 @@ export class Turn {
           traced.finish(event.reason, event.usage);
         }
       }
-      // The words go out before the message's end: a page shows them streaming even when a
-      // reply came in one piece.
-      await flushDeltas();
+      // Not waited for here: a reply that came in one burst (its opening, words and end in one
+      // tick) is one transaction and one write to each socket, its events still in order; words
+      // that stream over many ticks go out as they come. The turn waits for them at its end.
+      this.queueWrite(flushDeltas());
       traced.interrupted();
     } catch (error) {
       if (this.interrupted) traced.interrupted();
