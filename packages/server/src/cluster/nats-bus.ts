@@ -90,7 +90,10 @@ export class NatsBus implements Bus {
       callback: (error, message) => {
         if (error) return;
         handler({
-          subject: message.subject,
+          // Decoded only when read (the hosted-call path never reads it).
+          get subject() {
+            return message.subject;
+          },
           data: message.string(),
           reply: (answer) => {
             if (message.reply) message.respond(this.encoder.encode(answer));
