@@ -31,11 +31,21 @@ const memoryBus = process.argv.includes("--memory-bus");
 /** `--nats-procs 0` leaves nats-server's GOMAXPROCS to Go (one per core); the bench gives it 1. */
 const natsMaxProcs = arg("nats-procs", 1) || undefined;
 
+/** What the probe uses of `@nats-io/transport-node` (the bench does not depend on its types). */
+interface NatsLike {
+  subscribe(
+    subject: string,
+    options: { callback: (error: unknown, message: { data: Uint8Array }) => void },
+  ): unknown;
+  publish(subject: string, payload: Uint8Array): void;
+  flush(): Promise<void>;
+  close(): Promise<void>;
+}
+type NatsConnect = (options: { servers: string }) => Promise<NatsLike>;
+
 // The server's own copy of the NATS client library (the bench does not depend on it itself).
 const fromServer = createRequire(new URL("../../../packages/server/package.json", import.meta.url));
-const { connect } = (await import(
-  fromServer.resolve("@nats-io/transport-node")
-)) as typeof import("@nats-io/transport-node");
+const { connect } = (await import(fromServer.resolve("@nats-io/transport-node"))) as { connect: NatsConnect };
 
 /**
  * The floor under node B's calls, in this process beside the nodes: a bare round trip over the

@@ -11,11 +11,21 @@ import { startTestNats } from "../../../packages/server/src/testing/nats-server"
 import { formatMicros, summarize } from "../stats";
 import { procCpuUs } from "./proc-cpu";
 
+/** What the probe uses of `@nats-io/transport-node` (the bench does not depend on its types). */
+interface NatsLike {
+  subscribe(
+    subject: string,
+    options: { callback: (error: unknown, message: { data: Uint8Array }) => void },
+  ): unknown;
+  publish(subject: string, payload: Uint8Array): void;
+  flush(): Promise<void>;
+  close(): Promise<void>;
+}
+type NatsConnect = (options: { servers: string }) => Promise<NatsLike>;
+
 // The server's own copy of the client library (the bench does not depend on it itself).
 const fromServer = createRequire(new URL("../../../packages/server/package.json", import.meta.url));
-const { connect } = (await import(
-  fromServer.resolve("@nats-io/transport-node")
-)) as typeof import("@nats-io/transport-node");
+const { connect } = (await import(fromServer.resolve("@nats-io/transport-node"))) as { connect: NatsConnect };
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);

@@ -1,3 +1,4 @@
+import type { ToolSpec } from "@patchbay/protocol";
 import { describe, expect, it } from "vitest";
 import { silentLogger } from "../observability/logger";
 import { MemoryStore } from "../store/memory-store";
@@ -78,7 +79,7 @@ describe("ClusterNode", () => {
       });
     const a = node("n_a", 60_000);
     const b = node("n_b", 60_000);
-    const spec = { name: "lookup_order", description: "Look up", parameters: { type: "object" } };
+    const spec: ToolSpec = { name: "lookup_order", description: "Look up", parameters: { type: "object" } };
     let tools = [spec];
     b.hostedTools = () => ({ support: tools });
     try {
