@@ -130,6 +130,9 @@ export class ClusterToolRouter implements HostedToolRouter {
       // A call another node sent before it died goes on with its attempt numbers.
       const delivery = (request.attempt ?? 1) - 1;
       const call: RemoteCall = { request, handlers, node: "", delivery, cancelled: undefined, resolve };
+      // A call id sent again replaces its entry: the one replaced counts no more.
+      const replaced = this.remote.get(request.callId);
+      if (replaced) this.settled(replaced);
       this.remote.set(request.callId, call);
       this.send(call, node);
     });
