@@ -13,6 +13,8 @@
 // one; the baseline's call by the single server's router, its worker connected to it. Both pay
 // the same request to that process and back.
 //
+// nats-server runs with GOMAXPROCS=1 (see run() and bench/README.md).
+//
 // Baseline: one server on its own database of the same PostgreSQL (no NATS, no cluster), its
 // worker and client as in scenario 4. Blocks interleave (baseline, subject, ...); goal
 // (issue 19): within 1.5x at p50.
@@ -123,7 +125,9 @@ export const clusterTurnScenario: Scenario = {
       await postgres?.stop();
     });
     try {
-      [postgres, nats] = await Promise.all([startTestPostgres(), startTestNats()]);
+      // nats-server gets one Go processor: with Go's default (one per core) its idle threads spin
+      // on both cores this machine's nodes, workers and bench share (bench/README.md, scenario 9).
+      [postgres, nats] = await Promise.all([startTestPostgres(), startTestNats({ maxProcs: 1 })]);
       // Two databases on the one server: the cluster's and the single node's.
       const clusterDb = await postgres.database();
       const singleDb = await postgres.database();

@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
+  type Bus,
   createDispatch,
   createServer,
   type DispatchModule,
@@ -29,19 +30,21 @@ export interface BenchServer {
  * The byte, session and pre-authentication quotas are raised for the same reason.
  */
 export async function startBenchServer(
-  options: { databaseUrl?: string; natsUrl?: string } = {},
+  options: { databaseUrl?: string; natsUrl?: string; bus?: Bus } = {},
 ): Promise<BenchServer> {
   // BENCH_DATA_ROOT=/dev/shm puts SQLite on tmpfs, to tell the disk's share of a figure from the CPU's.
   const dataDir = mkdtempSync(join(process.env.BENCH_DATA_ROOT ?? tmpdir(), "patchbay-bench-"));
   let dispatch: DispatchModule | undefined;
   // The cluster scenario runs this server on Postgres, and as a node of a cluster over NATS.
-  const { databaseUrl, natsUrl } = options;
+  // A probe may join nodes in one process over a `MemoryBus` instead (the cluster's JS cost alone).
+  const { databaseUrl, natsUrl, bus } = options;
   const server = await createServer({
     port: 0,
     host: "127.0.0.1",
     dataDir,
     ...(databaseUrl ? { databaseUrl } : {}),
     ...(natsUrl ? { natsUrl } : {}),
+    ...(bus ? { cluster: { bus } } : {}),
     apiKey: BENCH_API_KEY,
     secret: BENCH_SECRET,
     logger: silentLogger,

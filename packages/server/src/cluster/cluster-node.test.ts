@@ -1,3 +1,4 @@
+import type { ToolSpec } from "@patchbay/protocol";
 import { describe, expect, it } from "vitest";
 import { silentLogger } from "../observability/logger";
 import { MemoryStore } from "../store/memory-store";
@@ -60,6 +61,62 @@ describe("ClusterNode", () => {
       await d.close();
       await new Promise((r) => setTimeout(r, 100));
       expect(c.nodes()).toEqual([]);
+    } finally {
+      await c.close();
+    }
+  });
+
+  it("keeps one map of the other nodes' hosted tools until a heartbeat changes them or a node goes silent", async () => {
+    const hub = new MemoryBusHub();
+    const store = new MemoryStore();
+    const node = (nodeId: string, heartbeatIntervalMs: number) =>
+      new ClusterNode({
+        bus: hub.connect(),
+        leases: store.leases,
+        logger: silentLogger,
+        nodeId,
+        heartbeatIntervalMs,
+      });
+    const a = node("n_a", 60_000);
+    const b = node("n_b", 60_000);
+    const spec: ToolSpec = { name: "lookup_order", description: "Look up", parameters: { type: "object" } };
+    let tools = [spec];
+    b.hostedTools = () => ({ support: tools });
+    try {
+      await b.beat();
+      await flush();
+      const first = a.remoteHosted();
+      expect([...first]).toEqual([["n_b", { support: [spec] }]]);
+      // The same tools again: the same map (a router may index it by identity).
+      await b.beat();
+      await flush();
+      expect(a.remoteHosted()).toBe(first);
+      tools = [spec, { ...spec, name: "refund" }];
+      await b.beat();
+      await flush();
+      expect(a.remoteHosted()).not.toBe(first);
+      expect(
+        a
+          .remoteHosted()
+          .get("n_b")!
+          .support!.map((t) => t.name),
+      ).toEqual(["lookup_order", "refund"]);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+    // A node silent for three intervals leaves the map.
+    const c = node("n_c", 200);
+    const d = node("n_d", 200);
+    d.hostedTools = () => ({ support: [spec] });
+    const until = async (check: () => boolean) => {
+      for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 25));
+      expect(check()).toBe(true);
+    };
+    try {
+      await until(() => c.remoteHosted().has("n_d"));
+      await d.close();
+      await until(() => c.remoteHosted().size === 0);
     } finally {
       await c.close();
     }

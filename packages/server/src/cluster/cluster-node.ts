@@ -52,7 +52,9 @@ export class ClusterNode {
   readonly nodeId: string;
   readonly startedAt = Date.now();
   readonly bus: Bus;
-  private readonly peers = new Map<string, { beat: NodeHeartbeat; seenAt: number }>();
+  private readonly peers = new Map<string, { beat: NodeHeartbeat; seenAt: number; hosted: string }>();
+  /** What `remoteHosted` answers until a peer's hosted tools change or a peer goes (read per hosted call). */
+  private hostedSnapshot: Map<string, Record<string, ToolSpec[]>> | undefined;
   private readonly timer: ReturnType<typeof setInterval>;
   private readonly intervalMs: number;
   private databaseUp = true;
@@ -73,8 +75,11 @@ export class ClusterNode {
     this.stopListening = this.bus.subscribe(NODES_SUBJECT, (message) => {
       try {
         const beat = JSON.parse(message.data) as NodeHeartbeat;
-        if (typeof beat.nodeId === "string" && beat.nodeId !== this.nodeId)
-          this.peers.set(beat.nodeId, { beat, seenAt: Date.now() });
+        if (typeof beat.nodeId === "string" && beat.nodeId !== this.nodeId) {
+          const hosted = JSON.stringify(beat.hosted ?? null);
+          if (this.peers.get(beat.nodeId)?.hosted !== hosted) this.hostedSnapshot = undefined;
+          this.peers.set(beat.nodeId, { beat, seenAt: Date.now(), hosted });
+        }
       } catch {
         // Not a heartbeat of ours: ignored.
       }
@@ -93,16 +98,32 @@ export class ClusterNode {
 
   /** Other nodes heard from within three heartbeats, by id. */
   nodes(): NodeHeartbeat[] {
-    const cutoff = Date.now() - 3 * this.intervalMs;
-    for (const [id, peer] of this.peers) if (peer.seenAt < cutoff) this.peers.delete(id);
+    this.dropSilent();
     return [...this.peers.values()].map((peer) => peer.beat);
   }
 
-  /** The hosted tools of every other live node's workers, by node and agent. */
-  remoteHosted(): Map<string, Record<string, ToolSpec[]>> {
-    const hosted = new Map<string, Record<string, ToolSpec[]>>();
-    for (const beat of this.nodes()) if (beat.hosted) hosted.set(beat.nodeId, beat.hosted);
-    return hosted;
+  /**
+   * The hosted tools of every other live node's workers, by node and agent: one map kept until a
+   * heartbeat changes them or a node goes silent (callers may index it by identity).
+   */
+  remoteHosted(): ReadonlyMap<string, Readonly<Record<string, readonly ToolSpec[]>>> {
+    this.dropSilent();
+    if (!this.hostedSnapshot) {
+      this.hostedSnapshot = new Map();
+      for (const { beat } of this.peers.values())
+        if (beat.hosted) this.hostedSnapshot.set(beat.nodeId, beat.hosted);
+    }
+    return this.hostedSnapshot;
+  }
+
+  /** Forgets nodes not heard from within three heartbeats. */
+  private dropSilent(): void {
+    const cutoff = Date.now() - 3 * this.intervalMs;
+    for (const [id, peer] of this.peers)
+      if (peer.seenAt < cutoff) {
+        this.peers.delete(id);
+        this.hostedSnapshot = undefined;
+      }
   }
 
   /** The room of every other live node's workers, by node. */

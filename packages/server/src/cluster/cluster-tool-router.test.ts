@@ -286,4 +286,24 @@ describe("ClusterToolRouter", () => {
       c.close();
     }
   });
+
+  it("counts a call against the node it went to only until its result came back", async () => {
+    const loads: Record<string, number> = { n_a: 1, n_c: 0 };
+    const c = cluster(["n_a", "n_c"], loads);
+    try {
+      const first = c.router("n_a").call(request("call_10"), handlersLog().handlers);
+      await until(() => c.workers.get("n_c")!.calls.length === 1);
+      // While it runs, n_c (0 + 1 sent) ties with n_a (1): the next call stays here.
+      void c.router("n_a").call(request("call_11"), handlersLog().handlers);
+      expect(c.workers.get("n_a")!.calls.map((x) => x.request.callId)).toEqual(["call_11"]);
+      c.workers.get("n_c")!.calls[0]!.answer(ok("done"));
+      expect(await first).toEqual(ok("done"));
+      // Answered: n_c has room again.
+      void c.router("n_a").call(request("call_12"), handlersLog().handlers);
+      await until(() => c.workers.get("n_c")!.calls.length === 2);
+      expect(c.workers.get("n_c")!.calls[1]!.request.callId).toBe("call_12");
+    } finally {
+      c.close();
+    }
+  });
 });

@@ -83,6 +83,10 @@ export interface ClusterToolRouterOptions {
  */
 export class ClusterToolRouter implements HostedToolRouter {
   private readonly remote = new Map<string, RemoteCall>();
+  /** Calls outstanding per node they were sent to (so a route costs no walk over every call). */
+  private readonly sentTo = new Map<string, number>();
+  /** Per `remoteTools()` snapshot (kept by the node until a heartbeat changes it): agent and tool to the nodes hosting it. */
+  private readonly hostingCache = new WeakMap<object, Map<string, string[]>>();
   /** Calls this node runs for other owners, by call id: the owner and its delivery. */
   private readonly serving = new Map<string, Serving>();
   private readonly stops: (() => void)[] = [];
@@ -125,7 +129,10 @@ export class ClusterToolRouter implements HostedToolRouter {
     return new Promise((resolve) => {
       // A call another node sent before it died goes on with its attempt numbers.
       const delivery = (request.attempt ?? 1) - 1;
-      const call: RemoteCall = { request, handlers, node, delivery, cancelled: undefined, resolve };
+      const call: RemoteCall = { request, handlers, node: "", delivery, cancelled: undefined, resolve };
+      // A call id sent again replaces its entry: the one replaced counts no more.
+      const replaced = this.remote.get(request.callId);
+      if (replaced) this.settled(replaced);
       this.remote.set(request.callId, call);
       this.send(call, node);
     });
@@ -147,7 +154,10 @@ export class ClusterToolRouter implements HostedToolRouter {
   }
 
   private send(call: RemoteCall, node: string): void {
+    // A call delivered again counts against its new node only.
+    if (call.node) this.settled(call);
     call.node = node;
+    this.sentTo.set(node, (this.sentTo.get(node) ?? 0) + 1);
     call.delivery += 1;
     const message: ToWorkerNode = {
       kind: "call",
@@ -158,12 +168,32 @@ export class ClusterToolRouter implements HostedToolRouter {
     this.options.bus.publish(hostedSubject(node), JSON.stringify(message));
   }
 
+  /** The live nodes whose workers host the tool: a lookup in the snapshot's index, built once per snapshot. */
   private nodesHosting(agent: string, tool: string): string[] {
-    const nodes: string[] = [];
-    for (const [node, tools] of this.options.remoteTools())
-      if (this.options.isAlive(node) && (tools[agent] ?? []).some((spec) => spec.name === tool))
-        nodes.push(node);
-    return nodes;
+    const tools = this.options.remoteTools();
+    let index = this.hostingCache.get(tools);
+    if (!index) {
+      index = new Map();
+      for (const [node, byAgent] of tools)
+        for (const [id, specs] of Object.entries(byAgent))
+          for (const spec of specs) {
+            const key = `${id}\u0000${spec.name}`;
+            const nodes = index.get(key);
+            if (!nodes) index.set(key, [node]);
+            else if (!nodes.includes(node)) nodes.push(node);
+          }
+      this.hostingCache.set(tools, index);
+    }
+    const hosting = index.get(`${agent}\u0000${tool}`);
+    if (!hosting) return [];
+    return hosting.filter((node) => this.options.isAlive(node));
+  }
+
+  /** A remote call no longer counts against the node it was sent to. */
+  private settled(call: RemoteCall): void {
+    const left = (this.sentTo.get(call.node) ?? 1) - 1;
+    if (left > 0) this.sentTo.set(call.node, left);
+    else this.sentTo.delete(call.node);
   }
 
   /**
@@ -172,9 +202,7 @@ export class ClusterToolRouter implements HostedToolRouter {
    * spread calls).
    */
   private loadOf(node: string, agent: string, tool: string): number {
-    let mine = 0;
-    for (const call of this.remote.values()) if (call.node === node) mine += 1;
-    return (this.options.remoteLoad?.(node, agent, tool) ?? 0) + mine;
+    return (this.options.remoteLoad?.(node, agent, tool) ?? 0) + (this.sentTo.get(node) ?? 0);
   }
 
   /** The live node hosting the tool whose least busy host has the most room. */
@@ -279,6 +307,7 @@ export class ClusterToolRouter implements HostedToolRouter {
         return;
       case "result":
         this.remote.delete(message.callId);
+        this.settled(call);
         call.resolve(message.result);
         return;
     }
@@ -305,6 +334,7 @@ export class ClusterToolRouter implements HostedToolRouter {
           );
       } else if (this.options.local.hasTool(call.request.agent, call.request.tool)) {
         this.remote.delete(call.request.callId);
+        this.settled(call);
         void this.options.local.call(call.request, call.handlers).then(call.resolve);
         if (call.cancelled) this.options.local.cancel(call.request.callId, call.cancelled);
       }

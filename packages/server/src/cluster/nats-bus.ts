@@ -114,7 +114,10 @@ export class NatsBus implements Bus {
         const data = this.text(message, chunks);
         if (data === undefined) return;
         handler({
-          subject: message.subject,
+          // Decoded only when read (the hosted-call path never reads it).
+          get subject() {
+            return message.subject;
+          },
           data,
           reply: (answer) => {
             if (message.reply && this.current !== "closed") this.send(message.reply, answer, undefined);

@@ -47,10 +47,20 @@ async function waitForPort(dir: string, child: ChildProcess): Promise<number> {
   throw new Error(`nats-server in ${dir} was not ready within 10 s`);
 }
 
-function launch(dir: string, port: number): ChildProcess {
+function launch(dir: string, port: number, maxProcs: number | undefined): ChildProcess {
   return spawn(binary(), ["-a", "127.0.0.1", "-p", String(port), "-l", join(dir, "nats.log")], {
     stdio: "ignore",
+    ...(maxProcs ? { env: { ...process.env, GOMAXPROCS: String(maxProcs) } } : {}),
   });
+}
+
+/** Options of {@link startTestNats}. */
+export interface TestNatsOptions {
+  /**
+   * The server's `GOMAXPROCS` (default: Go's, one per core). The bench gives it 1 on a machine
+   * whose cores it shares with the nodes, as one would size it for a container of one CPU.
+   */
+  maxProcs?: number;
 }
 
 async function killChild(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
@@ -62,14 +72,14 @@ async function killChild(child: ChildProcess, signal: NodeJS.Signals): Promise<v
 }
 
 /** Starts (or borrows) a NATS server on 127.0.0.1. */
-export async function startTestNats(): Promise<TestNats> {
+export async function startTestNats(options: TestNatsOptions = {}): Promise<TestNats> {
   const shared = process.env.PATCHBAY_TEST_NATS_URL;
   if (shared) {
     const nothing = async () => {};
     return { url: shared, kill: nothing, restart: nothing, stop: nothing };
   }
   const dir = mkdtempSync(join(tmpdir(), "patchbay-nats-"));
-  let child = launch(dir, -1);
+  let child = launch(dir, -1, options.maxProcs);
   const port = await waitForPort(dir, child).catch(async (error: unknown) => {
     await killChild(child, "SIGKILL");
     rmSync(dir, { recursive: true, force: true });
@@ -80,7 +90,7 @@ export async function startTestNats(): Promise<TestNats> {
     kill: () => killChild(child, "SIGKILL"),
     restart: async () => {
       rmSync(join(dir, "nats.log"), { force: true });
-      child = launch(dir, port);
+      child = launch(dir, port, options.maxProcs);
       await waitForPort(dir, child);
     },
     stop: async () => {
