@@ -199,8 +199,18 @@ export class LeaseLostError extends ServerError {
  * ```
  */
 export class BusTimeoutError extends ServerError {
-  constructor(subject: string, timeoutMs: number) {
-    super("bus_timeout", `no reply on ${subject} within ${timeoutMs} ms`);
+  constructor(
+    subject: string,
+    timeoutMs: number,
+    /** Nothing subscribes to the subject (NATS' "no responders"): a node whose process died. */
+    readonly noResponders = false,
+  ) {
+    super(
+      "bus_timeout",
+      noResponders
+        ? `nothing answers on ${subject} (no responders)`
+        : `no reply on ${subject} within ${timeoutMs} ms`,
+    );
     this.name = "BusTimeoutError";
   }
 }

@@ -101,10 +101,17 @@ function describeBusContract(name: string, pair: () => Promise<[Bus, Bus]>): voi
       b.subscribe(`${p}.silent`, () => {});
       await b.flush();
       let started = performance.now();
-      await expect(a.request(`${p}.gone`, "x", { timeoutMs: 5_000 })).rejects.toBeInstanceOf(BusTimeoutError);
+      await expect(a.request(`${p}.gone`, "x", { timeoutMs: 5_000 })).rejects.toMatchObject({
+        name: "BusTimeoutError",
+        noResponders: true,
+        message: expect.stringContaining("no responders"),
+      });
       expect(performance.now() - started).toBeLessThan(2_000);
       started = performance.now();
-      await expect(a.request(`${p}.silent`, "x", { timeoutMs: 300 })).rejects.toBeInstanceOf(BusTimeoutError);
+      await expect(a.request(`${p}.silent`, "x", { timeoutMs: 300 })).rejects.toMatchObject({
+        name: "BusTimeoutError",
+        noResponders: false,
+      });
       expect(performance.now() - started).toBeGreaterThanOrEqual(250);
       await a.close();
       await b.close();

@@ -1,4 +1,4 @@
-import { ServerError } from "../errors";
+import { BusTimeoutError, ServerError } from "../errors";
 import type { ForwardedReply, ForwardedRequest, RequestForwarding } from "../http/forwarded-request";
 import type { Logger } from "../observability/logger";
 import type { Bus } from "./bus";
@@ -65,7 +65,8 @@ export class ClusterHttp implements RequestForwarding {
         elapsedMs: elapsed,
         error,
       });
-      if (elapsed < this.timeoutMs) {
+      // Told by the bus, not guessed from the time taken: a timer may fire a little early.
+      if (error instanceof BusTimeoutError && error.noResponders) {
         // No responders: the owner's process is gone. Its lease runs out, then any node takes over.
         const left = Math.max(0, leaseExpiresAt - Date.now());
         throw new RetryLaterError(

@@ -84,7 +84,7 @@ export class MemoryBus implements Bus {
     const inbox = this.hub.inbox();
     // As NATS answers "no responders": nobody listens, so no reply can come.
     if (this.current === "connected" && !this.hub.listens(subject))
-      return Promise.reject(new BusTimeoutError(subject, 0));
+      return Promise.reject(new BusTimeoutError(subject, 0, true));
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         stop();

@@ -192,7 +192,7 @@ export class NatsBus implements Bus {
     // NATS answers a request nothing subscribes to with an empty 503 ("no responders"): a node
     // whose process died has no subscriptions left, so a request to it fails at once.
     if (message.data.length === 0 && message.headers?.code === 503) {
-      this.settle(message.subject, undefined);
+      this.settle(message.subject, undefined, true);
       return;
     }
     const answer = this.text(message, chunks);
@@ -200,13 +200,14 @@ export class NatsBus implements Bus {
   }
 
   /** Resolves a request with its answer, or rejects it as unanswered (`undefined`). */
-  private settle(replyTo: string, answer: string | undefined): void {
+  private settle(replyTo: string, answer: string | undefined, noResponders = false): void {
     const request = this.requests.get(replyTo);
     if (!request) return;
     this.requests.delete(replyTo);
     clearTimeout(request.timer);
     // No responder, a timeout or the connection going: all mean no answer in time.
-    if (answer === undefined) request.reject(new BusTimeoutError(request.subject, request.timeoutMs));
+    if (answer === undefined)
+      request.reject(new BusTimeoutError(request.subject, request.timeoutMs, noResponders));
     else request.resolve(answer);
   }
 
