@@ -108,6 +108,30 @@ describe("page tools", () => {
     expect(result.result.content.text).toBe("Berlin");
   });
 
+  it("answers a call that outlived 300 later ones (past the attempts it keeps) with its attempt", async () => {
+    const { tools, runs } = gatedTool();
+    const { socket } = await open(newClient(), tools);
+    socket.send(toolCall(1, 1, "call_long"));
+    await vi.waitFor(() => expect(runs).toHaveLength(1));
+    // More calls than the page keeps attempts of (256): the long call's entry is pushed out.
+    for (let i = 0; i < 300; i++) socket.send(toolCall(2 + i, 1, `call_${i}`));
+    let released = 1;
+    await vi.waitFor(
+      () => {
+        for (; released < runs.length; released++) runs[released]!.release(`done ${released}`);
+        expect(socket.all("tool.result")).toHaveLength(300);
+      },
+      { timeout: 10_000, interval: 5 },
+    );
+    runs[0]!.release("Lisbon");
+    await vi.waitFor(() => expect(socket.all("tool.result")).toHaveLength(301));
+    expect(socket.all("tool.result").at(-1)).toMatchObject({
+      callId: "call_long",
+      attempt: 1,
+      result: { content: { text: "Lisbon" } },
+    });
+  });
+
   it("answers invalid arguments without running the tool", async () => {
     const { tools, runs } = gatedTool();
     const { socket } = await open(newClient(), tools);

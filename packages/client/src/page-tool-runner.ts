@@ -63,8 +63,8 @@ const KEPT_RESULTS = 256;
 export class PageToolRunner {
   readonly #options: PageToolRunnerOptions;
   #executor: PreapprovedToolExecutor | undefined;
-  /** The newest attempt the server delivered per call: only that delivery is answered. */
-  readonly #latestAttempt = new Map<string, number>();
+  /** The newest attempt the server delivered per call, for recent calls: only that delivery is answered. */
+  readonly #latestAttempt = new RecentMap<number>(KEPT_RESULTS);
   readonly #held = new Set<string>();
   /** Holds sent and not answered yet, by call id. */
   readonly #holds = new Map<string, (decision: HoldDecision) => void>();
@@ -105,7 +105,9 @@ export class PageToolRunner {
       .then((outcome) => {
         const result = toToolResult(outcome);
         this.#results.set(callId, result);
-        if (this.#stopped || this.#latestAttempt.get(callId) !== event.attempt) return;
+        // A call so long that the newest calls pushed it out answers with its own attempt.
+        const latest = this.#latestAttempt.get(callId);
+        if (this.#stopped || (latest !== undefined && latest !== event.attempt)) return;
         this.#sendResult(callId, event.attempt, result);
       });
   }
