@@ -18,6 +18,8 @@ const noHandlers = { progress() {}, say() {}, hold: () => ({ accepted: true }), 
 /** A server in this process and `workers` worker processes hosting `lookup_order`. */
 export async function startHostedSetup(
   workers: number,
+  /** Node flags of the worker processes (a probe's V8 flags). */
+  execArgv: string[] = [],
 ): Promise<{ bench: BenchServer; peers: Peer<unknown>[]; close(): Promise<void> }> {
   const bench = await startBenchServer();
   const peers: Peer<unknown>[] = [];
@@ -27,7 +29,7 @@ export async function startHostedSetup(
   };
   try {
     for (const p of await Promise.all(
-      Array.from({ length: workers }, () => spawnPeer("worker", { args: [bench.server.url] })),
+      Array.from({ length: workers }, () => spawnPeer("worker", { args: [bench.server.url], execArgv })),
     ))
       peers.push(p);
     await waitForWorkers(bench.dispatch, workers);

@@ -9,7 +9,7 @@ import { hostedCallFrame } from "./lookup-order";
 import type { Rig } from "./measure";
 
 /** Starts the floor: a socket server here, the answering peer in a child process. */
-export async function startRawWsFloor(): Promise<Rig> {
+export async function startRawWsFloor(): Promise<Rig & { peerPid: number }> {
   const server = new WebSocketServer({ host: "127.0.0.1", port: 0 });
   await new Promise<void>((resolve) => server.once("listening", () => resolve()));
   const port = (server.address() as AddressInfo).port;
@@ -27,6 +27,7 @@ export async function startRawWsFloor(): Promise<Rig> {
   let next = 0;
   return {
     name: "raw ws",
+    peerPid: peer.child.pid ?? 0,
     call() {
       const callId = `call_${(next++).toString(36)}`;
       return new Promise<void>((resolve) => {

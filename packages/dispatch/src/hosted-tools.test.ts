@@ -430,7 +430,9 @@ describe("hosted tools", () => {
     await socket.next("hosted.result", (f) => f.callId === "call_1");
     socket.send({ type: "hosted.cancel", callId: "call_1", reason: "interrupted", attempt: 1 });
     const again = await socket.next("hosted.result", (f) => f.callId === "call_1");
-    expect(again).toMatchObject({ attempt: 1, result: { outcome: "completed" } });
+    expect(again).toMatchObject({ attempt: 1, result: { outcome: "completed", content: { text: "pong" } } });
+    // The wire form only: what the executor keeps (ids, timing, the value run returned) stays here.
+    expect(Object.keys(again.result).sort()).toEqual(["content", "held", "outcome"]);
     socket.send({ type: "hosted.cancel", callId: "call_9", reason: "interrupted", attempt: 3 });
     expect(await socket.next("hosted.result", (f) => f.callId === "call_9")).toMatchObject({
       attempt: 3,

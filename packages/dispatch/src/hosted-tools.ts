@@ -12,13 +12,14 @@ import {
   type ConditionalApprovalAnswer,
   type HoldDecision,
   type IdempotencyStore,
-  InMemoryIdempotencyStore,
   ModelSentences,
   PreapprovedToolExecutor,
+  type ToolExecutionResult,
   type Tools,
   toToolResult,
 } from "@patchbay/tools";
 import { DispatchError } from "./dispatch-error";
+import { HostedResultStore } from "./hosted-result-store";
 
 /**
  * An agent whose tools a worker can host, such as the handle `client.agent("support")` returns.
@@ -52,9 +53,9 @@ export interface HostOptions {
   maxConcurrentCalls?: number;
   /**
    * Where finished results are kept by call, so a call delivered again gets its result instead
-   * of running twice. Default: in this process's memory (1,000 results). Pass a store shared by
-   * your workers (Redis, a database) so a call redelivered to another worker after this one died
-   * between finishing and answering does not run again there.
+   * of running twice. Default: in this process's memory (the last 10,000 results). Pass a store
+   * shared by your workers (Redis, a database) so a call redelivered to another worker after this
+   * one died between finishing and answering does not run again there.
    */
   idempotencyStore?: IdempotencyStore;
 }
@@ -139,8 +140,9 @@ export class HostedTools {
   readonly #running = new Map<string, RunningCall>();
   /** Executors with no call running, longest idle first (insertion order). */
   readonly #idle = new Map<string, SessionExecutor>();
-  readonly #store = new InMemoryIdempotencyStore({ maxEntries: STORED_RESULTS });
-  readonly #answered = new RecentMap<{ attempt: number; result: ToolResult }>(ANSWERED_RESULTS);
+  readonly #store = new HostedResultStore(STORED_RESULTS);
+  /** Finished calls by id, for a cancel that comes after the end: the object the store keeps. */
+  readonly #answered = new RecentMap<ToolExecutionResult>(ANSWERED_RESULTS);
   readonly #idleTtlMs: number;
   readonly #maxIdle: number;
   readonly #now: () => number;
@@ -293,15 +295,31 @@ export class HostedTools {
           { attempt: frame.attempt, timeoutMs: frame.timeoutMs },
         );
         result = toToolResult(outcome);
+        // The object the result store keeps; a copy when a delivery came while it ran (the
+        // result answers that one) or when it holds the tool's object graph (`value`).
+        const value = outcome.value;
+        this.#answered.set(
+          frame.callId,
+          outcome.attempt === entry.attempt && (typeof value !== "object" || value === null)
+            ? outcome
+            : { ...outcome, attempt: entry.attempt, value: undefined },
+        );
       } catch (error) {
         result = {
           outcome: "failed",
           content: { text: ModelSentences.failed(frame.tool, (error as Error).message), images: [] },
           error: { code: "internal", message: (error as Error).message },
         };
+        this.#answered.set(frame.callId, {
+          ...result,
+          callId: frame.callId,
+          name: frame.tool,
+          held: false,
+          attempt: entry.attempt,
+          durationMs: 0,
+        });
       }
       this.#running.delete(frame.callId);
-      this.#answered.set(frame.callId, { attempt: entry.attempt, result });
       if (--session.calls === 0) this.#rest(session);
       this.#link.send({ type: "hosted.result", callId: frame.callId, attempt: entry.attempt, result }, true);
       if (this.#link.listens?.("hosted.finished") !== false)
@@ -332,12 +350,14 @@ export class HostedTools {
     }
     const answered = this.#answered.get(frame.callId);
     const attempt = frame.attempt ?? answered?.attempt ?? 1;
-    const result: ToolResult = answered?.result ?? {
-      outcome: "cancelled",
-      content: { text: ModelSentences.notRunHere(), images: [] },
-      error: { code: "cancelled", message: "the call is not running on this worker" },
-      held: false,
-    };
+    const result: ToolResult = answered
+      ? toToolResult(answered)
+      : {
+          outcome: "cancelled",
+          content: { text: ModelSentences.notRunHere(), images: [] },
+          error: { code: "cancelled", message: "the call is not running on this worker" },
+          held: false,
+        };
     this.#link.send({ type: "hosted.result", callId: frame.callId, attempt, result }, true);
   }
 

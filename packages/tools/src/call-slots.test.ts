@@ -101,6 +101,46 @@ describe("ToolExecutor: concurrency", () => {
     expect(t.peak()).toBe(1);
   });
 
+  it("makes no AbortSignal for a call waiting for a slot, and a wait ended by a timeout leaves the line", async () => {
+    // On Node 20 an AbortSignal costs microseconds to make and drags what it touches past the
+    // young generation's collections; a call in line needs only its place in the queue.
+    let made = 0;
+    const Real = globalThis.AbortController;
+    vi.stubGlobal(
+      "AbortController",
+      class extends Real {
+        constructor() {
+          super();
+          made++;
+        }
+      },
+    );
+    try {
+      const t = tracked("t", { lightSignal: true });
+      const { executor } = setup([t.definition], { maxConcurrentCalls: 1 });
+      const first = executor.execute(call("1", "t"));
+      const second = executor.execute(call("2", "t"), { timeoutMs: 50 });
+      const third = executor.execute(call("3", "t"));
+      await vi.advanceTimersByTimeAsync(0);
+      expect(t.log).toEqual(["1"]);
+      // At most the running call's own (a page's executor hands `run` a real one); none for the two in line.
+      const forRunning = made;
+      expect(forRunning).toBeLessThanOrEqual(1);
+      await vi.advanceTimersByTimeAsync(60);
+      expect((await second).outcome).toBe("timed_out");
+      expect(made).toBe(forRunning);
+      await vi.advanceTimersByTimeAsync(200);
+      expect((await first).outcome).toBe("completed");
+      expect((await third).outcome).toBe("completed");
+      // The timed-out call never ran and never held the slot the third one took.
+      expect(t.log).toEqual(["1", "3"]);
+      expect(t.peak()).toBe(1);
+      expect(made).toBeLessThanOrEqual(2 * forRunning);
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+
   it("frees a slot when a call waiting for it is cancelled", async () => {
     const t = tracked("t");
     const { executor } = setup([t.definition], { maxConcurrentCalls: 1 });

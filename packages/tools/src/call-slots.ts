@@ -1,5 +1,5 @@
-import { type CallState, signalOf } from "./call-state";
-import { type Release, Semaphore } from "./semaphore";
+import type { CallState } from "./call-state";
+import { type Release, Semaphore, type Waiter } from "./semaphore";
 import type { CompiledTool } from "./tool-definition";
 import type { ToolLimiter } from "./tool-limiter";
 
@@ -41,8 +41,8 @@ export function acquireSlots(state: CallState, tool: CompiledTool, caps: SlotCap
 }
 
 async function acquireCapped(state: CallState, tool: CompiledTool, caps: SlotCaps): Promise<boolean> {
-  const name = state.call.name;
-  if (caps.limiter && !(await waitForSlot(state, caps.limiter.acquire(name, signalOf(state))))) return false;
+  const limited = caps.limiter?.slots(state.call.name);
+  if (limited && !(await takeSlot(state, limited))) return false;
   if (tool.shared && !(await takeSlot(state, tool.shared))) return false;
   if (tool.definition.concurrency !== undefined && !(await takeSlot(state, caps.perTool.of(tool))))
     return false;
@@ -53,29 +53,40 @@ async function acquireCapped(state: CallState, tool: CompiledTool, caps: SlotCap
   return true;
 }
 
-/** Takes a free slot at once (true), or waits for one (false when the wait was aborted). */
+/**
+ * Takes a free slot at once (true), or waits in line for one (false when the call ended first).
+ * The wait needs no signal (an AbortSignal costs microseconds to make on Node 20, and most
+ * waiting calls are never stopped): it sits in the call's slot list as a release that leaves the
+ * queue until the slot is granted and gives the slot back after, so the call's end
+ * (`releaseAll`) ends the wait either way.
+ */
 export function takeSlot(state: CallState, slots: Semaphore): true | Promise<boolean> {
   const release = slots.tryAcquire();
-  if (release === undefined) return waitForSlot(state, slots.acquire(signalOf(state)));
-  if (state.releases === undefined) state.releases = [release];
-  else state.releases.push(release);
-  return true;
-}
-
-async function waitForSlot(state: CallState, waiting: Promise<Release>): Promise<boolean> {
-  let release: Release;
-  try {
-    release = await waiting;
-  } catch {
-    return false; // the wait was aborted by whoever ended the call
+  if (release) {
+    state.releases ??= [];
+    state.releases.push(release);
+    return true;
   }
-  if (state.releases === undefined) state.releases = [release];
-  else state.releases.push(release);
-  if (state.settled) {
-    releaseAll(state);
-    return false;
-  }
-  return true;
+  return new Promise<boolean>((resolve) => {
+    let granted: Release | undefined;
+    // The call's slot list holds this until it ends: the slot once granted, the line until then.
+    const slot = () => {
+      if (granted) granted();
+      else {
+        slots.leave(waiter);
+        resolve(false);
+      }
+    };
+    const waiter: Waiter = {
+      grant: (release) => {
+        granted = release;
+        resolve(true);
+      },
+    };
+    slots.tryAcquire(waiter); // no slot came free since just now: this queues it
+    state.releases ??= [];
+    state.releases.push(slot);
+  });
 }
 
 /** Gives back every slot the call holds. */

@@ -1,7 +1,8 @@
 /** Gives a slot back. Calling it more than once does nothing. */
 export type Release = () => void;
 
-interface Waiter {
+/** One place in a {@link Semaphore}'s queue. */
+export interface Waiter {
   grant: (release: Release) => void;
 }
 
@@ -25,27 +26,23 @@ export class Semaphore {
   }
 
   /**
-   * Takes a slot if one is free and nobody waits, without a promise; undefined otherwise (then
-   * `acquire` waits in line).
+   * Takes a slot if one is free and nobody waits, without a promise; undefined otherwise, after
+   * queueing `waiter` if given (its `grant` gets the slot when its turn comes; see `leave`).
    */
-  tryAcquire(): Release | undefined {
+  tryAcquire(waiter?: Waiter): Release | undefined {
     if (this.#available > 0 && this.#queue.length === 0) {
       this.#available--;
       return this.#release();
     }
+    if (waiter) this.#queue.push(waiter);
     return undefined;
   }
 
   acquire(signal?: AbortSignal): Promise<Release> {
     if (signal?.aborted) return Promise.reject(signal.reason);
-    if (this.#available > 0 && this.#queue.length === 0) {
-      this.#available--;
-      return Promise.resolve(this.#release());
-    }
     return new Promise<Release>((resolve, reject) => {
       const onAbort = () => {
-        const index = this.#queue.indexOf(waiter);
-        if (index >= 0) this.#queue.splice(index, 1);
+        this.leave(waiter);
         reject(signal?.reason);
       };
       const waiter: Waiter = {
@@ -54,9 +51,16 @@ export class Semaphore {
           resolve(release);
         },
       };
-      this.#queue.push(waiter);
-      signal?.addEventListener("abort", onAbort, { once: true });
+      const release = this.tryAcquire(waiter);
+      if (release) resolve(release);
+      else signal?.addEventListener("abort", onAbort, { once: true });
     });
+  }
+
+  /** Takes a waiter out of the queue (its turn never comes). */
+  leave(waiter: Waiter): void {
+    const index = this.#queue.indexOf(waiter);
+    if (index >= 0) this.#queue.splice(index, 1);
   }
 
   #release(): Release {

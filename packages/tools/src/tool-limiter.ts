@@ -43,4 +43,9 @@ export class ToolLimiter {
     if (!slots) return signal?.aborted ? Promise.reject(signal.reason) : Promise.resolve(() => {});
     return slots.acquire(signal);
   }
+
+  /** @internal The slots of a tool with a cap: an executor's calls wait in line there, without a signal. */
+  slots(name: string): Semaphore | undefined {
+    return this.#slots.get(name);
+  }
 }

@@ -1,0 +1,81 @@
+// Probe: what a hosted tool call (scenario 1) costs, in figures the machine's load moves little:
+// CPU time per call of the server (this process) and of the worker process, beside the raw floor's
+// (this process and its peer), at 64 in flight and at one, blocks alternating with the floor.
+// Alternate it between two builds in the same minutes.
+//   node --import tsx src/probes/hosted-cost.ts [--calls 40000] [--rounds 2] [--lanes 64]
+import { routerRig, startHostedSetup } from "../hosted-tool-call";
+import { latencyBlock, type Rig, throughputBlock } from "../measure";
+import { startRawWsFloor } from "../raw-ws-floor";
+import { summarize } from "../stats";
+import type { GcSummary } from "./gc-stats";
+import { procCpuUs } from "./proc-cpu";
+
+const arg = (name: string, fallback: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : fallback;
+};
+const calls = arg("calls", 40_000);
+const rounds = arg("rounds", 2);
+const inFlight = 64;
+// --lanes 64 (or 1) measures only that many in flight, e.g. for a profile (BENCH_CPU_PROF).
+const onlyLanes = arg("lanes", 0);
+
+const floor = await startRawWsFloor();
+// BENCH_WORKER_FLAGS: V8 or Node flags for the worker process, space-separated.
+const setup = await startHostedSetup(1, process.env.BENCH_WORKER_FLAGS?.split(" ").filter(Boolean) ?? []);
+const hosted = routerRig(setup.bench);
+const workerPid = setup.peers[0]?.child.pid ?? 0;
+const selfCpu = () => {
+  const u = process.cpuUsage();
+  return u.user + u.system;
+};
+
+async function block(name: string, rig: Rig, peerPid: number, lanes: number): Promise<void> {
+  const worker = rig === hosted ? setup.peers[0] : undefined;
+  await worker?.request({ type: "gc-start" });
+  // BENCH_HEAP_PROF=<file>: the worker's sampling heap profile of what survived scavenges.
+  const heapFile = process.env.BENCH_HEAP_PROF;
+  if (worker && heapFile) await worker.request({ type: "heap-start" });
+  const before = { self: selfCpu(), peer: procCpuUs(peerPid) };
+  const start = performance.now();
+  let n: number;
+  let latency = "";
+  if (lanes === 1) {
+    const samples = await latencyBlock(rig, Math.ceil(calls / 10), 60_000);
+    n = samples.length;
+    const s = summarize(samples);
+    latency = `, p50 ${s.p50.toFixed(0)} µs`;
+  } else {
+    const rate = await throughputBlock(rig, lanes, calls, 60_000);
+    n = Math.round(rate * ((performance.now() - start) / 1000));
+  }
+  const seconds = (performance.now() - start) / 1000;
+  const per = (us: number) => (us / n).toFixed(1);
+  const cpu = { self: selfCpu() - before.self, peer: procCpuUs(peerPid) - before.peer };
+  let gcText = "";
+  if (worker) {
+    const { gc } = await worker.request<{ gc: GcSummary }>({ type: "gc-stop" });
+    if (heapFile) await worker.request({ type: "heap-stop", file: heapFile });
+    gcText = `; worker GC per call: ${per(gc.scavengeUs + gc.fullGcUs)} µs, promoted ${(gc.promotedBytes / n).toFixed(0)} B, kept young ${(gc.survivedBytes / n).toFixed(0)} B, allocated ${(gc.youngBytes / Math.max(1, gc.scavenges - 1) / (n / gc.scavenges) / 1024).toFixed(1)} KiB (${gc.scavenges} scavenges of ${(gc.newSpaceBytes / 1048576).toFixed(0)} MiB, ${gc.fullGcs} full)`;
+  }
+  console.log(
+    `${name.padEnd(15)} ${String(lanes).padStart(2)} in flight: ${String(Math.round(n / seconds)).padStart(6)} calls/s${latency}; CPU µs per call: here ${per(cpu.self)}, peer ${per(cpu.peer)}${gcText}`,
+  );
+}
+
+try {
+  for (const rig of [floor, hosted]) {
+    await latencyBlock(rig, 2000, 10_000);
+    await throughputBlock(rig, inFlight, 20_000, 20_000);
+  }
+  for (let round = 0; round < rounds; round++) {
+    for (const lanes of onlyLanes ? [onlyLanes] : [inFlight, 1]) {
+      await block("raw ws", floor, floor.peerPid, lanes);
+      await block("hosted (router)", hosted, workerPid, lanes);
+    }
+  }
+} finally {
+  await floor.close();
+  await setup.close();
+}
+process.exit(0);
