@@ -106,8 +106,7 @@ export class PageToolRunner {
         const result = toToolResult(outcome);
         this.#results.set(callId, result);
         // A call so long that the newest calls pushed it out answers with its own attempt.
-        const latest = this.#latestAttempt.get(callId);
-        if (this.#stopped || (latest !== undefined && latest !== event.attempt)) return;
+        if (this.#stopped || (this.#latestAttempt.get(callId) ?? event.attempt) !== event.attempt) return;
         this.#sendResult(callId, event.attempt, result);
       });
   }
