@@ -3,7 +3,7 @@
 // retired after `turnsPerSession` turns and replaced in the background. The server's share of a
 // turn no longer grows with the conversation (the model's messages are kept, not rebuilt, and a
 // hosted call carries at most the agent's last `hostedCallConversationItems`), but the client's
-// and the worker's still grow a little (see bench/README.md), so a session used for thousands
+// and the worker's still grow a little (see bench/HISTORY.md), so a session used for thousands
 // of turns would measure the conversation's length rather than a turn. The long-conversation row
 // measures that on purpose.
 
