@@ -8,12 +8,10 @@
 // through the `@patchbay/tools` executor with its idempotency store, and answers `hosted.result`.
 
 import { type Peer, spawnPeer } from "./children";
-import { BENCH_AGENT, BENCH_USER, LOOKUP_ORDER, ORDER_ARGS } from "./lookup-order";
+import { callLookupOrder } from "./lookup-order";
 import { compareLatency, compareThroughput, type Rig, warmUp } from "./measure";
 import { type BenchServer, startBenchServer, waitForWorkers } from "./patchbay-server";
 import { LATENCY_MEASURE, latencyRow, type Scenario, throughputMeasure, throughputRow } from "./scenario";
-
-const noHandlers = { progress() {}, say() {}, hold: () => ({ accepted: true }), attempt() {} };
 
 /** A server in this process and `workers` worker processes hosting `lookup_order`. */
 export async function startHostedSetup(
@@ -46,21 +44,7 @@ export function routerRig(bench: BenchServer): Rig {
   return {
     name: "hosted (router)",
     async call() {
-      const result = await bench.dispatch.tools.call(
-        {
-          callId: `call_h${(next++).toString(36)}`,
-          agent: BENCH_AGENT,
-          sessionId: "s_bench0000000000",
-          tool: LOOKUP_ORDER.name,
-          arguments: { ...ORDER_ARGS },
-          user: BENCH_USER,
-          conversation: [],
-          timeoutMs: 30_000,
-        },
-        noHandlers,
-      );
-      if (result.outcome !== "completed")
-        throw new Error(`hosted call ${result.outcome}: ${result.content.text}`);
+      await callLookupOrder(bench.dispatch.tools, `call_h${(next++).toString(36)}`);
     },
     async close() {},
   };

@@ -1,6 +1,7 @@
 // The one tool every scenario calls: `lookup_order`, a zod schema with one string field and a
 // short text result. The raw floor sends the same frames Patchbay's worker socket carries, so the
 // floor and the subject move the same bytes.
+import type { HostedToolRouter } from "@patchbay/server";
 import { z } from "zod";
 
 export const LOOKUP_ORDER = {
@@ -49,4 +50,29 @@ export function hostedResultFrame(callId: string, attempt: number, orderId: stri
     attempt,
     result: { outcome: "completed", content: { text: lookupOrderText(orderId), images: [] }, held: false },
   };
+}
+
+const NO_HANDLERS = { progress() {}, say() {}, hold: () => ({ accepted: true }), attempt() {} };
+
+/**
+ * One hosted `lookup_order` call through a router (`server.hostedTools`, a dispatch module's
+ * `tools`), as the turn loop makes it once a call is validated and allowed; throws unless it
+ * completed. `callId` must be new for each call.
+ */
+export async function callLookupOrder(router: HostedToolRouter, callId: string): Promise<void> {
+  const result = await router.call(
+    {
+      callId,
+      agent: BENCH_AGENT,
+      sessionId: "s_bench0000000000",
+      tool: LOOKUP_ORDER.name,
+      arguments: { ...ORDER_ARGS },
+      user: BENCH_USER,
+      conversation: [],
+      timeoutMs: 30_000,
+    },
+    NO_HANDLERS,
+  );
+  if (result.outcome !== "completed")
+    throw new Error(`hosted call ${result.outcome}: ${result.content.text}`);
 }

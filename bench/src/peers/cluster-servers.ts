@@ -4,32 +4,17 @@
 // calls on request, from the baseline's router or node B's (whose calls cross to node C). Blocks of the two sides
 // alternate, so they never compete for this process; the three nodes do share it (a real
 // cluster gives each its own CPU), which makes the cluster's figures, if anything, pessimistic.
-import { BENCH_AGENT, BENCH_USER, LOOKUP_ORDER, ORDER_ARGS } from "../lookup-order";
+import { callLookupOrder } from "../lookup-order";
 import { type BenchServer, startBenchServer } from "../patchbay-server";
 import { failed, onRequest, ready } from "./peer-runtime";
 
-const noHandlers = { progress() {}, say() {}, hold: () => ({ accepted: true }), attempt() {} };
 let next = 0;
 
 /** One hosted call through a server's router, as a turn makes it (node B's: across the bus). */
 async function hostedCall(bench: BenchServer): Promise<void> {
   const router = bench.server.hostedTools;
   if (!router) throw new Error("the server has no hosted tool router");
-  const result = await router.call(
-    {
-      callId: `call_c${(next++).toString(36)}`,
-      agent: BENCH_AGENT,
-      sessionId: "s_bench0000000000",
-      tool: LOOKUP_ORDER.name,
-      arguments: { ...ORDER_ARGS },
-      user: BENCH_USER,
-      conversation: [],
-      timeoutMs: 30_000,
-    },
-    noHandlers,
-  );
-  if (result.outcome !== "completed")
-    throw new Error(`hosted call ${result.outcome}: ${result.content.text}`);
+  await callLookupOrder(router, `call_c${(next++).toString(36)}`);
 }
 
 const [singleDb, clusterDb, natsUrl] = process.argv.slice(2);

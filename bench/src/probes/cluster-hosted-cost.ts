@@ -8,14 +8,14 @@
 //   node --import tsx src/probes/cluster-hosted-cost.ts [--calls 3000] [--rounds 3] [--cluster] [--memory-bus] [--nats-procs 1]
 // Run it with `node --cpu-prof --cpu-prof-dir=<dir> --import tsx ...` for a profile of the nodes.
 import { readdirSync, readFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { MemoryBusHub } from "@patchbay/server";
 import { startTestNats } from "../../../packages/server/src/testing/nats-server";
 import { startTestPostgres } from "../../../packages/server/src/testing/postgres-server";
 import { spawnPeer } from "../children";
-import { BENCH_AGENT, BENCH_USER, LOOKUP_ORDER, ORDER_ARGS } from "../lookup-order";
+import { BENCH_AGENT, callLookupOrder, LOOKUP_ORDER } from "../lookup-order";
 import { type BenchServer, startBenchServer } from "../patchbay-server";
 import { formatMicros, summarize } from "../stats";
+import { connectNats } from "./nats-client";
 import { procCpuUs } from "./proc-cpu";
 
 const arg = (name: string, fallback: number) => {
@@ -31,30 +31,14 @@ const memoryBus = process.argv.includes("--memory-bus");
 /** `--nats-procs 0` leaves nats-server's GOMAXPROCS to Go (one per core); the bench gives it 1. */
 const natsMaxProcs = arg("nats-procs", 1) || undefined;
 
-/** What the probe uses of `@nats-io/transport-node` (the bench does not depend on its types). */
-interface NatsLike {
-  subscribe(
-    subject: string,
-    options: { callback: (error: unknown, message: { data: Uint8Array }) => void },
-  ): unknown;
-  publish(subject: string, payload: Uint8Array): void;
-  flush(): Promise<void>;
-  close(): Promise<void>;
-}
-type NatsConnect = (options: { servers: string }) => Promise<NatsLike>;
-
-// The server's own copy of the NATS client library (the bench does not depend on it itself).
-const fromServer = createRequire(new URL("../../../packages/server/package.json", import.meta.url));
-const { connect } = (await import(fromServer.resolve("@nats-io/transport-node"))) as { connect: NatsConnect };
-
 /**
  * The floor under node B's calls, in this process beside the nodes: a bare round trip over the
  * same nats-server with the same library (publish, a subscription publishes it back, a
  * subscription settles), no router and no worker.
  */
 async function bareRoundTrip(url: string) {
-  const b = await connect({ servers: url });
-  const c = await connect({ servers: url });
+  const b = await connectNats({ servers: url });
+  const c = await connectNats({ servers: url });
   c.subscribe("probe.c", { callback: (_e, m) => c.publish("probe.b", m.data) });
   let settle: (() => void) | undefined;
   b.subscribe("probe.b", { callback: () => settle?.() });
@@ -71,23 +55,9 @@ async function bareRoundTrip(url: string) {
   };
 }
 
-const noHandlers = { progress() {}, say() {}, hold: () => ({ accepted: true }), attempt() {} };
 let next = 0;
 async function hostedCall(bench: BenchServer): Promise<void> {
-  const result = await bench.server.hostedTools!.call(
-    {
-      callId: `call_p${(next++).toString(36)}`,
-      agent: BENCH_AGENT,
-      sessionId: "s_bench0000000000",
-      tool: LOOKUP_ORDER.name,
-      arguments: { ...ORDER_ARGS },
-      user: BENCH_USER,
-      conversation: [],
-      timeoutMs: 30_000,
-    },
-    noHandlers,
-  );
-  if (result.outcome !== "completed") throw new Error(`hosted call ${result.outcome}`);
+  await callLookupOrder(bench.server.hostedTools!, `call_p${(next++).toString(36)}`);
 }
 
 /** This process's children named `comm` (nats-server). */

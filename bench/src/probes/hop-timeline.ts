@@ -11,7 +11,7 @@ import net from "node:net";
 import { startTestNats } from "../../../packages/server/src/testing/nats-server";
 import { startTestPostgres } from "../../../packages/server/src/testing/postgres-server";
 import { spawnPeer } from "../children";
-import { BENCH_AGENT, BENCH_USER, LOOKUP_ORDER, ORDER_ARGS } from "../lookup-order";
+import { BENCH_AGENT, callLookupOrder, LOOKUP_ORDER } from "../lookup-order";
 import { type BenchServer, startBenchServer } from "../patchbay-server";
 
 const arg = (name: string, fallback: number) => {
@@ -52,23 +52,9 @@ net.Socket.prototype.uncork = function (this: net.Socket) {
   return uncork.call(this);
 };
 
-const noHandlers = { progress() {}, say() {}, hold: () => ({ accepted: true }), attempt() {} };
 let next = 0;
 async function hostedCall(bench: BenchServer): Promise<void> {
-  const result = await bench.server.hostedTools!.call(
-    {
-      callId: `call_t${(next++).toString(36)}`,
-      agent: BENCH_AGENT,
-      sessionId: "s_bench0000000000",
-      tool: LOOKUP_ORDER.name,
-      arguments: { ...ORDER_ARGS },
-      user: BENCH_USER,
-      conversation: [],
-      timeoutMs: 30_000,
-    },
-    noHandlers,
-  );
-  if (result.outcome !== "completed") throw new Error(`hosted call ${result.outcome}`);
+  await callLookupOrder(bench.server.hostedTools!, `call_t${(next++).toString(36)}`);
 }
 
 const [postgres, nats] = await Promise.all([startTestPostgres(), startTestNats({ maxProcs: natsMaxProcs })]);

@@ -6,26 +6,10 @@
 // p99 of the round trip and the CPU time per round trip of this process.
 //   node --import tsx src/probes/nats-round-trip.ts [--n 20000] [--bytes 600] [--nats-procs 1]
 import { readdirSync, readFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { startTestNats } from "../../../packages/server/src/testing/nats-server";
 import { formatMicros, summarize } from "../stats";
+import { connectNats } from "./nats-client";
 import { procCpuUs } from "./proc-cpu";
-
-/** What the probe uses of `@nats-io/transport-node` (the bench does not depend on its types). */
-interface NatsLike {
-  subscribe(
-    subject: string,
-    options: { callback: (error: unknown, message: { data: Uint8Array }) => void },
-  ): unknown;
-  publish(subject: string, payload: Uint8Array): void;
-  flush(): Promise<void>;
-  close(): Promise<void>;
-}
-type NatsConnect = (options: { servers: string }) => Promise<NatsLike>;
-
-// The server's own copy of the client library (the bench does not depend on it itself).
-const fromServer = createRequire(new URL("../../../packages/server/package.json", import.meta.url));
-const { connect } = (await import(fromServer.resolve("@nats-io/transport-node"))) as { connect: NatsConnect };
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -49,8 +33,8 @@ function childPid(comm: string): number | undefined {
 const nats = await startTestNats({ maxProcs: natsMaxProcs });
 const natsPid = childPid("nats-server");
 try {
-  const b = await connect({ servers: nats.url });
-  const c = await connect({ servers: nats.url });
+  const b = await connectNats({ servers: nats.url });
+  const c = await connectNats({ servers: nats.url });
   c.subscribe("probe.c", { callback: (_e, m) => c.publish("probe.b", m.data) });
   let settle: (() => void) | undefined;
   b.subscribe("probe.b", { callback: () => settle?.() });
