@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Semaphore } from "./semaphore";
+import { acquire, Semaphore } from "./semaphore";
 
 // How many slots are free: taken one by one, then given back.
 function freeSlots(slots: Semaphore): number {
@@ -13,12 +13,12 @@ describe("Semaphore", () => {
   it("serves waiters in order and hands a freed slot to the next one", async () => {
     const slots = new Semaphore(1);
     const order: string[] = [];
-    const first = await slots.acquire();
-    const b = slots.acquire().then((release) => {
+    const first = await acquire(slots);
+    const b = acquire(slots).then((release) => {
       order.push("b");
       return release;
     });
-    const c = slots.acquire().then((release) => {
+    const c = acquire(slots).then((release) => {
       order.push("c");
       return release;
     });
@@ -36,7 +36,7 @@ describe("Semaphore", () => {
     const first = slots.tryAcquire();
     expect(first).toBeTypeOf("function");
     expect(slots.tryAcquire()).toBeUndefined();
-    const waiting = slots.acquire();
+    const waiting = acquire(slots);
     first!(); // the slot passes straight to the waiter
     expect(slots.tryAcquire()).toBeUndefined();
     (await waiting)();
@@ -46,14 +46,14 @@ describe("Semaphore", () => {
 
   it("drops a waiter whose signal aborts", async () => {
     const slots = new Semaphore(1);
-    const held = await slots.acquire();
+    const held = await acquire(slots);
     const controller = new AbortController();
-    const waiting = slots.acquire(controller.signal);
+    const waiting = acquire(slots, controller.signal);
     controller.abort(new Error("gone"));
     await expect(waiting).rejects.toThrow("gone");
     expect(slots.waiting).toBe(0);
     held();
     expect(freeSlots(slots)).toBe(1);
-    await expect(slots.acquire(AbortSignal.abort(new Error("late")))).rejects.toThrow("late");
+    await expect(acquire(slots, AbortSignal.abort(new Error("late")))).rejects.toThrow("late");
   });
 });

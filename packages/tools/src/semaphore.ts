@@ -7,8 +7,8 @@ export interface Waiter {
 }
 
 /**
- * A counting semaphore whose waiters are served in the order they came (FIFO). A waiter whose
- * signal aborts leaves the queue and its promise rejects with the signal's reason.
+ * A counting semaphore whose waiters are served in the order they came (FIFO); {@link acquire}
+ * waits for a slot.
  */
 export class Semaphore {
   declare readonly limit: number;
@@ -38,25 +38,6 @@ export class Semaphore {
     return undefined;
   }
 
-  acquire(signal?: AbortSignal): Promise<Release> {
-    if (signal?.aborted) return Promise.reject(signal.reason);
-    return new Promise<Release>((resolve, reject) => {
-      const onAbort = () => {
-        this.leave(waiter);
-        reject(signal?.reason);
-      };
-      const waiter: Waiter = {
-        grant: (release) => {
-          signal?.removeEventListener("abort", onAbort);
-          resolve(release);
-        },
-      };
-      const release = this.tryAcquire(waiter);
-      if (release) resolve(release);
-      else signal?.addEventListener("abort", onAbort, { once: true });
-    });
-  }
-
   /** Takes a waiter out of the queue (its turn never comes). */
   leave(waiter: Waiter): void {
     const index = this.#queue.indexOf(waiter);
@@ -74,4 +55,28 @@ export class Semaphore {
       else this.#available++;
     };
   }
+}
+
+/**
+ * Waits in line for a slot of `slots`; rejects with the signal's reason when `signal` aborts
+ * first (the waiter leaves the queue). A function, not a method, so a bundle whose executor never
+ * waits with a signal (the browser's) leaves it out.
+ */
+export function acquire(slots: Semaphore, signal?: AbortSignal): Promise<Release> {
+  if (signal?.aborted) return Promise.reject(signal.reason);
+  return new Promise<Release>((resolve, reject) => {
+    const onAbort = () => {
+      slots.leave(waiter);
+      reject(signal?.reason);
+    };
+    const waiter: Waiter = {
+      grant: (release) => {
+        signal?.removeEventListener("abort", onAbort);
+        resolve(release);
+      },
+    };
+    const release = slots.tryAcquire(waiter);
+    if (release) resolve(release);
+    else signal?.addEventListener("abort", onAbort, { once: true });
+  });
 }

@@ -1,5 +1,5 @@
 import { assertPositiveInteger } from "./errors";
-import { type Release, Semaphore } from "./semaphore";
+import { acquire, type Release, Semaphore } from "./semaphore";
 
 /**
  * Process-wide caps per tool name, shared by every `ToolExecutor` (every session) it is given
@@ -41,7 +41,7 @@ export class ToolLimiter {
   acquire(name: string, signal?: AbortSignal): Promise<Release> {
     const slots = this.#slots.get(name);
     if (!slots) return signal?.aborted ? Promise.reject(signal.reason) : Promise.resolve(() => {});
-    return slots.acquire(signal);
+    return acquire(slots, signal);
   }
 
   /** @internal The slots of a tool with a cap: an executor's calls wait in line there, without a signal. */
