@@ -9,6 +9,7 @@
 // Run after `pnpm build` of @patchbay/protocol, @patchbay/tools and this package.
 // `--before <dir>` measures another build of the package (say, main's) the same way, no budget.
 
+import { createHash } from "node:crypto";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -70,6 +71,35 @@ export const session = new Client({ baseUrl: location.origin }).agent("a").sessi
   },
 ];
 
+// esbuild names chunks by a hash that depends on where the files are (a fresh clone elsewhere gets
+// other names), and the names are in the code that imports them, so gzip moved by a few bytes from
+// one checkout to the next on the same code. Measure with names that depend on the code only: each
+// hash becomes a fixed name for the chunk's rank among the chunks sorted by their code with every
+// hash blanked.
+const HASH = /-([A-Z0-9]{8})\.js/g;
+function stableChunkNames(byPath) {
+  const blank = (text) => text.replace(HASH, "-00000000.js");
+  const texts = new Map([...byPath].map(([path, bytes]) => [path, Buffer.from(bytes).toString("utf8")]));
+  const ranked = [...texts]
+    .filter(([path]) => /-[A-Z0-9]{8}\.js$/.test(path))
+    .map(([path, text]) => ({
+      hash: [...path.matchAll(HASH)].at(-1)[1],
+      key: `${blank(path)}\n${blank(text)}`,
+    }))
+    .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  // Names as incompressible as esbuild's own, so the figure is what an app's build would weigh.
+  const name = (rank) =>
+    createHash("sha256")
+      .update(`chunk ${rank}`)
+      .digest("base64")
+      .replace(/[^A-Z0-9]/g, "")
+      .slice(0, 8);
+  const renamed = new Map(ranked.map(({ hash }, rank) => [hash, name(rank)]));
+  const rename = (text) =>
+    text.replace(HASH, (whole, hash) => (renamed.has(hash) ? `-${renamed.get(hash)}.js` : whole));
+  return new Map([...texts].map(([path, text]) => [path, Buffer.from(rename(text))]));
+}
+
 const kib = (bytes) => `${(bytes / KIB).toFixed(2)} KiB`;
 const work = mkdtempSync(join(tmpdir(), "patchbay-size-"));
 const failures = [];
@@ -113,7 +143,9 @@ try {
 
     // The initial load: the entry chunk and, transitively, every chunk it imports statically.
     const outputs = result.metafile.outputs;
-    const byPath = new Map(result.outputFiles.map((f) => [f.path.slice(work.length + 1), f.contents]));
+    const byPath = stableChunkNames(
+      new Map(result.outputFiles.map((f) => [f.path.slice(work.length + 1), f.contents])),
+    );
     const entryChunk = Object.keys(outputs).find((o) => outputs[o].entryPoint);
     const initial = new Set();
     const visit = (path) => {
