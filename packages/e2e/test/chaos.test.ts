@@ -2,7 +2,7 @@ import { createUserToken } from "@patchbay/server";
 import { afterAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { CHAOS_AGENT_YAML, mutatedFrame } from "../fixtures/chaos-inputs";
-import { eventually, startDispatchHarness } from "../fixtures/dispatch-harness";
+import { eventually, PAY_RULE, startDispatchHarness } from "../fixtures/dispatch-harness";
 import { CLI_SECRET, type CliServer, cliWorkspaces } from "./helpers/cli-process";
 import { backendClient } from "./helpers/clients";
 import { RawClient } from "./helpers/raw-client";
@@ -384,13 +384,7 @@ describe("chaos", () => {
       support: {
         model: {
           provider: "scripted",
-          rules: [
-            {
-              match: "pay (?<amount>\\d+)",
-              toolCalls: [{ tool: "record_payment", arguments: { amount: "{amount:integer}" } }],
-              reply: "Done: {results.record_payment}",
-            },
-          ],
+          rules: [PAY_RULE],
         },
       },
     });

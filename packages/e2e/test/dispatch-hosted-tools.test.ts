@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import {
   type DispatchHarness,
   eventually,
+  PAY_RULE,
   startDispatchHarness,
   type WorkerProcess,
 } from "../fixtures/dispatch-harness";
@@ -14,12 +15,7 @@ const agents: Record<string, AgentFileInput> = {
     model: {
       provider: "scripted",
       rules: [
-        {
-          match: "pay (?<amount>\\d+)",
-          toolCalls: [{ tool: "record_payment", arguments: { amount: "{amount:integer}" } }],
-          reply: "Done: {results.record_payment}",
-          errorReply: "Payment failed: {result}",
-        },
+        PAY_RULE,
         {
           match: "slow",
           toolCalls: [{ tool: "slow_lookup", arguments: {} }],

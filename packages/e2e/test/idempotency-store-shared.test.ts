@@ -2,7 +2,7 @@ import type { AgentFileInput } from "@patchbay/server";
 import { Tools as ServerTools } from "@patchbay/tools";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
-import { type DispatchHarness, startDispatchHarness } from "../fixtures/dispatch-harness";
+import { type DispatchHarness, PAY_RULE, startDispatchHarness } from "../fixtures/dispatch-harness";
 import { SqliteIdempotencyStore } from "../fixtures/sqlite-idempotency-store";
 import { backendClient, closeAllClients } from "./helpers/clients";
 import { scriptedAgent, startTestServer, type TestServer } from "./helpers/start-server";
@@ -11,14 +11,7 @@ const agents: Record<string, AgentFileInput> = {
   support: {
     model: {
       provider: "scripted",
-      rules: [
-        {
-          match: "pay (?<amount>\\d+)",
-          toolCalls: [{ tool: "record_payment", arguments: { amount: "{amount:integer}" } }],
-          reply: "Done: {results.record_payment}",
-          errorReply: "Payment failed: {result}",
-        },
-      ],
+      rules: [PAY_RULE],
     },
   },
 };

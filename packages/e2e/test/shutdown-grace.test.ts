@@ -5,7 +5,7 @@ import { type Session, Tools } from "@patchbay/client";
 import type { ToolCallItem } from "@patchbay/protocol";
 import type { AgentFileInput } from "@patchbay/server";
 import { afterEach, describe, expect, it } from "vitest";
-import { type DispatchHarness, startDispatchHarness } from "../fixtures/dispatch-harness";
+import { type DispatchHarness, PAY_RULE, startDispatchHarness } from "../fixtures/dispatch-harness";
 import { backendClient, closeAllClients, nextEvent, userClient } from "./helpers/clients";
 import { scriptedAgent, startTestServer, type TestServer } from "./helpers/start-server";
 
@@ -21,12 +21,7 @@ afterEach(async () => {
 
 const workerAgents: Record<string, AgentFileInput> = {
   support: scriptedAgent([
-    {
-      match: "pay (?<amount>\\d+)",
-      toolCalls: [{ tool: "record_payment", arguments: { amount: "{amount:integer}" } }],
-      reply: "Done: {result}",
-      errorReply: "Payment failed: {result}",
-    },
+    PAY_RULE,
     {
       match: "transfer (?<amount>\\d+)",
       toolCalls: [{ tool: "held_transfer", arguments: { amount: "{amount:integer}" } }],
