@@ -156,13 +156,21 @@ async function listenDirect(
     );
     return undefined;
   }
-  return DirectLinks.listen({ nodeId, host, port, advertiseHost, addressOf, logger, onCount }).catch(
-    (error: unknown) => {
-      throw new ServerError(
-        "invalid_config",
-        `cluster.direct.port (PATCHBAY_CLUSTER_PORT): cannot listen on ${host}:${port}: ${(error as Error).message}`,
-        { path: "cluster.direct.port", cause: error },
-      );
-    },
-  );
+  const pingIntervalMs = options.cluster?.heartbeatIntervalMs;
+  return DirectLinks.listen({
+    nodeId,
+    host,
+    port,
+    advertiseHost,
+    addressOf,
+    logger,
+    onCount,
+    ...(pingIntervalMs ? { pingIntervalMs } : {}),
+  }).catch((error: unknown) => {
+    throw new ServerError(
+      "invalid_config",
+      `cluster.direct.port (PATCHBAY_CLUSTER_PORT): cannot listen on ${host}:${port}: ${(error as Error).message}`,
+      { path: "cluster.direct.port", cause: error },
+    );
+  });
 }

@@ -14,7 +14,8 @@ import { MemoryBusHub } from "./memory-bus";
 // The routing across nodes, on the in-process bus; each node's own router is a small one that
 // records the calls it got and answers when the test says (the real one, with worker sockets,
 // runs in packages/e2e/test/cluster-failover.test.ts). Every test runs twice: over the bus alone,
-// and with direct links between the nodes on real loopback sockets, opened before the test.
+// and with direct links between the nodes on real loopback sockets, opened before the test (the
+// file is over 400 lines for that: both transports share these fakes).
 const SPEC: ToolSpec = { name: "record_payment", description: "Pay", parameters: { type: "object" } };
 
 class NodeWorkers implements HostedToolRouter {

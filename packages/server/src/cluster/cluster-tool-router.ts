@@ -23,7 +23,8 @@ import type { DirectLink, DirectLinks } from "./direct-links";
 // order; when the link closes, what is left goes over the bus. A call sent on a link that closes
 // before its result came is sent again over the bus, same delivery: the worker's node joins it
 // where it still runs (and asks again a question that may have been lost), and a finished one's
-// result is the worker's, kept by call id.
+// result is the worker's, kept by call id. (About 400 lines on purpose: the owner's side and the
+// worker node's side share the message types and the rule that a call's messages follow its path.)
 
 /** Owner to worker node, on `patchbay.node.<node>.hosted`. */
 type ToWorkerNode =

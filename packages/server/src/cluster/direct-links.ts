@@ -55,7 +55,15 @@ const HANDSHAKE_MS = 2_000;
 /** After a failed connect, sends to that node use the bus for this long before trying again. */
 const RETRY_AFTER_MS = 1_000;
 
-/** One open, authenticated link to another node. */
+/**
+ * One open, authenticated link to another node (see {@link DirectLinks}); frames on it arrive in
+ * the order sent, and `open` turns false once it closed.
+ *
+ * @example
+ * ```ts
+ * if (link.open) link.send("hosted", JSON.stringify(message));
+ * ```
+ */
 export class DirectLink {
   /** When something last arrived on it (`Date.now()`). */
   seenAt = Date.now();
