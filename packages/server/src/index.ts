@@ -12,8 +12,8 @@ export { createUserToken, USER_TOKEN_AUDIENCE, verifyUserToken } from "./auth/us
 export type { Bus, BusMessage, BusStatus } from "./cluster/bus";
 export type { ClusterNode, NodeHeartbeat } from "./cluster/cluster-node";
 export type { ClusterOptions } from "./cluster/cluster-options";
-export type { DirectAddress, DirectLink, DirectLinks } from "./cluster/direct-links";
 export { DEFAULT_LEASE_TTL_MS } from "./cluster/cluster-options";
+export type { DirectAddress, DirectLink, DirectLinks } from "./cluster/direct-links";
 export { MemoryBus, MemoryBusHub } from "./cluster/memory-bus";
 export type { NatsBusOptions } from "./cluster/nats-bus";
 export { NatsBus } from "./cluster/nats-bus";
