@@ -1,7 +1,8 @@
 // Probe: where the time of scenario 9's hosted call alone goes, hop by hop. Runs the single
 // server and nodes B and C of a cluster in this process (as cluster-hosted-cost.ts), and marks
 // every socket write and every chunk read (`data`) of this process during each call: to and from
-// nats-server (B's connection and C's) and the worker's socket. Prints, for the most common
+// nats-server (B's connection and C's), the direct link between B and C (B's end and C's) when
+// the nodes have one, and the worker's socket. Prints, for the most common
 // sequence of marks, the median time of each since the call began and the step from the mark
 // before, so the wait on another process (nats-server, the worker) shows apart from this
 // process's own work between two marks.
@@ -24,9 +25,13 @@ const natsMaxProcs = arg("nats-procs", 1) || undefined;
 const marks: [string, bigint][] = [];
 let on = false;
 let natsPort = 0;
+/** Node C's direct-link port: B's end of the link connects to it, C's end listens on it. */
+let linkPort = -1;
 const names = new Map<number, string>();
-/** `nats B`/`nats C` (by the order the connections first wrote during a call), or `ws`. */
+/** `nats B`/`nats C` (by the order the connections first wrote during a call), `link B`/`link C`, or `ws`. */
 function nameOf(socket: net.Socket): string {
+  if (socket.remotePort === linkPort) return "link B";
+  if (socket.localPort === linkPort) return "link C";
   if (socket.remotePort !== natsPort) return "worker ws";
   let name = names.get(socket.localPort ?? 0);
   if (!name) {
@@ -76,6 +81,7 @@ try {
     await new Promise((r) => setTimeout(r, 100));
   }
   const side = process.argv.includes("--single") ? single : b;
+  linkPort = c.server.cluster?.links?.address.port ?? -1;
   for (let i = 0; i < 2000; i++) await hostedCall(side);
   const sequences = new Map<string, number[][]>();
   for (let i = 0; i < calls; i++) {

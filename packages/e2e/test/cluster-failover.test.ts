@@ -304,6 +304,10 @@ describe("a cluster of three patchbay serve processes (Postgres + NATS)", () => 
         .prepare("SELECT call_id, COUNT(*) AS n FROM deliveries GROUP BY call_id")
         .all() as { n: number }[];
       expect(deliveries.map((d) => d.n)).toEqual([1, 1, 1, 1, 1, 1]);
+      // Each owner's first call opened a direct link to the worker's node; the calls after it went on it.
+      const metrics = await (await fetch(`${nodes[2]!.url}/metrics`)).text();
+      const links = Number(/^patchbay_cluster_direct_links (\d+)$/m.exec(metrics)?.[1]);
+      expect(links).toBeGreaterThanOrEqual(2);
     } finally {
       await worker.kill("SIGKILL");
       db.close();

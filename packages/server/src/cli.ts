@@ -2,6 +2,7 @@
 import { randomBytes } from "node:crypto";
 import { parseArgs } from "node:util";
 import { createUserToken } from "./auth/user-token";
+import type { ClusterOptions } from "./cluster/cluster-options";
 import { closest } from "./config/config-keys";
 import { parseLimitFlags } from "./config/limits";
 import { MIN_SECRET_BYTES } from "./config/server-credentials";
@@ -28,6 +29,10 @@ Options (each also read from the environment variable shown):
                                                over this NATS server (nats://...; docs/cluster.md)
   --lease-ttl-ms <n>    PATCHBAY_LEASE_TTL_MS  cluster: how long a session's lease outlives its node
                                                (default 15000; takeover within this plus a third)
+  --cluster-port <n>    PATCHBAY_CLUSTER_PORT  cluster: the port other nodes open direct links to for hosted
+                                               calls (default 0: a free one; "off": everything over NATS)
+  --advertise-host <h>  PATCHBAY_CLUSTER_ADVERTISE_HOST  cluster: the address other nodes reach that port on
+                                               (default --host; needed when --host is 0.0.0.0)
   --config-dir <dir>    PATCHBAY_CONFIG_DIR    holds agents/<name>.yaml (default .)
   --log-level <level>   PATCHBAY_LOG_LEVEL     debug, info, warn, error or silent (default info)
   --api-key <key>       PATCHBAY_API_KEY       the API key backends and workers send
@@ -56,6 +61,8 @@ const FLAGS = [
   "database-url",
   "nats-url",
   "lease-ttl-ms",
+  "cluster-port",
+  "advertise-host",
   "config-dir",
   "log-level",
   "api-key",
@@ -82,6 +89,8 @@ async function main(argv: string[]): Promise<number> {
       "database-url": { type: "string" },
       "nats-url": { type: "string" },
       "lease-ttl-ms": { type: "string" },
+      "cluster-port": { type: "string" },
+      "advertise-host": { type: "string" },
       "config-dir": { type: "string" },
       "log-level": { type: "string" },
       "api-key": { type: "string" },
@@ -149,15 +158,31 @@ async function main(argv: string[]): Promise<number> {
   const natsUrl = values["nats-url"] ?? env.PATCHBAY_NATS_URL;
   const leaseTtl = values["lease-ttl-ms"] ?? env.PATCHBAY_LEASE_TTL_MS;
   const port = integer("--port", values.port ?? env.PATCHBAY_PORT ?? "8787", 0, 65_535);
+  // The environment's PATCHBAY_CLUSTER_PORT and PATCHBAY_CLUSTER_ADVERTISE_HOST are read where cluster mode starts.
+  const clusterPort = values["cluster-port"];
+  const advertiseHost = values["advertise-host"];
+  const direct: ClusterOptions["direct"] =
+    clusterPort === "off"
+      ? false
+      : clusterPort || advertiseHost
+        ? {
+            ...(clusterPort ? { port: integer("--cluster-port", clusterPort, 0, 65_535) } : {}),
+            ...(advertiseHost ? { advertiseHost } : {}),
+          }
+        : undefined;
+  const cluster = natsUrl
+    ? {
+        ...(leaseTtl ? { leaseTtlMs: integer("--lease-ttl-ms", leaseTtl, 300, 600_000) } : {}),
+        ...(direct !== undefined ? { direct } : {}),
+      }
+    : {};
   const server = await createServer({
     port,
     host: values.host ?? env.PATCHBAY_HOST ?? "127.0.0.1",
     dataDir: values["data-dir"] ?? env.PATCHBAY_DATA_DIR ?? "./patchbay-data",
     ...(databaseUrl ? { databaseUrl } : {}),
     ...(natsUrl ? { natsUrl } : {}),
-    ...(natsUrl && leaseTtl
-      ? { cluster: { leaseTtlMs: integer("--lease-ttl-ms", leaseTtl, 300, 600_000) } }
-      : {}),
+    ...(Object.keys(cluster).length > 0 ? { cluster } : {}),
     configDir: values["config-dir"] ?? env.PATCHBAY_CONFIG_DIR ?? ".",
     shutdownGraceMs: integer(
       "--shutdown-grace-ms",

@@ -364,6 +364,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
       ? new ClusterToolRouter({
           local,
           bus: cluster.node.bus,
+          ...(cluster.node.links ? { links: cluster.node.links } : {}),
           nodeId: cluster.node.nodeId,
           remoteTools: () => cluster.node.remoteHosted(),
           isAlive: (nodeId) => cluster.node.isAlive(nodeId),

@@ -13,6 +13,7 @@ export type { Bus, BusMessage, BusStatus } from "./cluster/bus";
 export type { ClusterNode, NodeHeartbeat } from "./cluster/cluster-node";
 export type { ClusterOptions } from "./cluster/cluster-options";
 export { DEFAULT_LEASE_TTL_MS } from "./cluster/cluster-options";
+export type { DirectAddress, DirectLink, DirectLinks } from "./cluster/direct-links";
 export { MemoryBus, MemoryBusHub } from "./cluster/memory-bus";
 export type { NatsBusOptions } from "./cluster/nats-bus";
 export { NatsBus } from "./cluster/nats-bus";

@@ -13,6 +13,7 @@ export class ClusterMetrics {
   readonly busConnected: Gauge<string>;
   readonly databaseUp: Gauge<string>;
   readonly busRoundTrip: Histogram<string>;
+  readonly directLinks: Gauge<string>;
 
   constructor(registry: Registry) {
     this.leases = new Counter({
@@ -40,6 +41,11 @@ export class ClusterMetrics {
       name: "patchbay_cluster_bus_round_trip_seconds",
       help: "A request over the bus to this node itself and its reply, once per heartbeat",
       buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+      registers: [registry],
+    });
+    this.directLinks = new Gauge({
+      name: "patchbay_cluster_direct_links",
+      help: "Open direct links of this node to other nodes (hosted calls go on them instead of the bus)",
       registers: [registry],
     });
   }

@@ -5,6 +5,7 @@ import type { Logger } from "../observability/logger";
 import type { SessionLeases } from "../store/store";
 import type { Bus, BusStatus } from "./bus";
 import type { ClusterMetrics } from "./cluster-metrics";
+import type { DirectAddress, DirectLinks } from "./direct-links";
 
 /** The subject every node's heartbeat goes to. */
 export const NODES_SUBJECT = "patchbay.nodes";
@@ -29,6 +30,8 @@ export interface NodeHeartbeat {
   hosted?: Record<string, ToolSpec[]>;
   /** How much room its workers have (free slots, calls outstanding per hosted tool). */
   room?: WorkerRoom;
+  /** Where it takes direct links for hosted calls (absent: the bus only). */
+  direct?: DirectAddress;
 }
 
 /** Options of {@link ClusterNode}. */
@@ -41,6 +44,8 @@ export interface ClusterNodeOptions {
   /** How often the node says it is alive and checks the database (default 2 000 ms). */
   heartbeatIntervalMs?: number;
   metrics?: ClusterMetrics;
+  /** This node's direct links (`direct-links.ts`): their address goes in its heartbeat, and they close with it. */
+  links?: DirectLinks;
 }
 
 /**
@@ -52,6 +57,8 @@ export class ClusterNode {
   readonly nodeId: string;
   readonly startedAt = Date.now();
   readonly bus: Bus;
+  /** Direct links to other nodes for hosted calls (undefined: the bus carries everything). */
+  readonly links: DirectLinks | undefined;
   private readonly peers = new Map<string, { beat: NodeHeartbeat; seenAt: number; hosted: string }>();
   /** What `remoteHosted` answers until a peer's hosted tools change or a peer goes (read per hosted call). */
   private hostedSnapshot: Map<string, Record<string, ToolSpec[]>> | undefined;
@@ -71,6 +78,7 @@ export class ClusterNode {
   constructor(private readonly options: ClusterNodeOptions) {
     this.nodeId = options.nodeId ?? `n_${nanoid(10)}`;
     this.bus = options.bus;
+    this.links = options.links;
     this.intervalMs = options.heartbeatIntervalMs ?? 2_000;
     this.stopListening = this.bus.subscribe(NODES_SUBJECT, (message) => {
       try {
@@ -138,6 +146,18 @@ export class ClusterNode {
     return this.isAlive(nodeId) ? this.peers.get(nodeId)?.beat.room : undefined;
   }
 
+  /** Another live node's direct-link address, from its last heartbeat (undefined: the bus only). */
+  directAddress(nodeId: string): DirectAddress | undefined {
+    if (!this.isAlive(nodeId)) return undefined;
+    const direct = this.peers.get(nodeId)?.beat.direct;
+    return direct &&
+      typeof direct.host === "string" &&
+      Number.isInteger(direct.port) &&
+      typeof direct.token === "string"
+      ? direct
+      : undefined;
+  }
+
   /** Whether another node was heard from within three heartbeats. */
   isAlive(nodeId: string): boolean {
     const peer = this.peers.get(nodeId);
@@ -167,6 +187,7 @@ export class ClusterNode {
       sessions: this.sessionsOwned?.() ?? 0,
       ...(this.hostedTools ? { hosted: this.hostedTools() } : {}),
       ...(this.workerRoom ? { room: this.workerRoom() } : {}),
+      ...(this.links ? { direct: this.links.address } : {}),
     };
     this.bus.publish(NODES_SUBJECT, JSON.stringify(beat));
     const wasUp = this.databaseUp;
@@ -199,6 +220,7 @@ export class ClusterNode {
     this.stopListening();
     this.stopPing();
     this.stopStatus();
+    await this.links?.close();
     await this.bus.close();
   }
 }

@@ -8,11 +8,14 @@ import type {
 } from "../extensions/dispatch-seams";
 import { silentLogger } from "../observability/logger";
 import { ClusterToolRouter } from "./cluster-tool-router";
+import { type DirectAddress, DirectLinks } from "./direct-links";
 import { MemoryBusHub } from "./memory-bus";
 
 // The routing across nodes, on the in-process bus; each node's own router is a small one that
 // records the calls it got and answers when the test says (the real one, with worker sockets,
-// runs in packages/e2e/test/cluster-failover.test.ts).
+// runs in packages/e2e/test/cluster-failover.test.ts). Every test runs twice: over the bus alone,
+// and with direct links between the nodes on real loopback sockets, opened before the test (the
+// file is over 400 lines for that: both transports share these fakes).
 const SPEC: ToolSpec = { name: "record_payment", description: "Pay", parameters: { type: "object" } };
 
 class NodeWorkers implements HostedToolRouter {
@@ -24,6 +27,8 @@ class NodeWorkers implements HostedToolRouter {
     done: boolean;
   }[] = [];
   readonly cancels: string[] = [];
+  /** Called on every call that arrives, joined or new. */
+  onCall: (() => void) | undefined;
   constructor(private readonly hosts: boolean) {}
   hasTool(_agent: string, name: string) {
     return this.hosts && name === SPEC.name;
@@ -34,6 +39,7 @@ class NodeWorkers implements HostedToolRouter {
   call(request: HostedToolRequest, handlers: ToolCallHandlers): Promise<ToolResult> {
     // As WorkerToolRouter: a call asked again while it runs is joined, its handlers the newest.
     const running = this.calls.find((x) => x.request.callId === request.callId && !x.done);
+    queueMicrotask(() => this.onCall?.());
     if (running) {
       running.handlers = handlers;
       running.joined += 1;
@@ -76,18 +82,43 @@ const request = (callId: string): HostedToolRequest => ({
 });
 const ok = (text: string): ToolResult => ({ outcome: "completed", content: { text, images: [] } });
 
-function cluster(hosting: string[], loads: Record<string, number> = {}) {
+async function cluster(hosting: string[], loads: Record<string, number> = {}, direct = false) {
   const hub = new MemoryBusHub();
   const alive = new Set(["n_a", "n_b", "n_c"]);
   const workers = new Map<string, NodeWorkers>();
   const routers = new Map<string, ClusterToolRouter>();
+  /** The hosted calls' subjects published on the bus (what did not go on a link). */
+  const onBus: string[] = [];
+  const addresses = new Map<string, DirectAddress>();
+  const links = new Map<string, DirectLinks>();
+  if (direct)
+    for (const node of alive) {
+      const own = await DirectLinks.listen({
+        nodeId: node,
+        host: "127.0.0.1",
+        port: 0,
+        advertiseHost: "127.0.0.1",
+        addressOf: (id) => (alive.has(id) ? addresses.get(id) : undefined),
+        logger: silentLogger,
+      });
+      addresses.set(node, own.address);
+      links.set(node, own);
+    }
   for (const node of alive) workers.set(node, new NodeWorkers(hosting.includes(node)));
   for (const node of alive) {
+    const bus = hub.connect();
+    const publish = bus.publish.bind(bus);
+    bus.publish = (subject, data) => {
+      if (subject.includes(".hosted")) onBus.push(subject);
+      publish(subject, data);
+    };
+    const own = links.get(node);
     routers.set(
       node,
       new ClusterToolRouter({
         local: workers.get(node)!,
-        bus: hub.connect(),
+        bus,
+        ...(own ? { links: own } : {}),
         nodeId: node,
         remoteTools: () =>
           new Map(
@@ -103,15 +134,39 @@ function cluster(hosting: string[], loads: Record<string, number> = {}) {
       }),
     );
   }
+  // One link per pair, open before the test begins.
+  if (direct) {
+    const opened = await Promise.all([
+      links.get("n_a")!.connect("n_b"),
+      links.get("n_a")!.connect("n_c"),
+      links.get("n_b")!.connect("n_c"),
+    ]);
+    expect(opened.every((link) => link !== undefined)).toBe(true);
+  }
   return {
     alive,
     workers,
+    onBus,
+    links: (node: string) => links.get(node)!,
     router: (node: string) => routers.get(node)!,
-    close: () => {
+    close: async () => {
       for (const router of routers.values()) router.close();
+      await Promise.all([...links.values()].map((own) => own.close()));
     },
   };
 }
+
+/** Resolves once `check` holds, looked at on each call that reaches the node's workers. */
+const whenCalled = (workers: NodeWorkers, check: () => boolean) =>
+  new Promise<void>((resolve) => {
+    const look = () => {
+      if (!check()) return;
+      workers.onCall = undefined;
+      resolve();
+    };
+    workers.onCall = look;
+    look();
+  });
 
 const until = async (check: () => boolean) => {
   for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 5));
@@ -140,9 +195,12 @@ const handlersLog = (approval?: ApprovalAnswer) => {
   return { log, handlers };
 };
 
-describe("ClusterToolRouter", () => {
+describe.each(["the bus", "direct links"])("ClusterToolRouter over %s", (transport) => {
+  const make = (hosting: string[], loads?: Record<string, number>) =>
+    cluster(hosting, loads, transport === "direct links");
+
   it("runs a call on its own workers when they host the tool, else on a node whose workers do, relaying progress and the result", async () => {
-    const c = cluster(["n_a", "n_c"]);
+    const c = await make(["n_a", "n_c"]);
     try {
       expect(c.router("n_b").hasTool("support", SPEC.name)).toBe(true);
       expect(c.router("n_b").specs("support")).toEqual([SPEC]);
@@ -160,12 +218,12 @@ describe("ClusterToolRouter", () => {
       expect(await result).toEqual(ok("paid"));
       expect(log).toEqual(["progress Recording", "hold"]);
     } finally {
-      c.close();
+      await c.close();
     }
   });
 
   it("delivers a call again, same id, to another node when the node running it goes silent, and drops the silent node's late answer", async () => {
-    const c = cluster(["n_a", "n_c"]);
+    const c = await make(["n_a", "n_c"]);
     try {
       const { log, handlers } = handlersLog();
       const result = c.router("n_b").call(request("call_2"), handlers);
@@ -183,12 +241,12 @@ describe("ClusterToolRouter", () => {
       c.workers.get(second)!.calls[0]!.answer(ok("from the second node"));
       expect(await result).toEqual(ok("from the second node"));
     } finally {
-      c.close();
+      await c.close();
     }
   });
 
   it("passes a cancel to the node running the call, which then refuses holds", async () => {
-    const c = cluster(["n_c"]);
+    const c = await make(["n_c"]);
     try {
       const result = c.router("n_a").call(request("call_3"), handlersLog().handlers);
       await until(() => c.workers.get("n_c")!.calls.length === 1);
@@ -200,12 +258,12 @@ describe("ClusterToolRouter", () => {
       remote.answer(cancelled);
       expect(await result).toEqual(cancelled);
     } finally {
-      c.close();
+      await c.close();
     }
   });
 
   it("brings a conditional approval the worker's node asks for to the session's owner, and its answer back", async () => {
-    const c = cluster(["n_c"]);
+    const c = await make(["n_c"]);
     try {
       const { log, handlers } = handlersLog({ outcome: "declined", reason: "too much" });
       const result = c.router("n_a").call(request("call_4"), handlers);
@@ -219,12 +277,12 @@ describe("ClusterToolRouter", () => {
       remote.answer(ok("not run"));
       expect(await result).toEqual(ok("not run"));
     } finally {
-      c.close();
+      await c.close();
     }
   });
 
   it("joins a call still running on the worker's node when the node taking over a dead owner's session sends it again, and answers the new owner, its open question included", async () => {
-    const c = cluster(["n_c"]);
+    const c = await make(["n_c"]);
     try {
       const old = handlersLog({ outcome: "allowed" });
       void c.router("n_a").call(request("call_5"), old.handlers);
@@ -249,12 +307,12 @@ describe("ClusterToolRouter", () => {
       expect(next.log).toEqual(["approval", "progress Recording"]);
       expect(old.log).toEqual([]);
     } finally {
-      c.close();
+      await c.close();
     }
   });
 
   it("numbers a resumed call's deliveries on from the attempt it names", async () => {
-    const c = cluster(["n_b", "n_c"]);
+    const c = await make(["n_b", "n_c"]);
     try {
       const { log, handlers } = handlersLog();
       void c.router("n_a").call({ ...request("call_6"), attempt: 3 }, handlers);
@@ -264,13 +322,13 @@ describe("ClusterToolRouter", () => {
       await until(() => log.length === 1);
       expect(log).toEqual(["attempt 4"]);
     } finally {
-      c.close();
+      await c.close();
     }
   });
 
   it("sends a call to the node whose least busy host has the most room, its own workers on a tie", async () => {
     const loads: Record<string, number> = { n_a: 2, n_b: 1, n_c: 0 };
-    const c = cluster(["n_a", "n_b", "n_c"], loads);
+    const c = await make(["n_a", "n_b", "n_c"], loads);
     try {
       void c.router("n_a").call(request("call_7"), handlersLog().handlers);
       await until(() => c.workers.get("n_c")!.calls.length === 1);
@@ -283,13 +341,13 @@ describe("ClusterToolRouter", () => {
       await until(() => c.workers.get("n_b")!.calls.length === 1);
       expect(c.workers.get("n_b")!.calls[0]!.request.callId).toBe("call_9");
     } finally {
-      c.close();
+      await c.close();
     }
   });
 
   it("counts a call against the node it went to only until its result came back", async () => {
     const loads: Record<string, number> = { n_a: 1, n_c: 0 };
-    const c = cluster(["n_a", "n_c"], loads);
+    const c = await make(["n_a", "n_c"], loads);
     try {
       const first = c.router("n_a").call(request("call_10"), handlersLog().handlers);
       await until(() => c.workers.get("n_c")!.calls.length === 1);
@@ -303,7 +361,85 @@ describe("ClusterToolRouter", () => {
       await until(() => c.workers.get("n_c")!.calls.length === 2);
       expect(c.workers.get("n_c")!.calls[1]!.request.callId).toBe("call_12");
     } finally {
-      c.close();
+      await c.close();
+    }
+  });
+});
+
+describe("ClusterToolRouter with direct links", () => {
+  it("sends a call and everything about it on the link, nothing on the bus", async () => {
+    const c = await cluster(["n_c"], {}, true);
+    try {
+      const { log, handlers } = handlersLog();
+      const result = c.router("n_a").call(request("call_d1"), handlers);
+      await whenCalled(c.workers.get("n_c")!, () => c.workers.get("n_c")!.calls.length === 1);
+      const remote = c.workers.get("n_c")!.calls[0]!;
+      remote.handlers.progress("Recording");
+      expect(remote.handlers.hold()).toEqual({ accepted: true });
+      remote.answer(ok("paid"));
+      expect(await result).toEqual(ok("paid"));
+      expect(log).toEqual(["progress Recording", "hold"]);
+      expect(c.onBus).toEqual([]);
+    } finally {
+      await c.close();
+    }
+  });
+
+  it("sends a call again over the bus, same delivery, when its link closes before the result: the worker's node joins it and the owner gets one result", async () => {
+    const c = await cluster(["n_c"], {}, true);
+    try {
+      const log: string[] = [];
+      let progressed!: () => void;
+      const progress = new Promise<void>((resolve) => {
+        progressed = resolve;
+      });
+      const handlers: ToolCallHandlers = {
+        ...handlersLog().handlers,
+        progress: (text) => {
+          log.push(`progress ${text}`);
+          progressed();
+        },
+        attempt: (n) => log.push(`attempt ${n}`),
+      };
+      const result = c.router("n_a").call(request("call_d2"), handlers);
+      const workers = c.workers.get("n_c")!;
+      await whenCalled(workers, () => workers.calls.length === 1);
+      expect(c.onBus).toEqual([]);
+      const closed = new Promise<void>((resolve) => c.links("n_a").onClose(() => resolve()));
+      c.links("n_a").drop("n_c");
+      await closed;
+      // The call went again over the bus and was joined where it runs: the tool runs once.
+      await whenCalled(workers, () => workers.calls[0]!.joined === 1);
+      expect(c.onBus).toEqual(["patchbay.node.n_c.hosted"]);
+      expect(workers.calls).toHaveLength(1);
+      workers.calls[0]!.handlers.progress("still running");
+      await progress;
+      workers.calls[0]!.answer(ok("paid once"));
+      expect(await result).toEqual(ok("paid once"));
+      // Same delivery: the runner saw no new attempt.
+      expect(log).toEqual(["progress still running"]);
+    } finally {
+      await c.close();
+    }
+  });
+
+  it("sends nothing again when a link closes after its calls' results came", async () => {
+    const c = await cluster(["n_c"], {}, true);
+    try {
+      const result = c.router("n_a").call(request("call_d3"), handlersLog().handlers);
+      const workers = c.workers.get("n_c")!;
+      await whenCalled(workers, () => workers.calls.length === 1);
+      workers.calls[0]!.answer(ok("done"));
+      expect(await result).toEqual(ok("done"));
+      const closed = [c.links("n_a"), c.links("n_c")].map(
+        (own) => new Promise<void>((resolve) => own.onClose(() => resolve())),
+      );
+      c.links("n_a").drop("n_c");
+      await Promise.all(closed);
+      expect(c.onBus).toEqual([]);
+      expect(workers.calls).toHaveLength(1);
+    } finally {
+      await c.close();
     }
   });
 });

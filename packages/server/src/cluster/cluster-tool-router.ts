@@ -9,6 +9,7 @@ import type {
 } from "../extensions/dispatch-seams";
 import type { Logger } from "../observability/logger";
 import type { Bus } from "./bus";
+import type { DirectLink, DirectLinks } from "./direct-links";
 
 // Hosted tool calls across the nodes of a cluster (docs/cluster.md, "Workers on any node"). The
 // owner of a session runs a call where the least busy worker hosting the tool is, across the
@@ -16,7 +17,14 @@ import type { Bus } from "./bus";
 // own router (which picks its worker with the most room and redelivers across its workers) and
 // sends progress, holds, conditional approvals and the result back. The call id stays the
 // idempotency key on every delivery, a delivery from a node that took a dead owner's session over
-// included (it joins the call where it still runs).
+// included (it joins the call where it still runs). A call goes on a direct link to the other
+// node when one is open (`direct-links.ts`), else over the bus, and everything about it (cancel,
+// progress, holds, approvals, the result) follows it on the same path, so each path keeps its
+// order; when the link closes, what is left goes over the bus. A call sent on a link that closes
+// before its result came is sent again over the bus, same delivery: the worker's node joins it
+// where it still runs (and asks again a question that may have been lost), and a finished one's
+// result is the worker's, kept by call id. (About 400 lines on purpose: the owner's side and the
+// worker node's side share the message types and the rule that a call's messages follow its path.)
 
 /** Owner to worker node, on `patchbay.node.<node>.hosted`. */
 type ToWorkerNode =
@@ -34,6 +42,9 @@ type ToOwner =
 
 const hostedSubject = (node: string) => `patchbay.node.${node}.hosted`;
 const backSubject = (node: string) => `patchbay.node.${node}.hosted.back`;
+/** The channels of the same messages on a direct link. */
+const HOSTED = "hosted";
+const BACK = "back";
 
 interface RemoteCall {
   request: HostedToolRequest;
@@ -42,6 +53,8 @@ interface RemoteCall {
   /** Which delivery this is: answers of an older one are dropped. */
   delivery: number;
   cancelled: CancelReason | undefined;
+  /** The direct link the call went on (undefined: the bus). */
+  via: DirectLink | undefined;
   resolve: (result: ToolResult) => void;
 }
 
@@ -50,6 +63,8 @@ interface Serving {
   owner: string;
   delivery: number;
   cancelling: boolean;
+  /** The link the delivery came on (undefined: the bus): its answers go back the same way. */
+  via: DirectLink | undefined;
   /** The conditional approval asked of the owner, answered once (a new owner is asked again). */
   approval: { answer: Promise<ApprovalAnswer>; resolve: (answer: ApprovalAnswer) => void } | undefined;
 }
@@ -59,6 +74,8 @@ export interface ClusterToolRouterOptions {
   /** This node's own router (its connected workers). */
   local: HostedToolRouter;
   bus: Bus;
+  /** Direct links to other nodes, tried before the bus for every message (none: the bus only). */
+  links?: DirectLinks;
   nodeId: string;
   /** The hosted tools other live nodes' workers offer, per node and agent (their heartbeats). */
   remoteTools: () => ReadonlyMap<string, Readonly<Record<string, readonly ToolSpec[]>>>;
@@ -94,9 +111,18 @@ export class ClusterToolRouter implements HostedToolRouter {
 
   constructor(private readonly options: ClusterToolRouterOptions) {
     this.stops.push(
-      options.bus.subscribe(hostedSubject(options.nodeId), (message) => this.fromOwner(message.data)),
+      options.bus.subscribe(hostedSubject(options.nodeId), (message) =>
+        this.fromOwner(message.data, undefined),
+      ),
       options.bus.subscribe(backSubject(options.nodeId), (message) => this.fromWorkerNode(message.data)),
     );
+    const links = options.links;
+    if (links)
+      this.stops.push(
+        links.on(HOSTED, (data, link) => this.fromOwner(data, link)),
+        links.on(BACK, (data) => this.fromWorkerNode(data)),
+        links.onClose((link) => this.linkClosed(link)),
+      );
     this.timer = setInterval(() => this.redeliverFromSilent(), options.checkIntervalMs ?? 500);
     this.timer.unref();
   }
@@ -129,7 +155,15 @@ export class ClusterToolRouter implements HostedToolRouter {
     return new Promise((resolve) => {
       // A call another node sent before it died goes on with its attempt numbers.
       const delivery = (request.attempt ?? 1) - 1;
-      const call: RemoteCall = { request, handlers, node: "", delivery, cancelled: undefined, resolve };
+      const call: RemoteCall = {
+        request,
+        handlers,
+        node: "",
+        delivery,
+        cancelled: undefined,
+        via: undefined,
+        resolve,
+      };
       // A call id sent again replaces its entry: the one replaced counts no more.
       const replaced = this.remote.get(request.callId);
       if (replaced) this.settled(replaced);
@@ -145,7 +179,7 @@ export class ClusterToolRouter implements HostedToolRouter {
       return;
     }
     call.cancelled = reason;
-    this.options.bus.publish(hostedSubject(call.node), JSON.stringify({ kind: "cancel", callId, reason }));
+    this.alongCall(call, { kind: "cancel", callId, reason });
   }
 
   close(): void {
@@ -159,13 +193,51 @@ export class ClusterToolRouter implements HostedToolRouter {
     call.node = node;
     this.sentTo.set(node, (this.sentTo.get(node) ?? 0) + 1);
     call.delivery += 1;
-    const message: ToWorkerNode = {
-      kind: "call",
-      from: this.options.nodeId,
-      delivery: call.delivery,
-      request: call.request,
-    };
-    this.options.bus.publish(hostedSubject(node), JSON.stringify(message));
+    call.via = this.toWorkerNode(node, this.callMessage(call));
+  }
+
+  private callMessage(call: RemoteCall): ToWorkerNode {
+    return { kind: "call", from: this.options.nodeId, delivery: call.delivery, request: call.request };
+  }
+
+  /** To a worker's node: on a direct link when one is open (answered), else over the bus. */
+  private toWorkerNode(node: string, message: ToWorkerNode): DirectLink | undefined {
+    const data = JSON.stringify(message);
+    const link = this.options.links?.send(node, HOSTED, data);
+    if (!link) this.options.bus.publish(hostedSubject(node), data);
+    return link;
+  }
+
+  /** About a call this node sent: the way the call went (its link while open), else the bus. */
+  private alongCall(call: RemoteCall, message: ToWorkerNode): void {
+    const data = JSON.stringify(message);
+    if (call.via?.open) call.via.send(HOSTED, data);
+    else this.options.bus.publish(hostedSubject(call.node), data);
+  }
+
+  /** To a call's owner: the way the delivery came (its link while open), else the bus. */
+  private toOwner(owner: string, via: DirectLink | undefined, message: ToOwner): void {
+    const data = JSON.stringify(message);
+    if (via?.open) via.send(BACK, data);
+    else this.options.bus.publish(backSubject(owner), data);
+  }
+
+  /**
+   * A link closed: the calls sent on it that have no result yet go again over the bus, same
+   * delivery (whatever of them arrived is joined on the worker's node; a result lost on the link
+   * is the worker's stored one), a cancel under way with them.
+   */
+  private linkClosed(link: DirectLink): void {
+    for (const call of this.remote.values()) {
+      if (call.via !== link) continue;
+      call.via = undefined;
+      this.options.bus.publish(hostedSubject(call.node), JSON.stringify(this.callMessage(call)));
+      if (call.cancelled)
+        this.options.bus.publish(
+          hostedSubject(call.node),
+          JSON.stringify({ kind: "cancel", callId: call.request.callId, reason: call.cancelled }),
+        );
+    }
   }
 
   /** The live nodes whose workers host the tool: a lookup in the snapshot's index, built once per snapshot. */
@@ -221,7 +293,7 @@ export class ClusterToolRouter implements HostedToolRouter {
   }
 
   /** The worker side: run a call for another node's session on this node's workers. */
-  private fromOwner(data: string): void {
+  private fromOwner(data: string, via: DirectLink | undefined): void {
     const message = JSON.parse(data) as ToWorkerNode;
     if (message.kind === "cancel") {
       const serving = this.serving.get(message.callId);
@@ -238,9 +310,9 @@ export class ClusterToolRouter implements HostedToolRouter {
     // A delivery of a call still running here (its owner died and another node took the session
     // over): the local router joins the running call, and from now on this owner hears of it.
     const previous = this.serving.get(callId);
-    const serving: Serving = { owner: from, delivery, cancelling: false, approval: previous?.approval };
+    const serving: Serving = { owner: from, delivery, cancelling: false, via, approval: previous?.approval };
     this.serving.set(callId, serving);
-    const back = (answer: ToOwner) => this.options.bus.publish(backSubject(from), JSON.stringify(answer));
+    const back = (answer: ToOwner) => this.toOwner(from, serving.via, answer);
     const askOwner = () => back({ kind: "approval", callId, delivery, node: this.options.nodeId });
     // The question the worker waits on was asked of the previous owner: this one decides now.
     if (serving.approval) askOwner();
@@ -288,7 +360,8 @@ export class ClusterToolRouter implements HostedToolRouter {
             });
       void asked.then((answer) => {
         const reply: ToWorkerNode = { kind: "approval.answer", callId: message.callId, answer };
-        this.options.bus.publish(hostedSubject(message.node), JSON.stringify(reply));
+        if (call && call.node === message.node) this.alongCall(call, reply);
+        else this.options.bus.publish(hostedSubject(message.node), JSON.stringify(reply));
       });
       return;
     }
@@ -328,10 +401,7 @@ export class ClusterToolRouter implements HostedToolRouter {
         call.handlers.attempt(call.delivery);
         // A call being cancelled stays cancelled on the node it moved to.
         if (call.cancelled)
-          this.options.bus.publish(
-            hostedSubject(next),
-            JSON.stringify({ kind: "cancel", callId: call.request.callId, reason: call.cancelled }),
-          );
+          this.alongCall(call, { kind: "cancel", callId: call.request.callId, reason: call.cancelled });
       } else if (this.options.local.hasTool(call.request.agent, call.request.tool)) {
         this.remote.delete(call.request.callId);
         this.settled(call);
