@@ -1,5 +1,5 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import {
   type Tool as McpTool,
@@ -16,7 +16,6 @@ import {
 } from "../connector";
 import { type McpConfig, McpConfigSchema } from "./mcp-config";
 import { toToolResultValue } from "./mcp-result";
-import { TickWriteStdioTransport } from "./stdio-transport";
 
 /** The SDK's own per-request timeout is turned off in effect: the executor's timeout aborts the call (and so sends `notifications/cancelled`). */
 const NO_SDK_TIMEOUT = 2_000_000_000;
@@ -76,15 +75,14 @@ class McpSession implements ConnectorSession {
     }
   }
 
-  #transport(): TickWriteStdioTransport | StreamableHTTPClientTransport {
+  #transport(): StdioClientTransport | StreamableHTTPClientTransport {
     const { config } = this;
     if (config.url !== undefined) {
       return new StreamableHTTPClientTransport(new URL(config.url), {
         requestInit: { headers: { ...config.headers } },
       });
     }
-    // The requests of one turn of the event loop leave in one write (stdio-transport.ts).
-    const transport = new TickWriteStdioTransport({
+    const transport = new StdioClientTransport({
       command: config.command!,
       args: config.args ?? [],
       env: { ...getDefaultEnvironment(), ...config.env },
