@@ -94,7 +94,6 @@ interface RunningCall {
   holdAnswer: ((decision: HoldDecision) => void) | undefined;
   /** Answers the conditional approval asked (`hosted.approval`) and not answered yet. */
   approvalAnswer: ((answer: ConditionalApprovalAnswer) => void) | undefined;
-  done: Promise<void>;
 }
 
 /** How the hosted tools talk back: frames to the server, events to the `Dispatch`. */
@@ -274,7 +273,6 @@ export class HostedTools {
       held: false,
       holdAnswer: undefined,
       approvalAnswer: undefined,
-      done: Promise.resolve(),
     };
     this.#running.set(frame.callId, entry);
     if (this.#link.listens?.("hosted.started") !== false) {
@@ -286,54 +284,67 @@ export class HostedTools {
         attempt: frame.attempt,
       });
     }
-    entry.done = (async () => {
-      let result: ToolResult;
-      try {
-        // The server's clock decides when the call times out; the frame says how long is left.
-        const outcome = await session.executor.execute(
-          { id: frame.callId, name: frame.tool, arguments: frame.arguments },
-          { attempt: frame.attempt, timeoutMs: frame.timeoutMs },
-        );
-        result = toToolResult(outcome);
-        // The object the result store keeps; a copy when a delivery came while it ran (the
-        // result answers that one) or when it holds the tool's object graph (`value`).
-        const value = outcome.value;
-        this.#answered.set(
-          frame.callId,
-          outcome.attempt === entry.attempt && (typeof value !== "object" || value === null)
-            ? outcome
-            : { ...outcome, attempt: entry.attempt, value: undefined },
-        );
-      } catch (error) {
-        result = {
-          outcome: "failed",
-          content: { text: ModelSentences.failed(frame.tool, (error as Error).message), images: [] },
-          error: { code: "internal", message: (error as Error).message },
-        };
-        this.#answered.set(frame.callId, {
-          ...result,
-          callId: frame.callId,
-          name: frame.tool,
-          held: false,
-          attempt: entry.attempt,
-          durationMs: 0,
-        });
-      }
-      this.#running.delete(frame.callId);
-      if (--session.calls === 0) this.#rest(session);
-      this.#link.send({ type: "hosted.result", callId: frame.callId, attempt: entry.attempt, result }, true);
-      if (this.#link.listens?.("hosted.finished") !== false)
-        this.#link.emit("hosted.finished", {
-          callId: frame.callId,
-          tool: frame.tool,
-          outcome: result.outcome,
-        });
-      if (this.#running.size === 0) {
-        const waiters = this.#idleWaiters;
-        this.#idleWaiters = [];
-        for (const wake of waiters) wake();
-      }
-    })();
+    // A then on the executor's promise, not an async frame: across the tool's wait a call keeps
+    // two small closures instead of a suspended function.
+    const callId = frame.callId;
+    // The server's clock decides when the call times out; the frame says how long is left.
+    session.executor
+      .execute(
+        { id: callId, name: frame.tool, arguments: frame.arguments },
+        { attempt: frame.attempt, timeoutMs: frame.timeoutMs },
+      )
+      .then(
+        (outcome) => this.#answer(callId, entry, outcome, undefined),
+        (error: unknown) => this.#answer(callId, entry, undefined, error),
+      );
+  }
+
+  /** A call ended (or the executor refused it: `error`): its result goes to the server. */
+  #answer(
+    callId: string,
+    entry: RunningCall,
+    outcome: ToolExecutionResult | undefined,
+    error: unknown,
+  ): void {
+    let result: ToolResult;
+    try {
+      if (outcome === undefined) throw error;
+      result = toToolResult(outcome);
+      // The object the result store keeps; a copy when a delivery came while it ran (the
+      // result answers that one) or when it holds the tool's object graph (`value`).
+      const value = outcome.value;
+      this.#answered.set(
+        callId,
+        outcome.attempt === entry.attempt && (typeof value !== "object" || value === null)
+          ? outcome
+          : { ...outcome, attempt: entry.attempt, value: undefined },
+      );
+    } catch (caught) {
+      result = {
+        outcome: "failed",
+        content: { text: ModelSentences.failed(entry.tool, (caught as Error).message), images: [] },
+        error: { code: "internal", message: (caught as Error).message },
+      };
+      this.#answered.set(callId, {
+        ...result,
+        callId,
+        name: entry.tool,
+        held: false,
+        attempt: entry.attempt,
+        durationMs: 0,
+      });
+    }
+    const session = entry.session;
+    this.#running.delete(callId);
+    if (--session.calls === 0) this.#rest(session);
+    this.#link.send({ type: "hosted.result", callId, attempt: entry.attempt, result }, true);
+    if (this.#link.listens?.("hosted.finished") !== false)
+      this.#link.emit("hosted.finished", { callId, tool: entry.tool, outcome: result.outcome });
+    if (this.#running.size === 0) {
+      const waiters = this.#idleWaiters;
+      this.#idleWaiters = [];
+      for (const wake of waiters) wake();
+    }
   }
 
   /**

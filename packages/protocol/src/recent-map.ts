@@ -53,10 +53,15 @@ export class RecentMap<V> {
 
   /** Remembers the key as the most recent one, forgetting the oldest tenth past `limit`. */
   set(key: string, value: V): this {
-    // Deleting first moves a known key to the young end; Map.set alone keeps its old place.
-    this.#entries.delete(key);
-    this.#entries.set(key, value);
-    if (this.#entries.size > this.limit) this.#evict();
+    const entries = this.#entries;
+    const size = entries.size;
+    // One lookup for a new key (most sets); a known key, which Map.set leaves in its old place,
+    // is moved to the young end.
+    if (entries.set(key, value).size === size) {
+      entries.delete(key);
+      entries.set(key, value);
+    }
+    if (entries.size > this.limit) this.#evict();
     return this;
   }
 

@@ -21,7 +21,7 @@ export class CallState {
   stopReason: string | undefined = undefined;
   /** Made when something needs the call's signal (see `signalOf`). */
   controller: AbortController | undefined = undefined;
-  /** The stand-in signal of a tool that asked for one (see `useLightSignals`). */
+  /** The stand-in signal of a `lightSignal` tool (light-signal.ts, Node entry). */
   light: { abort(reason: unknown): void } | undefined = undefined;
   /** Set when the call is stopped, so a signal made afterwards is born aborted with the reason. */
   aborted = false;
@@ -81,21 +81,6 @@ export function signalOf(state: CallState): AbortSignal {
 }
 
 /** Aborts the call's signal (made or not yet made) once; later reasons are ignored. */
-// The light stand-in signal (`ToolDefinition.lightSignal`, light-signal.ts) is installed by the
-// Node entry; without it (a browser page) such a tool gets the real signal, which does all the
-// stand-in does.
-let lightSignals: ((state: CallState) => AbortSignal) | undefined;
-
-/** Installs how a `lightSignal` tool's stand-in is made (the Node entry does, once). */
-export function useLightSignals(make: ((state: CallState) => AbortSignal) | undefined): void {
-  lightSignals = make;
-}
-
-/** The signal `run` gets: the light stand-in where the tool asks for it and one is installed. */
-export function runSignalOf(state: CallState, light: boolean): AbortSignal {
-  return light && lightSignals ? lightSignals(state) : signalOf(state);
-}
-
 export function abortCall(state: CallState, reason: unknown): void {
   if (state.aborted) return;
   state.aborted = true;

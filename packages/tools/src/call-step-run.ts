@@ -1,6 +1,6 @@
 import { CallContext, type ContextHost } from "./call-context";
 import { type CallFinisher, failureOf } from "./call-ending";
-import { type CallState, runSignalOf } from "./call-state";
+import { type CallState, signalOf } from "./call-state";
 import { armIdle, type TimerHost } from "./call-timers";
 import { IMAGE_RULES } from "./image-rules";
 import { hasImages, outputContent } from "./output-content";
@@ -14,6 +14,27 @@ export interface RunHost extends CallFinisher, ContextHost, TimerHost {
   started(state: CallState): void;
   /** The tool threw (the executor emits `threw`, for the developer's log). */
   threw(state: CallState, error: unknown): void;
+}
+
+/** How `run` is called; the Node entry installs a cheaper way that does the same (`useRunCall`). */
+export type RunCall = (
+  host: RunHost,
+  state: CallState,
+  definition: CompiledTool["definition"],
+  args: unknown,
+) => unknown;
+
+/** How a page (the browser entry) calls `run`: with the call's real signal and its context. */
+export const plainRunCall: RunCall = (host, state, definition, args) =>
+  definition.run(args, signalOf(state), new CallContext(host, state));
+
+let callRun = plainRunCall;
+
+/** Installs how `run` is called (the Node entry does, once: run-call-fast.ts); returns the one before. */
+export function useRunCall(how: RunCall): RunCall {
+  const before = callRun;
+  callRun = how;
+  return before;
 }
 
 /**
@@ -30,13 +51,9 @@ export async function runStep(
   const definition = tool.definition;
   if (definition.idleTimeoutMs !== undefined) armIdle(host, state, definition.idleTimeoutMs);
   host.started(state);
-  const run = definition.run;
-  // A real AbortSignal costs microseconds to make on Node 20; a tool that only watches for the
-  // abort may take the light stand-in.
-  const signal = runSignalOf(state, definition.lightSignal === true);
   let value: unknown;
   try {
-    value = await run(args, signal, new CallContext(host, state));
+    value = await callRun(host, state, definition, args);
   } catch (error) {
     if (!state.settled) {
       host.threw(state, error);

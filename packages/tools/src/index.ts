@@ -1,21 +1,22 @@
 // The Node entry: everything, with every zod schema compiled by zod-fallback.ts (zod 3 and zod/mini
 // too, zod 4 checked without a promise where zod can), JSON Schema parameters checked at
-// registration (the flat ones by validate-arguments-fast.ts), the light stand-in signal of
-// `lightSignal` tools, and the executor's fast paths for a server's call rates (`useFastPaths`).
+// registration (the flat ones by validate-arguments-fast.ts), `run` handed only the arguments it
+// can see and the light stand-in signal of `lightSignal` tools (run-call-fast.ts), and the
+// executor's fast paths for a server's call rates (`useFastPaths`).
 // The browser entry (index.browser.ts) exports the same names without them.
 
 import { useFastPaths } from "./call-runner";
-import { useLightSignals } from "./call-state";
+import { useRunCall } from "./call-step-run";
 import { runPipelineFast } from "./fast-pipeline";
-import { lightSignalOf } from "./light-signal";
 import { toObjectArgumentsCall } from "./object-arguments-call";
+import { runCallFast } from "./run-call-fast";
 import { useJsonSchemaValidator, useZodFallback } from "./tool-parameters";
 import { validateArgumentsFast } from "./validate-arguments-fast";
 import { compileZodFallback } from "./zod-fallback";
 
 useZodFallback(compileZodFallback);
 useJsonSchemaValidator(validateArgumentsFast);
-useLightSignals(lightSignalOf);
+useRunCall(runCallFast);
 useFastPaths(toObjectArgumentsCall, runPipelineFast);
 
 export { RecentMap } from "@patchbay/protocol/runtime";

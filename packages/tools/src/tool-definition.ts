@@ -101,7 +101,13 @@ export interface ToolDefinition<TArgs = Record<string, unknown>> {
   description: string;
   /** A zod 3 or zod 4 object schema, or a JSON Schema object. Arguments are checked against it. Default: no arguments. */
   parameters?: ToolParameters<TArgs>;
-  /** Runs the tool. The return value becomes the result: a string as is, `undefined` as empty, a `ToolOutput` as text and images, anything else as JSON. */
+  /**
+   * Runs the tool. The return value becomes the result: a string as is, `undefined` as empty, a
+   * `ToolOutput` as text and images, anything else as JSON. On Node, `signal` and `ctx` are made
+   * only for a `run` that can see them (its parameter list declares them, or it reads `arguments`,
+   * has a rest or default parameter, or hides its source); `run: async ({ id }) => ...` costs no
+   * signal.
+   */
   run: (args: TArgs, signal: AbortSignal, ctx: ToolCallContext) => unknown;
   /** Ask the user before running (every call, or those `approval.when` says yes to). */
   approval?: ToolApproval<TArgs>;

@@ -1,9 +1,9 @@
 import { ToolResultSchema } from "@patchbay/protocol";
 import { beforeAll, describe, expect, it, onTestFinished, vi } from "vitest";
-import { useLightSignals } from "./call-state";
+import { plainRunCall, useRunCall } from "./call-step-run";
 import { ToolError } from "./errors";
 import type { IdempotencyStore } from "./idempotency-store";
-import { lightSignalOf } from "./light-signal";
+import { runCallFast } from "./run-call-fast";
 import {
   bookFlight,
   call,
@@ -119,8 +119,8 @@ describe("ToolExecutor: results", () => {
   });
 
   it("gives a lightSignal tool the light stand-in, aborted on timeout like the real one in ctx.signal", async () => {
-    useLightSignals(lightSignalOf);
-    onTestFinished(() => useLightSignals(undefined));
+    const before = useRunCall(runCallFast);
+    onTestFinished(() => void useRunCall(before));
     let light: AbortSignal | undefined;
     let real: AbortSignal | undefined;
     const { executor } = setup([
@@ -150,6 +150,8 @@ describe("ToolExecutor: results", () => {
   });
 
   it("gives a lightSignal tool the real signal where no stand-in is installed (the browser entry)", async () => {
+    const before = useRunCall(plainRunCall);
+    onTestFinished(() => void useRunCall(before));
     let seen: AbortSignal | undefined;
     const { executor } = setup([
       {

@@ -2,8 +2,10 @@
 // executor whose events are recorded, a sample tool and small promise helpers.
 import { z } from "zod";
 import { useFastPaths } from "../call-runner";
+import { useRunCall } from "../call-step-run";
 import { runPipelineFast } from "../fast-pipeline";
 import { toObjectArgumentsCall } from "../object-arguments-call";
+import { runCallFast } from "../run-call-fast";
 import type { ToolDefinition } from "../tool-definition";
 import { ToolExecutor } from "../tool-executor";
 import type { ToolExecutorOptions } from "../tool-executor-options";
@@ -62,11 +64,12 @@ export async function loadJsonSchemaValidator(): Promise<void> {
 }
 
 /**
- * Makes executors take calls as the Node entry does: its fast paths (`useFastPaths`) and its zod
- * compiler. The suites run on the plain code, as a page does; node-fast-paths.test.ts runs them
+ * Makes executors take calls as the Node entry does: its fast paths (`useFastPaths`), `run`
+ * handed only the arguments it can see (`useRunCall`) and its zod compiler. The suites run on the plain code, as a page does; node-fast-paths.test.ts runs them
  * again after this.
  */
 export function useNodeEntryPaths(): void {
   useFastPaths(toObjectArgumentsCall, runPipelineFast);
+  useRunCall(runCallFast);
   useZodFallback(compileZodFallback);
 }
