@@ -77,6 +77,7 @@ export class SqliteStore implements Store {
   private readonly stmts: ReturnType<typeof prepare>;
   private readonly commitTx: (sessionId: string, change: SessionChange) => CommitResult;
   private readonly commitManyTx: (writes: readonly GroupedWrite[]) => GroupedWriteResult[];
+  private readonly commitAllTx: (writes: readonly GroupedWrite[]) => GroupedWriteResult[];
   private readonly checkpoints: WalCheckpointer;
   /**
    * Each session's last event seq once read or written. One server writes a file, so the memo
@@ -108,6 +109,16 @@ export class SqliteStore implements Store {
     this.stmts = prepare(this.db);
     this.commitTx = this.db.transaction((sessionId: string, change: SessionChange) =>
       this.applyChange(sessionId, change),
+    );
+    // A group as one transaction without savepoints: the first try, since a change rarely throws
+    // (see commitMany).
+    this.commitAllTx = this.db.transaction((writes: readonly GroupedWrite[]) =>
+      writes.map(
+        (write): GroupedWriteResult => ({
+          ok: true,
+          result: this.applyChange(write.sessionId, write.change),
+        }),
+      ),
     );
     // Inside this transaction each commitTx is a savepoint: a change that throws is rolled back
     // alone, and the group's one COMMIT writes the rest.
@@ -196,10 +207,18 @@ export class SqliteStore implements Store {
     let results: GroupedWriteResult[];
     try {
       // A group of one is its own transaction: no savepoint needed to roll it back alone.
-      results =
-        writes.length === 1
-          ? [{ ok: true, result: this.commitTx(writes[0]!.sessionId, writes[0]!.change) }]
-          : this.commitManyTx(writes);
+      if (writes.length === 1) {
+        results = [{ ok: true, result: this.commitTx(writes[0]!.sessionId, writes[0]!.change) }];
+      } else {
+        // Without a savepoint per change (two statements each, a third of a turn's), and only when
+        // one throws (which rolled all of them back) again with them, so it fails alone.
+        try {
+          results = this.commitAllTx(writes);
+        } catch {
+          this.lastSeqs.clear();
+          results = this.commitManyTx(writes);
+        }
+      }
     } catch (error) {
       this.lastSeqs.clear();
       if (writes.length === 1) return [{ ok: false, error }];
