@@ -21,7 +21,7 @@ import { WAL_BOUND_PAGES, WalCheckpointer } from "./wal-checkpointer";
 const LAST_SEQ =
   "MAX(last_seq, COALESCE((SELECT MAX(e.last_seq) FROM event_rows e WHERE e.session_id = sessions.id), 0))";
 const SESSION_COLUMNS = `id, agent, user_id, metadata, created_at, ${LAST_SEQ} AS last_seq`;
-/** Sessions whose last seq is kept in memory; past this many the memo starts over. */
+/** Sessions whose last seq (and last item position) is kept in memory; past this many the memo starts over. */
 const LAST_SEQ_MEMO = 50_000;
 
 /**
@@ -84,6 +84,8 @@ export class SqliteStore implements Store {
    * stays true as long as the transactions that advanced it commit; one that fails clears it.
    */
   private readonly lastSeqs = new Map<string, number>();
+  /** Each session's highest item position once read or written (schema step 6), kept as {@link lastSeqs}. */
+  private readonly lastPositions = new Map<string, number>();
 
   constructor(options: SqliteStoreOptions) {
     mkdirSync(options.dataDir, { recursive: true });
@@ -171,6 +173,7 @@ export class SqliteStore implements Store {
   async deleteSession(id: string): Promise<boolean> {
     this.checkpoints.wrote();
     this.lastSeqs.delete(id);
+    this.lastPositions.delete(id);
     return this.db.transaction(() => {
       const existed = this.stmts.deleteSession.run(id).changes > 0;
       for (const table of [
@@ -196,7 +199,7 @@ export class SqliteStore implements Store {
     try {
       result = this.commitTx(sessionId, change);
     } catch (error) {
-      this.lastSeqs.clear();
+      this.forgetMemos();
       throw error;
     }
     this.checkpoints.wrote();
@@ -215,12 +218,12 @@ export class SqliteStore implements Store {
         try {
           results = this.commitAllTx(writes);
         } catch {
-          this.lastSeqs.clear();
+          this.forgetMemos();
           results = this.commitManyTx(writes);
         }
       }
     } catch (error) {
-      this.lastSeqs.clear();
+      this.forgetMemos();
       if (writes.length === 1) return [{ ok: false, error }];
       throw error;
     }
@@ -320,8 +323,18 @@ export class SqliteStore implements Store {
       );
       if (inserted.changes === 0) return { events: [], duplicate: true };
     }
-    for (const item of latestItems(change.items)) {
-      s.upsertItem.run(sessionId, item.id, sessionId, json.item(item));
+    const items = latestItems(change.items);
+    let lastPosition: number | undefined;
+    if (items.length > 0) {
+      let position = this.lastPosition(sessionId);
+      for (const item of items) {
+        // An item the session has keeps its position (the upsert returns it); a new one takes the next.
+        const row = s.upsertItem.get(sessionId, item.id, position + 1, json.item(item)) as {
+          position: number;
+        };
+        if (row.position > position) position = row.position;
+      }
+      lastPosition = position;
     }
     if (change.pageTools) s.setPageTools.run(JSON.stringify(change.pageTools), sessionId);
     if (change.turn) {
@@ -365,7 +378,24 @@ export class SqliteStore implements Store {
       // Last, once nothing of this change can throw: a savepoint rolled back leaves the memo as it was.
       this.lastSeqs.set(sessionId, last);
     }
+    if (lastPosition !== undefined) this.lastPositions.set(sessionId, lastPosition);
     return { events, duplicate: false };
+  }
+
+  /** A transaction failed: what the memos say may not be in the file. */
+  private forgetMemos(): void {
+    this.lastSeqs.clear();
+    this.lastPositions.clear();
+  }
+
+  /** A session's highest item position (0 without items), from the memo or the file. */
+  private lastPosition(sessionId: string): number {
+    const known = this.lastPositions.get(sessionId);
+    if (known !== undefined) return known;
+    const row = this.stmts.lastPosition.get(sessionId) as { position: number };
+    if (this.lastPositions.size >= LAST_SEQ_MEMO) this.lastPositions.clear();
+    this.lastPositions.set(sessionId, row.position);
+    return row.position;
   }
 
   /** A session's last event seq, from the memo or the file; undefined when there is no such session. */
@@ -404,10 +434,10 @@ function prepare(db: Database.Database) {
       "SELECT body FROM event_rows WHERE session_id = ? AND last_seq > ? ORDER BY last_seq LIMIT ?",
     ),
     upsertItem: db.prepare(
-      `INSERT INTO items (session_id, item_id, position, body)
-       VALUES (?, ?, (SELECT COALESCE(MAX(position), 0) + 1 FROM items WHERE session_id = ?), ?)
-       ON CONFLICT (session_id, item_id) DO UPDATE SET body = excluded.body`,
+      `INSERT INTO items (session_id, item_id, position, body) VALUES (?, ?, ?, ?)
+       ON CONFLICT (session_id, item_id) DO UPDATE SET body = excluded.body RETURNING position`,
     ),
+    lastPosition: db.prepare("SELECT COALESCE(MAX(position), 0) AS position FROM items WHERE session_id = ?"),
     conversation: db.prepare("SELECT body FROM items WHERE session_id = ? ORDER BY position"),
     insertCommand: db.prepare(
       "INSERT INTO commands (session_id, command_id, kind, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
