@@ -71,6 +71,25 @@ describe("holdWritesForTick", () => {
     expect(p.raw.writableCorked).toBe(0);
   });
 
+  it("also waits for work deferred to the end of the cascade as it defers itself (a group commit)", async () => {
+    const p = await pair();
+    close = p.close;
+    holdWritesForTick(p.server);
+    p.server.send("created");
+    // What the server's group commit does: a microtask queues a tick, whose promise job sends.
+    queueMicrotask(() =>
+      process.nextTick(() =>
+        Promise.resolve().then(() => {
+          holdWritesForTick(p.server);
+          p.server.send("started");
+        }),
+      ),
+    );
+    await until(() => p.received.length === 2, "the frames");
+    expect(p.writes).toEqual([4]);
+    expect(p.received).toEqual(["created", "started"]);
+  });
+
   it("leaves the next tick's frames to a write of their own", async () => {
     const p = await pair();
     close = p.close;

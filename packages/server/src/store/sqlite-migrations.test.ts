@@ -115,7 +115,12 @@ function writeOldDatabase(dir: string, schema: string, userVersion = 0): string 
   return path;
 }
 
-function inspect(path: string): { version: number; sessionColumns: string[]; tables: string[] } {
+function inspect(path: string): {
+  version: number;
+  sessionColumns: string[];
+  tables: string[];
+  indexes: string[];
+} {
   const db = new Database(path, { readonly: true });
   try {
     return {
@@ -125,6 +130,11 @@ function inspect(path: string): { version: number; sessionColumns: string[]; tab
       ).map((c) => c.name),
       tables: (
         db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as {
+          name: string;
+        }[]
+      ).map((t) => t.name),
+      indexes: (
+        db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' ORDER BY name").all() as {
           name: string;
         }[]
       ).map((t) => t.name),
@@ -153,6 +163,9 @@ describe("opening a SqliteStore", () => {
     expect(db.tables).toEqual(expect.arrayContaining(["sessions", "items", "event_rows", "tool_results"]));
     // The events of a change are one row of event_rows since schema step 4.
     expect(db.tables).not.toContain("events");
+    // Items are numbered from memory since schema step 6, without an index by position.
+    expect(db.indexes).not.toContain("items_in_order");
+    expect(db.indexes).toContain("event_rows_by_session");
   });
 
   it.each([
@@ -202,6 +215,7 @@ describe("opening a SqliteStore", () => {
       const db = inspect(path);
       expect(db.version).toBe(SQLITE_SCHEMA_VERSION);
       expect(db.tables).not.toContain("meta");
+      expect(db.indexes).not.toContain("items_in_order");
       const reopened = open(dir);
       expect((await reopened.conversation("s_old")).map((item) => item.id)).toEqual(["m_1", "m_2"]);
       expect(await reopened.pageTools("s_old")).toEqual(tools);

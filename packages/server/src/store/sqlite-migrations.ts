@@ -88,6 +88,11 @@ DROP TABLE events;
     why: "sessions.last_seq is no longer advanced by every change (an UPDATE per change, and each session's row rewritten in the WAL by every commit): a session's last seq is the highest of the column and its event_rows' last_seq, which the server keeps in memory once read. Nothing in the file changes; the version keeps an older server, which would read the column alone and hand out a seq again, off a database this one wrote",
     up: () => {},
   },
+  {
+    version: 6,
+    why: "no index of items by position: every transaction that wrote a session's items also rewrote that session's leaf of items_in_order in the WAL (a tenth of the pages a turn wrote). The next position comes from the highest one of the session, read once and then kept in memory by the server; reading a conversation sorts its rows by position, found by the primary key. The version keeps an older server, which would look for the index to number new items, off a database this one wrote",
+    up: (db) => db.exec("DROP INDEX IF EXISTS items_in_order"),
+  },
 ];
 
 /** The schema version this server creates and reads: the last step of {@link SQLITE_MIGRATIONS}. */

@@ -185,6 +185,48 @@ describe("SqliteStore", () => {
   });
 });
 
+describe("SqliteStore item positions (schema step 6: no index by position)", () => {
+  it("keeps items in the order first written, an update in its place, across groups, a failed change and a reopen", async () => {
+    const dir = tempDir();
+    const first = open(dir);
+    await first.createSession(session("s_1"));
+    await first.createSession(session("s_2"));
+    await first.commit("s_1", { items: [message("m_1", "one"), message("m_2", "two")] });
+    await first.commitMany([
+      { sessionId: "s_2", change: { items: [message("n_1", "other")] } },
+      { sessionId: "s_1", change: { items: [message("m_1", "one, edited"), message("m_3", "three")] } },
+      // Rolled back (no such session's events): its item takes no place in s_1's order either.
+      {
+        sessionId: "s_missing",
+        change: { items: [message("x_1", "gone")], events: [{ type: "tool.held", callId: "a" }] },
+      },
+      { sessionId: "s_1", change: { items: [message("m_4", "four")] } },
+    ]);
+    expect(
+      (await first.conversation("s_1")).map((item) => [item.id, (item as { text: string }).text]),
+    ).toEqual([
+      ["m_1", "one, edited"],
+      ["m_2", "two"],
+      ["m_3", "three"],
+      ["m_4", "four"],
+    ]);
+    await first.close();
+    // A reopened store reads each session's last position again before numbering the next item.
+    const second = open(dir);
+    await second.commit("s_1", { items: [message("m_2", "two, edited"), message("m_5", "five")] });
+    await second.commit("s_2", { items: [message("n_2", "more")] });
+    expect((await second.conversation("s_1")).map((item) => item.id)).toEqual([
+      "m_1",
+      "m_2",
+      "m_3",
+      "m_4",
+      "m_5",
+    ]);
+    expect((await second.conversation("s_2")).map((item) => item.id)).toEqual(["n_1", "n_2"]);
+    expect((await second.conversation("s_missing")).map((item) => item.id)).toEqual([]);
+  });
+});
+
 describe("SqliteStore.commitMany", () => {
   it("writes several sessions' changes in one transaction, each in order, each kept across a reopen", async () => {
     const dir = tempDir();

@@ -21,7 +21,7 @@ import { WAL_BOUND_PAGES, WalCheckpointer } from "./wal-checkpointer";
 const LAST_SEQ =
   "MAX(last_seq, COALESCE((SELECT MAX(e.last_seq) FROM event_rows e WHERE e.session_id = sessions.id), 0))";
 const SESSION_COLUMNS = `id, agent, user_id, metadata, created_at, ${LAST_SEQ} AS last_seq`;
-/** Sessions whose last seq is kept in memory; past this many the memo starts over. */
+/** Sessions whose last seq (and last item position) is kept in memory; past this many the memo starts over. */
 const LAST_SEQ_MEMO = 50_000;
 
 /**
@@ -77,12 +77,15 @@ export class SqliteStore implements Store {
   private readonly stmts: ReturnType<typeof prepare>;
   private readonly commitTx: (sessionId: string, change: SessionChange) => CommitResult;
   private readonly commitManyTx: (writes: readonly GroupedWrite[]) => GroupedWriteResult[];
+  private readonly commitAllTx: (writes: readonly GroupedWrite[]) => GroupedWriteResult[];
   private readonly checkpoints: WalCheckpointer;
   /**
    * Each session's last event seq once read or written. One server writes a file, so the memo
    * stays true as long as the transactions that advanced it commit; one that fails clears it.
    */
   private readonly lastSeqs = new Map<string, number>();
+  /** Each session's highest item position once read or written (schema step 6), kept as {@link lastSeqs}. */
+  private readonly lastPositions = new Map<string, number>();
 
   constructor(options: SqliteStoreOptions) {
     mkdirSync(options.dataDir, { recursive: true });
@@ -108,6 +111,16 @@ export class SqliteStore implements Store {
     this.stmts = prepare(this.db);
     this.commitTx = this.db.transaction((sessionId: string, change: SessionChange) =>
       this.applyChange(sessionId, change),
+    );
+    // A group as one transaction without savepoints: the first try, since a change rarely throws
+    // (see commitMany).
+    this.commitAllTx = this.db.transaction((writes: readonly GroupedWrite[]) =>
+      writes.map(
+        (write): GroupedWriteResult => ({
+          ok: true,
+          result: this.applyChange(write.sessionId, write.change),
+        }),
+      ),
     );
     // Inside this transaction each commitTx is a savepoint: a change that throws is rolled back
     // alone, and the group's one COMMIT writes the rest.
@@ -160,6 +173,7 @@ export class SqliteStore implements Store {
   async deleteSession(id: string): Promise<boolean> {
     this.checkpoints.wrote();
     this.lastSeqs.delete(id);
+    this.lastPositions.delete(id);
     return this.db.transaction(() => {
       const existed = this.stmts.deleteSession.run(id).changes > 0;
       for (const table of [
@@ -185,7 +199,7 @@ export class SqliteStore implements Store {
     try {
       result = this.commitTx(sessionId, change);
     } catch (error) {
-      this.lastSeqs.clear();
+      this.forgetMemos();
       throw error;
     }
     this.checkpoints.wrote();
@@ -196,12 +210,20 @@ export class SqliteStore implements Store {
     let results: GroupedWriteResult[];
     try {
       // A group of one is its own transaction: no savepoint needed to roll it back alone.
-      results =
-        writes.length === 1
-          ? [{ ok: true, result: this.commitTx(writes[0]!.sessionId, writes[0]!.change) }]
-          : this.commitManyTx(writes);
+      if (writes.length === 1) {
+        results = [{ ok: true, result: this.commitTx(writes[0]!.sessionId, writes[0]!.change) }];
+      } else {
+        // Without a savepoint per change (two statements each, a third of a turn's), and only when
+        // one throws (which rolled all of them back) again with them, so it fails alone.
+        try {
+          results = this.commitAllTx(writes);
+        } catch {
+          this.forgetMemos();
+          results = this.commitManyTx(writes);
+        }
+      }
     } catch (error) {
-      this.lastSeqs.clear();
+      this.forgetMemos();
       if (writes.length === 1) return [{ ok: false, error }];
       throw error;
     }
@@ -301,8 +323,18 @@ export class SqliteStore implements Store {
       );
       if (inserted.changes === 0) return { events: [], duplicate: true };
     }
-    for (const item of latestItems(change.items)) {
-      s.upsertItem.run(sessionId, item.id, sessionId, json.item(item));
+    const items = latestItems(change.items);
+    let lastPosition: number | undefined;
+    if (items.length > 0) {
+      let position = this.lastPosition(sessionId);
+      for (const item of items) {
+        // An item the session has keeps its position (the upsert returns it); a new one takes the next.
+        const row = s.upsertItem.get(sessionId, item.id, position + 1, json.item(item)) as {
+          position: number;
+        };
+        if (row.position > position) position = row.position;
+      }
+      lastPosition = position;
     }
     if (change.pageTools) s.setPageTools.run(JSON.stringify(change.pageTools), sessionId);
     if (change.turn) {
@@ -346,7 +378,24 @@ export class SqliteStore implements Store {
       // Last, once nothing of this change can throw: a savepoint rolled back leaves the memo as it was.
       this.lastSeqs.set(sessionId, last);
     }
+    if (lastPosition !== undefined) this.lastPositions.set(sessionId, lastPosition);
     return { events, duplicate: false };
+  }
+
+  /** A transaction failed: what the memos say may not be in the file. */
+  private forgetMemos(): void {
+    this.lastSeqs.clear();
+    this.lastPositions.clear();
+  }
+
+  /** A session's highest item position (0 without items), from the memo or the file. */
+  private lastPosition(sessionId: string): number {
+    const known = this.lastPositions.get(sessionId);
+    if (known !== undefined) return known;
+    const row = this.stmts.lastPosition.get(sessionId) as { position: number };
+    if (this.lastPositions.size >= LAST_SEQ_MEMO) this.lastPositions.clear();
+    this.lastPositions.set(sessionId, row.position);
+    return row.position;
   }
 
   /** A session's last event seq, from the memo or the file; undefined when there is no such session. */
@@ -385,10 +434,10 @@ function prepare(db: Database.Database) {
       "SELECT body FROM event_rows WHERE session_id = ? AND last_seq > ? ORDER BY last_seq LIMIT ?",
     ),
     upsertItem: db.prepare(
-      `INSERT INTO items (session_id, item_id, position, body)
-       VALUES (?, ?, (SELECT COALESCE(MAX(position), 0) + 1 FROM items WHERE session_id = ?), ?)
-       ON CONFLICT (session_id, item_id) DO UPDATE SET body = excluded.body`,
+      `INSERT INTO items (session_id, item_id, position, body) VALUES (?, ?, ?, ?)
+       ON CONFLICT (session_id, item_id) DO UPDATE SET body = excluded.body RETURNING position`,
     ),
+    lastPosition: db.prepare("SELECT COALESCE(MAX(position), 0) AS position FROM items WHERE session_id = ?"),
     conversation: db.prepare("SELECT body FROM items WHERE session_id = ? ORDER BY position"),
     insertCommand: db.prepare(
       "INSERT INTO commands (session_id, command_id, kind, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",

@@ -1,0 +1,175 @@
+// Probe: the WAL frames (pages) each of a turn's three transactions writes in the SQLite store,
+// and which table or index each page belongs to. Drives a SqliteStore directly with the changes a
+// turn of scenario 4 commits (the message with its command and queued turn; the turn running with
+// its call pending and running; the call's end with the reply and the turn's end), after ten such
+// turns in each of 64 sessions. Counts exactly, so the machine's load does not move it.
+//   node --import tsx src/probes/store-pages.ts [--turns 20] [--sessions 64]
+// One at a time: each transaction alone, its pages named. In groups: every session's same step in
+// one commitMany (as the group commit writes 64 sessions' changes of one event-loop turn).
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { SessionChange } from "@patchbay/server";
+import { SqliteStore } from "@patchbay/server";
+
+const arg = (name: string, fallback: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : fallback;
+};
+const turns = arg("turns", 20);
+const sessions = arg("sessions", 64);
+
+interface Db {
+  pragma(source: string): unknown;
+  prepare(source: string): { all(): unknown[] };
+}
+
+const dir = mkdtempSync(join(tmpdir(), "patchbay-store-pages-"));
+const store = new SqliteStore({ dataDir: dir });
+const db = (store as unknown as { db: Db }).db;
+
+let n = 0;
+const id = (prefix: string) => `${prefix}_${(n++).toString(36)}${Math.random().toString(36).slice(2, 10)}`;
+const message = (itemId: string, role: "user" | "assistant", text: string, status = "completed") =>
+  ({ type: "message", id: itemId, role, text, status, createdAt: Date.now() }) as const;
+const call = (callId: string, status: string) => ({
+  type: "tool_call" as const,
+  id: callId,
+  providerCallId: `p${callId}`,
+  name: "lookup_order",
+  arguments: { orderId: "A1001" },
+  location: "worker" as const,
+  status,
+  createdAt: Date.now(),
+  ...(status === "completed" ? { result: { ok: true, content: { status: "shipped", eta: "2 days" } } } : {}),
+});
+const REPLY = "Order A1001 is shipped, arriving in 2 days.";
+
+/** The three changes of one turn, as scenario 4's server commits them. */
+function turnChanges(sessionId: string): SessionChange[] {
+  const responseId = id("r");
+  const commandId = id("c");
+  const callId = id("call");
+  const reply = id("m");
+  const turn = (status: "queued" | "running" | "completed") => ({
+    responseId,
+    sessionId,
+    commandId,
+    status,
+    startedAt: 1,
+    ...(status === "completed" ? { endedAt: 2 } : {}),
+  });
+  const user = message(id("m"), "user", "Where is order A1001?");
+  const changes = [
+    {
+      command: { commandId, kind: "message" },
+      items: [user],
+      turn: turn("queued"),
+      events: [{ type: "message.created", commandId, item: user }],
+    },
+    {
+      turn: turn("running"),
+      items: [call(callId, "pending"), call(callId, "running")],
+      events: [
+        { type: "response.started", responseId, commandId },
+        { type: "conversation.updated", item: call(callId, "pending") },
+        { type: "conversation.updated", item: call(callId, "running") },
+      ],
+    },
+    {
+      turn: turn("completed"),
+      items: [
+        call(callId, "completed"),
+        message(reply, "assistant", "", "in_progress"),
+        message(reply, "assistant", REPLY),
+      ],
+      events: [
+        { type: "conversation.updated", item: call(callId, "completed") },
+        { type: "conversation.updated", item: message(reply, "assistant", "", "in_progress") },
+        { type: "text.delta", responseId, itemId: reply, delta: REPLY },
+        { type: "message.completed", item: message(reply, "assistant", REPLY) },
+        {
+          type: "response.completed",
+          responseId,
+          commandId,
+          reason: "stop",
+          text: REPLY,
+          usage: { inputTokens: 1, outputTokens: 1 },
+        },
+      ],
+    },
+  ];
+  return changes as unknown as SessionChange[];
+}
+
+/** Copies the WAL into the file; the next write starts it over, so the next count is its frames. */
+const walFrames = (): number => (db.pragma("wal_checkpoint(PASSIVE)") as { log: number }[])[0]!.log;
+
+/** The B-tree (table or index) of each frame now in the WAL, in order. */
+function framePages(): string[] {
+  const names = new Map(
+    (db.prepare("SELECT name, pageno FROM dbstat").all() as { name: string; pageno: number }[]).map((r) => [
+      r.pageno,
+      r.name,
+    ]),
+  );
+  const wal = readFileSync(`${store.path}-wal`);
+  const pageSize = wal.readUInt32BE(8);
+  const salts = [wal.readUInt32BE(16), wal.readUInt32BE(20)];
+  const pages: string[] = [];
+  for (let at = 32; at + 24 + pageSize <= wal.length; at += 24 + pageSize) {
+    if (wal.readUInt32BE(at + 8) !== salts[0] || wal.readUInt32BE(at + 12) !== salts[1]) break;
+    const page = wal.readUInt32BE(at);
+    pages.push(names.get(page) ?? `page ${page}`);
+  }
+  return pages;
+}
+
+try {
+  const ids = Array.from({ length: sessions }, (_, i) => `s_${i}`);
+  for (const sessionId of ids)
+    await store.createSession({
+      id: sessionId,
+      agent: "a",
+      userId: "u",
+      metadata: {},
+      createdAt: 0,
+      lastSeq: 0,
+    });
+  for (let t = 0; t < 10; t++)
+    for (const sessionId of ids)
+      for (const change of turnChanges(sessionId)) await store.commit(sessionId, change);
+  walFrames();
+
+  const alone = [0, 0, 0];
+  for (let t = 0; t < turns; t++) {
+    const sessionId = ids[t % sessions]!;
+    const changes = turnChanges(sessionId);
+    for (let step = 0; step < 3; step++) {
+      walFrames();
+      await store.commit(sessionId, changes[step]!);
+      if (t === turns - 1) console.log(`  transaction ${step + 1}: ${framePages().join(", ")}`);
+      alone[step]! += walFrames();
+    }
+  }
+  const perTurn = (counts: number[], of: number) =>
+    `${counts.map((c) => (c / of).toFixed(2)).join(" / ")} (a turn: ${(counts.reduce((a, b) => a + b) / of).toFixed(2)})`;
+  console.log(`one at a time: WAL frames per transaction ${perTurn(alone, turns)}`);
+
+  const grouped = [0, 0, 0];
+  const rounds = Math.max(1, Math.ceil(turns / 4));
+  for (let t = 0; t < rounds; t++) {
+    const changes = ids.map((sessionId) => turnChanges(sessionId));
+    for (let step = 0; step < 3; step++) {
+      walFrames();
+      await store.commitMany(ids.map((sessionId, i) => ({ sessionId, change: changes[i]![step]! })));
+      grouped[step]! += walFrames();
+    }
+  }
+  console.log(
+    `${sessions} sessions in a group: WAL frames per session's transaction ${perTurn(grouped, rounds * sessions)}`,
+  );
+} finally {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+}
