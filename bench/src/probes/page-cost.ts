@@ -1,8 +1,9 @@
 // Probe: what a page tool call (scenario 2) costs, in figures the machine's load moves little:
 // CPU time per call of the server (this process, and its main thread) and of the page process,
 // and the SQLite statements per call. Alternate it between two builds in the same minutes.
-//   node --import tsx src/probes/page-cost.ts [--calls 20000] [--rounds 2]
-// BENCH_TIME_SQL=1 adds the time spent in COMMIT per call.
+//   node --import tsx src/probes/page-cost.ts [--calls 20000] [--rounds 2] [--many | --one]
+// BENCH_TIME_SQL=1 adds the time spent in COMMIT per call; BENCH_COUNT_SQL=0 counts no statements
+// (for a profile, in which SQLite's time then shows under the store's own functions).
 import { latencyBlock, throughputBlock } from "../measure";
 import { pageRig } from "../page-tool-call";
 import { startBenchServer } from "../patchbay-server";
@@ -17,8 +18,14 @@ const arg = (name: string, fallback: number) => {
 const calls = arg("calls", 20_000);
 const rounds = arg("rounds", 2);
 const inFlight = 64;
+/** `--many` measures only 64 in flight, `--one` only one at a time (for a profile of that alone). */
+const lanesMeasured = process.argv.includes("--many")
+  ? [inFlight]
+  : process.argv.includes("--one")
+    ? [1]
+    : [inFlight, 1];
 
-countSql();
+if (process.env.BENCH_COUNT_SQL !== "0") countSql();
 const bench = await startBenchServer();
 const { rig, page } = await pageRig(bench);
 let done = 0;
@@ -31,7 +38,7 @@ try {
   await throughputBlock(counted, inFlight, Math.min(calls, 5000), 30_000);
   await latencyBlock(counted, 500, 10_000);
   for (let round = 0; round < rounds; round++) {
-    for (const lanes of [inFlight, 1]) {
+    for (const lanes of lanesMeasured) {
       const pid = process.pid;
       const before = { self: procCpuUs(pid), loop: procCpuUs(pid, pid), page: procCpuUs(page.child.pid!) };
       const sqlBefore = sqlCounts();

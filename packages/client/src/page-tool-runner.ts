@@ -40,6 +40,13 @@ export interface PageToolRunnerOptions {
 /** Results kept to answer a cancel of a call that already finished. */
 const KEPT_RESULTS = 256;
 
+/** What the runner remembers of a recent call. */
+interface RecentCall {
+  attempt: number;
+  name: string;
+  result?: ToolResult;
+}
+
 /**
  * Runs one session's page tools when the server sends `tool.call`, through the `@patchbay/tools`
  * executor (validation, timeouts, interruption, coalesced progress, say, hold, images), and
@@ -63,16 +70,17 @@ const KEPT_RESULTS = 256;
 export class PageToolRunner {
   readonly #options: PageToolRunnerOptions;
   #executor: PreapprovedToolExecutor | undefined;
-  /** The newest attempt the server delivered per call, for recent calls: only that delivery is answered. */
-  readonly #latestAttempt = new RecentMap<number>(KEPT_RESULTS);
+  /**
+   * Recent calls: the newest attempt the server delivered (only that delivery is answered), the
+   * tool's name (for the sentence of a call a reload cut off) and, once finished, the result.
+   * One record per call in one map: three maps cost three inserts per call.
+   */
+  readonly #calls = new RecentMap<RecentCall>(KEPT_RESULTS);
   readonly #held = new Set<string>();
   /** Holds sent and not answered yet, by call id. */
   readonly #holds = new Map<string, (decision: HoldDecision) => void>();
   /** Conditional approvals asked (`tool.approval`) and not answered yet, by call id. */
   readonly #approvals = new Map<string, (answer: ConditionalApprovalAnswer) => void>();
-  readonly #results = new RecentMap<ToolResult>(KEPT_RESULTS);
-  /** Tool names by call, for the sentence of a call a reload cut off. */
-  readonly #names = new RecentMap<string>(KEPT_RESULTS);
   #stopped = false;
 
   constructor(options: PageToolRunnerOptions) {
@@ -88,26 +96,25 @@ export class PageToolRunner {
   handleCall(event: ToolCallEvent): void {
     if (this.#stopped) return;
     const callId = event.call.id;
-    const latest = this.#latestAttempt.get(callId) ?? 0;
+    const call: RecentCall = this.#calls.get(callId) ?? { attempt: 0, name: event.call.name };
+    const latest = call.attempt;
     if (event.attempt < latest) return;
-    this.#latestAttempt.set(callId, event.attempt);
-    this.#names.set(callId, event.call.name);
-    // A new delivery of a call that holds, or waits for its hold's answer: ask for this attempt.
-    if (event.attempt > latest && (this.#held.has(callId) || this.#holds.has(callId)))
-      this.#ask("tool.hold", callId);
-    if (event.attempt > latest && this.#approvals.has(callId)) this.#ask("tool.approval", callId);
+    call.attempt = event.attempt;
+    // A delivery makes the call the most recent one (a new call's only insert).
+    this.#calls.set(callId, call);
+    if (event.attempt > latest) {
+      // A new delivery of a call that holds, or waits for its hold's answer: ask for this attempt.
+      if (this.#held.has(callId) || this.#holds.has(callId)) this.#ask("tool.hold", callId);
+      if (this.#approvals.has(callId)) this.#ask("tool.approval", callId);
+    }
     const executor = this.#executorFor(event);
     void executor
-      .execute(
-        { id: callId, name: event.call.name, arguments: event.call.arguments },
-        { attempt: event.attempt, timeoutMs: event.timeoutMs },
-      )
+      // The event's call is { id, name, arguments } as decoded, read and never changed.
+      .execute(event.call, { attempt: event.attempt, timeoutMs: event.timeoutMs })
       .then((outcome) => {
-        const result = toToolResult(outcome);
-        this.#results.set(callId, result);
-        // A call so long that the newest calls pushed it out answers with its own attempt.
-        if (this.#stopped || (this.#latestAttempt.get(callId) ?? event.attempt) !== event.attempt) return;
-        this.#sendResult(callId, event.attempt, result);
+        call.result = toToolResult(outcome);
+        // Only the newest delivery is answered (a call pushed out of the map keeps its record).
+        if (!this.#stopped && call.attempt === event.attempt) this.#sendResult(callId, call);
       });
   }
 
@@ -117,19 +124,18 @@ export class PageToolRunner {
    * result again. A call this page never ran is left alone.
    */
   cancel(callId: string, reason: CancelReason, attempt?: number): void {
-    const latest = this.#latestAttempt.get(callId);
-    if (latest === undefined || (attempt !== undefined && attempt < latest)) return;
+    const call = this.#calls.get(callId);
+    if (!call || (attempt !== undefined && attempt < call.attempt)) return;
     if (this.#executor?.activeCallIds.includes(callId)) {
       this.#executor.cancel(callId, reason);
       return;
     }
-    const result = this.#results.get(callId);
-    if (result !== undefined && !this.#stopped) this.#sendResult(callId, latest, result);
+    if (call.result && !this.#stopped) this.#sendResult(callId, call);
   }
 
   /** `tool.hold.ack` / `tool.approval.ack`: the server's answer to a hold or an approval this page asked for. */
   answered(frame: ToolAck): void {
-    if (frame.attempt !== this.#latestAttempt.get(frame.callId)) return;
+    if (frame.attempt !== this.#calls.get(frame.callId)?.attempt) return;
     const waiting: Map<string, unknown> = frame.type === "tool.hold.ack" ? this.#holds : this.#approvals;
     const answer = waiting.get(frame.callId) as ((ack: ToolAck) => void) | undefined;
     waiting.delete(frame.callId);
@@ -149,7 +155,7 @@ export class PageToolRunner {
   /** The session was closed in this page: stop every running call. */
   stop(): void {
     this.#stopped = true;
-    for (const callId of this.#executor?.activeCallIds ?? []) this.#executor?.cancel(callId);
+    for (const callId of this.activeCallIds) this.#executor!.cancel(callId);
   }
 
   /** The ids of the calls running now. */
@@ -172,7 +178,7 @@ export class PageToolRunner {
             idempotencyStore: journaledStore(
               this.#options.idempotencyStore,
               sessionId,
-              (callId) => this.#names.get(callId) ?? "the tool",
+              (callId) => this.#calls.get(callId)?.name ?? "the tool",
             ),
           }),
       confirmHold: ({ callId, signal }) =>
@@ -224,13 +230,19 @@ export class PageToolRunner {
       type,
       sessionId: this.#options.sessionId,
       callId,
-      attempt: this.#latestAttempt.get(callId) ?? 1,
+      attempt: this.#calls.get(callId)?.attempt ?? 1,
     } as ClientToServerFrame);
   }
 
-  #sendResult(callId: string, attempt: number, result: ToolResult): void {
+  #sendResult(callId: string, { attempt, result }: RecentCall): void {
     // While the socket is down a frame is dropped: the server delivers a pending call again on
     // resume, and the executor's stored result answers it.
-    this.#options.send({ type: "tool.result", sessionId: this.#options.sessionId, callId, attempt, result });
+    this.#options.send({
+      type: "tool.result",
+      sessionId: this.#options.sessionId,
+      callId,
+      attempt,
+      result: result!,
+    });
   }
 }
