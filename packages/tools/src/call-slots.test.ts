@@ -1,5 +1,5 @@
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import { call, loadJsonSchemaValidator, setup, sleep } from "./test-support/executor";
+import { call, countAbortControllers, loadJsonSchemaValidator, setup, sleep } from "./test-support/executor";
 import type { ToolDefinition } from "./tool-definition";
 import { ToolExecutor } from "./tool-executor";
 import { ToolLimiter } from "./tool-limiter";
@@ -104,17 +104,7 @@ describe("ToolExecutor: concurrency", () => {
   it("makes no AbortSignal for a call waiting for a slot, and a wait ended by a timeout leaves the line", async () => {
     // On Node 20 an AbortSignal costs microseconds to make and drags what it touches past the
     // young generation's collections; a call in line needs only its place in the queue.
-    let made = 0;
-    const Real = globalThis.AbortController;
-    vi.stubGlobal(
-      "AbortController",
-      class extends Real {
-        constructor() {
-          super();
-          made++;
-        }
-      },
-    );
+    const made = countAbortControllers();
     try {
       const t = tracked("t", { lightSignal: true });
       const { executor } = setup([t.definition], { maxConcurrentCalls: 1 });
@@ -124,18 +114,18 @@ describe("ToolExecutor: concurrency", () => {
       await vi.advanceTimersByTimeAsync(0);
       expect(t.log).toEqual(["1"]);
       // At most the running call's own (a page's executor hands `run` a real one); none for the two in line.
-      const forRunning = made;
+      const forRunning = made();
       expect(forRunning).toBeLessThanOrEqual(1);
       await vi.advanceTimersByTimeAsync(60);
       expect((await second).outcome).toBe("timed_out");
-      expect(made).toBe(forRunning);
+      expect(made()).toBe(forRunning);
       await vi.advanceTimersByTimeAsync(200);
       expect((await first).outcome).toBe("completed");
       expect((await third).outcome).toBe("completed");
       // The timed-out call never ran and never held the slot the third one took.
       expect(t.log).toEqual(["1", "3"]);
       expect(t.peak()).toBe(1);
-      expect(made).toBeLessThanOrEqual(2 * forRunning);
+      expect(made()).toBeLessThanOrEqual(2 * forRunning);
     } finally {
       vi.unstubAllGlobals();
     }

@@ -5,24 +5,21 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from "vitest";
 import { CallNotHeld } from "./errors";
-import { call, deferred, never, setup, useNodeEntryPaths } from "./test-support/executor";
+import {
+  call,
+  countAbortControllers,
+  deferred,
+  never,
+  setup,
+  useNodeEntryPaths,
+} from "./test-support/executor";
 import type { ToolCallContext } from "./tool-definition";
 
 useNodeEntryPaths();
 
-let made = 0;
+let made: () => number;
 beforeEach(() => {
-  made = 0;
-  const Real = globalThis.AbortController;
-  vi.stubGlobal(
-    "AbortController",
-    class extends Real {
-      constructor() {
-        super();
-        made++;
-      }
-    },
-  );
+  made = countAbortControllers();
 });
 afterEach(() => {
   vi.unstubAllGlobals();
@@ -46,7 +43,7 @@ describe("a run that declares only its arguments", () => {
     expect((await cancelled).outcome).toBe("cancelled");
     expect((await interrupted).outcome).toBe("cancelled");
     expect((await timedOut).outcome).toBe("timed_out");
-    expect(made).toBe(0);
+    expect(made()).toBe(0);
   });
 });
 
@@ -119,7 +116,7 @@ describe("a run that declares its signal", () => {
     const timedOut = executor.execute(call("c1", "slow"));
     expect((await timedOut).outcome).toBe("timed_out");
     const interrupted = executor.execute(call("c2", "wait"));
-    await vi.waitFor(() => expect(made).toBe(2));
+    await vi.waitFor(() => expect(made()).toBe(2));
     expect(executor.interrupt()).toEqual(["c2"]);
     expect((await interrupted).outcome).toBe("cancelled");
     await vi.waitFor(() => expect(reasons).toHaveLength(2));
@@ -145,11 +142,11 @@ describe("a signal read after the call was stopped", () => {
     const { light, ctx } = await running.promise;
     // The stand-in, not a real signal: none is made until something reads ctx.signal.
     expect(light).not.toBeInstanceOf(AbortSignal);
-    expect(made).toBe(0);
+    expect(made()).toBe(0);
     expect(executor.cancel("c")).toBe(true);
     expect((await pending).outcome).toBe("cancelled");
     const late = ctx.signal;
-    expect(made).toBe(1);
+    expect(made()).toBe(1);
     expect(late).toBeInstanceOf(AbortSignal);
     expect(late.aborted).toBe(true);
     expect(late.reason).toBe(light.reason);

@@ -1,5 +1,6 @@
 // Shared by the executor's tests (tool-executor*.test.ts, call-*.test.ts): a registry with an
 // executor whose events are recorded, a sample tool and small promise helpers.
+import { vi } from "vitest";
 import { z } from "zod";
 import { useFastPaths } from "../call-runner";
 import { useRunCall } from "../call-step-run";
@@ -72,4 +73,20 @@ export function useNodeEntryPaths(): void {
   useFastPaths(toObjectArgumentsCall, runPipelineFast);
   useRunCall(runCallFast);
   useZodFallback(compileZodFallback);
+}
+
+/** Counts the `AbortController`s made from now until `vi.unstubAllGlobals()`; read it with the function returned. */
+export function countAbortControllers(): () => number {
+  let made = 0;
+  const Real = globalThis.AbortController;
+  vi.stubGlobal(
+    "AbortController",
+    class extends Real {
+      constructor() {
+        super();
+        made++;
+      }
+    },
+  );
+  return () => made;
 }
