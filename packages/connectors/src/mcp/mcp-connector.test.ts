@@ -11,6 +11,7 @@ import { prepareConnectors } from "../prepare-connectors";
 import { mcpConnector } from "./mcp-connector";
 
 const FIXTURE = fileURLToPath(new URL("../../test/fixtures/mcp-fixture.mjs", import.meta.url));
+const RAW_FIXTURE = fileURLToPath(new URL("../../test/fixtures/mcp-raw-fixture.mjs", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "pb-mcp-"));
 const cancelLog = join(dir, "cancelled.log");
 const sets: ConnectorSet[] = [];
@@ -161,6 +162,43 @@ describe("the MCP connector over stdio", () => {
       arguments: {},
     });
     expect(answer.content.text).toMatch(/^The fx service is unavailable right now \(could not connect: /);
+  });
+});
+
+describe("the MCP connector and results the MCP schema does not allow", () => {
+  // The connector hands the SDK a result schema that checks only for an object, and checks every
+  // field it maps itself: each malformed result must fail the call, naming what was wrong.
+  it.each([
+    ["text-not-string", "content[1].text is not a string"],
+    ["unknown-type", "content[0].type is not one of text, image, audio, resource, resource_link"],
+    ["image-without-type", "content[0].mimeType is not a string"],
+    ["resource-without-contents", "content[0].resource has neither a string text nor a string blob"],
+    ["block-not-object", "content[0] is not an object"],
+    ["content-not-array", "content is not an array"],
+    ["structured-not-object", "structuredContent is not an object"],
+    ["is-error-not-boolean", "isError is not a boolean"],
+  ])("refuses %s", async (shape, problem) => {
+    const set = await start({ command: process.execPath, args: [RAW_FIXTURE] });
+    const result = await new ToolExecutor({ tools: set.tools }).execute({
+      id: `m-${shape}`,
+      name: "fx__answer",
+      arguments: { case: shape },
+    });
+    expect(result).toMatchObject({ outcome: "failed", error: { code: "mcp_call_failed" } });
+    expect(result.content.text).toBe(
+      `The fx service could not run answer: its result is malformed: ${problem}`,
+    );
+  });
+
+  it("still checks structured content against the tool's output schema", async () => {
+    const set = await start({ command: process.execPath, args: [RAW_FIXTURE] });
+    const executor = new ToolExecutor({ tools: set.tools });
+    const typed = await executor.execute({ id: "n1", name: "fx__typed", arguments: {} });
+    expect(typed).toMatchObject({ outcome: "failed", error: { code: "mcp_call_failed" } });
+    expect(typed.content.text).toMatch(/does not match the tool's output schema/);
+    // The same connection still answers a well-formed result.
+    const ok = await executor.execute({ id: "n2", name: "fx__answer", arguments: { case: "ok" } });
+    expect(ok).toMatchObject({ outcome: "completed", content: { text: "fine\n[r](file:///r)" } });
   });
 });
 

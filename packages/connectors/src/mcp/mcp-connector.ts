@@ -2,6 +2,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import {
+  type CallToolResultSchema,
   type Tool as McpTool,
   type Progress,
   ProgressNotificationSchema,
@@ -15,11 +16,17 @@ import {
   defineConnector,
 } from "../connector";
 import { type McpConfig, McpConfigSchema } from "./mcp-config";
-import { toToolResultValue } from "./mcp-result";
+import { type McpCallResult, McpCallResultShape, toToolResultValue } from "./mcp-result";
 
 /** The SDK's own per-request timeout is turned off in effect: the executor's timeout aborts the call (and so sends `notifications/cancelled`). */
 const NO_SDK_TIMEOUT = 2_000_000_000;
 const FIRST_BACKOFF_MS = 100;
+/**
+ * `callTool` is typed for the SDK's own result schemas only; any zod schema works at run time
+ * (`Protocol.request` parses the response with it). This one checks only that the result is an
+ * object: `toToolResultValue` checks every field it maps.
+ */
+const RESULT_SCHEMA = McpCallResultShape as unknown as typeof CallToolResultSchema;
 
 /**
  * One MCP server as a connector session: the SDK client, its tool list (refreshed on
@@ -139,25 +146,36 @@ class McpSession implements ConnectorSession {
     const progress = this.#progress;
     progress.set(progressToken, ctx);
     return client
-      .callTool({ name, arguments: args, _meta: { progressToken } }, undefined, {
+      .callTool({ name, arguments: args, _meta: { progressToken } }, RESULT_SCHEMA, {
         signal,
         timeout: NO_SDK_TIMEOUT,
       })
       .then(
         (result) => {
           progress.delete(progressToken);
-          return toToolResultValue(result as Parameters<typeof toToolResultValue>[0]);
+          try {
+            return toToolResultValue(result as McpCallResult);
+          } catch (error) {
+            // A malformed result: said as every failed call is, with the service and tool.
+            if (error instanceof ToolError && error.code === "mcp_call_failed")
+              throw this.#failed(name, error);
+            throw error;
+          }
         },
         (error: unknown) => {
           progress.delete(progressToken);
           if (signal.aborted) throw error;
-          const message = error instanceof Error ? error.message : String(error);
-          throw new ToolError(`The ${this.context.name} service could not run ${name}: ${message}`, {
-            code: "mcp_call_failed",
-            cause: error,
-          });
+          throw this.#failed(name, error);
         },
       );
+  }
+
+  #failed(name: string, error: unknown): ToolError {
+    const message = error instanceof Error ? error.message : String(error);
+    return new ToolError(`The ${this.context.name} service could not run ${name}: ${message}`, {
+      code: "mcp_call_failed",
+      cause: error,
+    });
   }
 
   /** The connection ended. A stdio server is started again with backoff; calls fail meanwhile. */
