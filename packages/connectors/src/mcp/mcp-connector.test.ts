@@ -190,6 +190,21 @@ describe("the MCP connector and results the MCP schema does not allow", () => {
     );
   });
 
+  it("reads the answer past lines that are not JSON-RPC messages, split across reads", async () => {
+    // The connector's stdio reader leaves checking messages to the SDK's Protocol: a line that is
+    // not JSON, or not a JSON-RPC 2.0 message, is reported and dropped, never taken as an answer.
+    const set = await start({ command: process.execPath, args: [RAW_FIXTURE] });
+    const executor = new ToolExecutor({ tools: set.tools });
+    const result = await executor.execute({
+      id: "r1",
+      name: "fx__answer",
+      arguments: { case: "noise-first" },
+    });
+    expect(result).toMatchObject({ outcome: "completed", content: { text: "fine\n[r](file:///r)" } });
+    const next = await executor.execute({ id: "r2", name: "fx__answer", arguments: { case: "ok" } });
+    expect(next).toMatchObject({ outcome: "completed", content: { text: "fine\n[r](file:///r)" } });
+  });
+
   it("still checks structured content against the tool's output schema", async () => {
     const set = await start({ command: process.execPath, args: [RAW_FIXTURE] });
     const executor = new ToolExecutor({ tools: set.tools });

@@ -15,6 +15,7 @@ import {
   type ConnectorTool,
   defineConnector,
 } from "../connector";
+import { useLightReadBuffer } from "./light-read-buffer";
 import { type McpConfig, McpConfigSchema } from "./mcp-config";
 import { type McpCallResult, McpCallResultShape, toToolResultValue } from "./mcp-result";
 
@@ -96,6 +97,7 @@ class McpSession implements ConnectorSession {
       ...(config.cwd !== undefined ? { cwd: config.cwd } : {}),
       stderr: "pipe",
     });
+    useLightReadBuffer(transport);
     // The server's stderr goes to the log at debug, line by line, never to ours.
     transport.stderr?.on("data", (chunk: Buffer) => {
       for (const line of chunk.toString("utf8").split("\n")) {
