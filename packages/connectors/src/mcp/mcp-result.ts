@@ -16,10 +16,10 @@ export interface McpCallResult {
 }
 
 /**
- * The result schema the connector hands the SDK's `callTool`: a JSON object, nothing more. The
- * SDK's default (`CallToolResultSchema`, a union of five content types parsed field by field into
- * new objects) made about 15 KB of garbage per call; `toToolResultValue` checks every field it
- * maps instead, as it maps it. The SDK still checks `structuredContent` against the tool's output
+ * The result schema the connector hands the SDK's `callTool`: a JSON object, kept as it came.
+ * The SDK's default (`CallToolResultSchema`, each content block parsed against a union of five
+ * types into a new object) is garbage per call; `toToolResultValue` checks every field it maps
+ * instead, as it maps it. The SDK still checks `structuredContent` against the tool's output
  * schema after this.
  */
 export const McpCallResultShape = z.custom<McpCallResult>(
