@@ -233,9 +233,9 @@ export class PageToolBackend implements ToolBackend {
    * which nothing read back but recovery, to clear them). After a crash the call's conversation
    * item, in the log before any call is sent, is what recovery ends as `server_restart`.
    */
-  private async deliver(pending: Pending): Promise<void> {
+  private deliver(pending: Pending): Promise<unknown> {
     const { call } = pending;
-    await this.runtime.commit({
+    return this.runtime.commit({
       events: [
         {
           type: "tool.call",
