@@ -260,7 +260,8 @@ class ClientConnection implements PeerEndpoint<"client-to-server"> {
   }
 
   private failed(frame: ClientToServerFrame, error: unknown): void {
-    if (!(error instanceof ServerError)) this.logger.error("client frame failed", { type: frame.type, error });
+    if (!(error instanceof ServerError))
+      this.logger.error("client frame failed", { type: frame.type, error });
     this.reject({ ...toWireError(error), ...correlationOf(frame) });
     if (error instanceof AuthError) this.peer.close(1008, "unauthorized");
   }
