@@ -28,10 +28,12 @@ import { DEFAULT_MAX_FRAME_BYTES } from "./version";
 // the same change here: server-frame-guards.test.ts fails until both agree on every shared
 // vector and on every mutation of the valid ones.
 
-const id = str(1, 256);
+/** An id (`IdSchema`). */
+export const id = str(1, 256);
 const nonEmpty = str(1);
 const timestamp = int(0);
-const positive = int(1);
+/** A positive integer (an attempt, a seq). */
+export const positive = int(1);
 const user = obj({ id, name: opt(str()) });
 const wireError = { code: nonEmpty, message: str(), path: opt(str()) };
 
@@ -50,7 +52,8 @@ const image = exactlyOne(
   }),
 );
 
-const toolResult = obj({
+/** A tool call's result (`ToolResultSchema`). */
+export const toolResult = obj({
   outcome: oneOf(
     "completed",
     "failed",
