@@ -1,12 +1,12 @@
 import type { ClientToServerFrame } from "./client-frames";
 import { GuardIssue, literal, obj } from "./guard";
-import { id, positive, toolResult } from "./server-frame-guards";
+import { id, positive, toolResult } from "./tool-result-guards";
 
 // A page's `tool.result` is the one client frame a server reads at tool-call rates, and zod's
 // parse of it (a copy of every object, its checks' closures) cost more than the JSON it came in.
-// This guard reads it field for field as `ClientToolResultFrameSchema` does, from the guards the
-// server -> client frames share (a tool result is in both); tool-result-frame.test.ts keeps the
-// two in step over the shared vectors and their mutations.
+// This guard reads it field for field as `ClientToolResultFrameSchema` does, with the guards the
+// server -> client frames use for a tool result (tool-result-guards.ts);
+// tool-result-frame.test.ts keeps the two in step over the shared vectors and their mutations.
 
 const toolResultFrame = obj({
   type: literal("tool.result"),
