@@ -2,9 +2,9 @@
 //
 // The server runs in this process; the page is a `@patchbay/client` session in a child process
 // that brought `lookup_order` as a page tool. The rig calls the session's `PageToolBackend.call`
-// (what the turn loop does once a page tool call is validated and allowed): it records the pending
-// call and the `tool.call` event in SQLite, the event goes out on the session's socket, the
-// client runs the tool through its executor and answers `tool.result`, and the router settles.
+// (what the turn loop does once a page tool call is validated and allowed): it commits the
+// `tool.call` event to SQLite, the event goes out on the session's socket, the client runs the
+// tool through its executor and answers `tool.result`, and the call settles.
 import { type Peer, spawnPeer } from "./children";
 import { BENCH_USER, LOOKUP_ORDER, ORDER_ARGS } from "./lookup-order";
 import { compareLatency, compareThroughput, type Rig, warmUp } from "./measure";

@@ -8,6 +8,7 @@ import { latencyBlock, throughputBlock } from "../measure";
 import { pageRig } from "../page-tool-call";
 import { startBenchServer } from "../patchbay-server";
 import { summarize } from "../stats";
+import { startGcStats, stopGcStats } from "./gc-stats";
 import { procCpuUs } from "./proc-cpu";
 import { countSql, sqlCounts, sqlTimes } from "./sql-counter";
 
@@ -44,6 +45,7 @@ try {
       const sqlBefore = sqlCounts();
       const commitBefore = sqlTimes().COMMIT?.us ?? 0;
       const doneBefore = done;
+      startGcStats();
       const start = performance.now();
       let latency = "";
       if (lanes === 1) {
@@ -53,6 +55,7 @@ try {
         await throughputBlock(counted, lanes, calls, 60_000);
       }
       const seconds = (performance.now() - start) / 1000;
+      const gc = stopGcStats();
       const n = done - doneBefore;
       const per = (us: number) => `${(us / n).toFixed(1)} µs`;
       const sqlAfter = sqlCounts();
@@ -68,7 +71,7 @@ try {
           ? `, COMMIT ${per((sqlTimes().COMMIT?.us ?? 0) - commitBefore)} (wall)`
           : "";
       console.log(
-        `${lanes} in flight: ${n} calls, ${Math.round(n / seconds)} calls/s${latency}; CPU per call: server ${per(procCpuUs(pid) - before.self)} (its main thread ${per(procCpuUs(pid, pid) - before.loop)}), page ${per(procCpuUs(page.child.pid!) - before.page)}; SQL per call ${(total / n).toFixed(2)} (${stmts.join(", ")})${commit}`,
+        `${lanes} in flight: ${n} calls, ${Math.round(n / seconds)} calls/s${latency}; CPU per call: server ${per(procCpuUs(pid) - before.self)} (its main thread ${per(procCpuUs(pid, pid) - before.loop)}), page ${per(procCpuUs(page.child.pid!) - before.page)}; SQL per call ${(total / n).toFixed(2)} (${stmts.join(", ")})${commit}; server young bytes per call ${Math.round(gc.youngBytes / n)}, promoted ${Math.round(gc.promotedBytes / n)}, scavenges ${per(gc.scavengeUs)}`,
       );
     }
   }

@@ -136,6 +136,33 @@ describe("resume", () => {
     ).toEqual(["where am I?", "You are in Faro."]);
   });
 
+  it("takes a tool.result sent right behind its session.resume once the session is open on the socket", async () => {
+    server = await startTestServer({ agents: agents() });
+    const token = await server.token("u_1");
+    const first = await RawClient.open(server.wsUrl, { kind: "user", token });
+    const sessionId = await first.create("support", { tools: [locate] });
+    first.send({ type: "message.send", sessionId, commandId: "c_1", text: "where am I?" });
+    const call = await first.nextOf("tool.call");
+    const lastSeen = first.events(sessionId).at(-1)!.seq;
+    first.drop();
+    await first.whenClosed();
+
+    // The answer to the delivery the resume makes, in the same burst as the resume: a socket
+    // takes an answer at once only when no frame of it is still being handled.
+    const second = await RawClient.open(server.wsUrl, { kind: "user", token });
+    second.send({ type: "session.resume", requestId: "r_2", sessionId, afterSeq: lastSeen, tools: [locate] });
+    second.send({
+      type: "tool.result",
+      sessionId,
+      callId: call.call.id,
+      attempt: 2,
+      result: { outcome: "completed", content: { text: "Lisbon", images: [] } },
+    });
+    const end = await second.turnEnd("c_1");
+    expect(end.type === "response.completed" && end.text).toBe("You are in Lisbon.");
+    await second.close();
+  });
+
   it("refuses a session that is not open on this socket with not_found", async () => {
     server = await startTestServer({ agents: agents() });
     const client = await RawClient.open(server.wsUrl, { kind: "user", token: await server.token("u_1") });

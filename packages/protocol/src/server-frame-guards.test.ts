@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { decodeFrame, knownTypes, ToolApprovalSpecSchema } from "./index";
 import { checkToolApprovalSpec, decodeServerFrame, SERVER_FRAME_TYPES } from "./server-frame-guards";
+import { mutate, paths, REMOVE, REPLACEMENTS } from "./test-support/frame-mutations";
 
 interface Vector {
   name: string;
@@ -50,29 +51,6 @@ function agree(text: string, label: string): boolean {
   }
   return zod.ok;
 }
-
-const REPLACEMENTS: unknown[] = [null, true, 0, -1, 1.5, 2 ** 60, "", "x".repeat(300), [], {}, [1], { a: 1 }];
-
-// Every path to a value inside a JSON value, with the value found there.
-function paths(value: unknown, prefix: (string | number)[] = []): (string | number)[][] {
-  if (Array.isArray(value)) return value.flatMap((v, i) => [[...prefix, i], ...paths(v, [...prefix, i])]);
-  if (typeof value === "object" && value !== null)
-    return Object.entries(value).flatMap(([k, v]) => [[...prefix, k], ...paths(v, [...prefix, k])]);
-  return [];
-}
-
-function mutate(frame: unknown, path: (string | number)[], replacement: unknown | typeof REMOVE): unknown {
-  const copy = structuredClone(frame) as Record<string | number, unknown>;
-  let parent: Record<string | number, unknown> = copy;
-  for (const key of path.slice(0, -1)) parent = parent[key] as Record<string | number, unknown>;
-  const last = path.at(-1)!;
-  if (replacement === REMOVE) {
-    if (Array.isArray(parent)) parent.splice(last as number, 1);
-    else delete parent[last];
-  } else parent[last] = replacement;
-  return copy;
-}
-const REMOVE = Symbol("remove");
 
 describe("decodeServerFrame", () => {
   it("knows exactly the frame types zod knows on the server -> client channel", () => {

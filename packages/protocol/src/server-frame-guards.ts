@@ -3,10 +3,8 @@ import type { DecodeResult } from "./decode-frame";
 import { FrameDecodeError } from "./errors";
 import { envelopeError, readEnvelope } from "./frame-envelope";
 import {
-  absent,
   arr,
   bool,
-  exactlyOne,
   type Guard,
   GuardIssue,
   int,
@@ -18,8 +16,8 @@ import {
   record,
   str,
   tagged,
-  withDefault,
 } from "./guard";
+import { id, image, nonEmpty, positive, toolResult, wireError } from "./tool-result-guards";
 import type { ToolApprovalSpec } from "./tool-spec";
 import { DEFAULT_MAX_FRAME_BYTES } from "./version";
 
@@ -28,43 +26,8 @@ import { DEFAULT_MAX_FRAME_BYTES } from "./version";
 // the same change here: server-frame-guards.test.ts fails until both agree on every shared
 // vector and on every mutation of the valid ones.
 
-const id = str(1, 256);
-const nonEmpty = str(1);
 const timestamp = int(0);
-const positive = int(1);
 const user = obj({ id, name: opt(str()) });
-const wireError = { code: nonEmpty, message: str(), path: opt(str()) };
-
-const image = exactlyOne(
-  "must be either an image { type, url } or an image { type, mimeType, data }, not both",
-  obj({
-    type: literal("image"),
-    url: str(0, Number.POSITIVE_INFINITY, /^https:\/\/[^\s]+$/, "must be an https URL"),
-    data: absent("an image with a url carries no data"),
-  }),
-  obj({
-    type: literal("image"),
-    mimeType: oneOf("image/png", "image/jpeg", "image/gif", "image/webp"),
-    data: str(0, Number.POSITIVE_INFINITY, /^[A-Za-z0-9+/]*={0,2}$/, "must be base64"),
-    url: absent("an image with data has no url"),
-  }),
-);
-
-const toolResult = obj({
-  outcome: oneOf(
-    "completed",
-    "failed",
-    "invalid_arguments",
-    "unknown_tool",
-    "timed_out",
-    "cancelled",
-    "declined",
-    "approval_expired",
-  ),
-  content: obj({ text: str(), images: withDefault(arr(image), () => []) }),
-  error: opt(obj(wireError)),
-  held: opt(bool),
-});
 
 const messageItem = obj({
   type: literal("message"),

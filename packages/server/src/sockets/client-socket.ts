@@ -21,7 +21,7 @@ import { type Correlation, correlation, correlationOf } from "./frame-correlatio
 import { oversizedResult } from "./oversized-result";
 import { type PeerEndpoint, PeerSocket, type PeerSocketLimits, peerSocketServer } from "./peer-socket";
 import { SessionAttachments } from "./session-attachments";
-import { handleSessionFrame } from "./session-frames";
+import { answerPageCall, handleSessionFrame } from "./session-frames";
 import { admissionOf, type ConnectionGuards } from "./socket-guards";
 
 /**
@@ -189,6 +189,8 @@ class ClientConnection implements PeerEndpoint<"client-to-server"> {
   private readonly edge: EdgeRelay | undefined;
   /** Frames are handled one after another, so a resume's replay and a send cannot interleave. */
   private work: Promise<void> = Promise.resolve();
+  /** Frames queued on {@link work} and not yet handled. */
+  private handling = 0;
 
   private readonly limits: ClientSocketLimits;
 
@@ -229,14 +231,39 @@ class ClientConnection implements PeerEndpoint<"client-to-server"> {
   }
 
   frame(frame: ClientToServerFrame): void {
-    this.work = this.work.then(() =>
-      this.handle(frame).catch((error) => {
-        if (!(error instanceof ServerError))
-          this.logger.error("client frame failed", { type: frame.type, error });
-        this.reject({ ...toWireError(error), ...correlationOf(frame) });
-        if (error instanceof AuthError) this.peer.close(1008, "unauthorized");
-      }),
-    );
+    // A page's answer to a call while no other frame of this socket is in hand is taken at once:
+    // it would be handled next anyway, and the promises a queued frame goes through cost a page
+    // tool call more than the answer itself.
+    if (
+      this.handling === 0 &&
+      frame.type === "tool.result" &&
+      this.principal !== undefined &&
+      this.edge?.ownerOf(frame) === undefined
+    ) {
+      try {
+        answerPageCall(frame, this.sessions);
+      } catch (error) {
+        this.failed(frame, error);
+      }
+      return;
+    }
+    this.handling++;
+    this.work = this.work.then(async () => {
+      try {
+        await this.handle(frame);
+      } catch (error) {
+        this.failed(frame, error);
+      } finally {
+        this.handling--;
+      }
+    });
+  }
+
+  private failed(frame: ClientToServerFrame, error: unknown): void {
+    if (!(error instanceof ServerError))
+      this.logger.error("client frame failed", { type: frame.type, error });
+    this.reject({ ...toWireError(error), ...correlationOf(frame) });
+    if (error instanceof AuthError) this.peer.close(1008, "unauthorized");
   }
 
   invalid(error: FrameDecodeError, buffer: Buffer, ids?: Correlation): void {

@@ -19,6 +19,18 @@ export interface SessionFrameContext {
 }
 
 /**
+ * A page's `tool.result`: handed to the session's page tool backend, which takes it when it
+ * answers the call's latest delivery. Synchronous, so a socket with no other frame in hand can
+ * take it at once (client-socket.ts).
+ */
+export function answerPageCall(
+  frame: Extract<SessionFrame, { type: "tool.result" }>,
+  attachments: SessionAttachments,
+): void {
+  attachments.require(frame.sessionId).live.pages.result(frame.callId, frame.attempt, frame.result);
+}
+
+/**
  * What a client's session frame means, in one place for a client socket and for a connection
  * relayed from another node of a cluster (`client-relay.ts`).
  */
@@ -95,7 +107,7 @@ export async function handleSessionFrame(frame: SessionFrame, context: SessionFr
       return;
     }
     case "tool.result":
-      attachments.require(frame.sessionId).live.pages.result(frame.callId, frame.attempt, frame.result);
+      answerPageCall(frame, attachments);
       return;
     case "approval.decide":
       attachments

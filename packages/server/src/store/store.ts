@@ -57,8 +57,10 @@ export interface TurnRecord {
 }
 
 /**
- * A tool call that was handed to a page or a worker and has no result yet. It survives a restart
- * so the call can be delivered again (same id, higher attempt) or failed cleanly.
+ * A tool call that was handed to a page or a worker and has no result yet, as a store keeps it
+ * for whoever records one. The server's own page calls write none: a page call's `tool.call`
+ * event in the log is its record, and recovery ends an interrupted call from its conversation
+ * item; recovery still clears any record an older server left.
  *
  * @example
  * ```ts

@@ -55,22 +55,28 @@ describe("PageToolBackend", () => {
 
   it("records and sends the call, and settles it with the page's result for that delivery", async () => {
     const { session, pages } = await pageSession();
+    // What the page's socket would be sent, with what the store held at that moment.
+    const logged: unknown[] = [];
+    session.log.subscribe((event) => {
+      if (event.type === "tool.call") logged.push(session.store.readEvents("s_1", event.seq - 1, 1));
+    });
     const running = pages.run(call("call_2"), recordingHandlers().handlers);
     await expect.poll(() => session.eventsOf("tool.call").length).toBe(1);
-    expect(session.eventsOf("tool.call")[0]).toMatchObject({
+    const sent = session.eventsOf("tool.call")[0]!;
+    expect(sent).toMatchObject({
       call: { id: "call_2", name: "get_location" },
       attempt: 1,
       user: { id: "u_1" },
     });
-    expect(await session.store.pendingCalls("s_1")).toEqual([
-      expect.objectContaining({ callId: "call_2", location: "page", attempt: 1 }),
-    ]);
+    // The event is the call's durable record: in the log before it is sent, and no row besides.
+    expect(await Promise.all(logged)).toEqual([[sent]]);
+    expect(await session.store.pendingCalls("s_1")).toEqual([]);
     expect(pages.result("call_2", 1, done)).toBe(true);
     expect(await running).toEqual(done);
-    // A repeat changes nothing, and the call is no longer pending in the store.
+    // A repeat changes nothing.
     expect(pages.result("call_2", 1, { ...done, content: { text: "Paris", images: [] } })).toBe(false);
     await session.log.settled();
-    expect(await session.store.pendingCalls("s_1")).toEqual([]);
+    expect(session.eventsOf("tool.call")).toHaveLength(1);
   });
 
   it("delivers a waiting call again when a page resumes, and takes only the latest delivery's result", async () => {

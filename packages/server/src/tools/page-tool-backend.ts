@@ -9,7 +9,6 @@ import type {
 } from "../extensions/dispatch-seams";
 import type { Logger } from "../observability/logger";
 import type { SessionLog } from "../sessions/session-log";
-import type { PendingToolCallRecord } from "../store/store";
 import { failedResult } from "../turns/tool-results";
 import type { RoutedToolCall, ToolBackend } from "./tool-backend";
 
@@ -30,7 +29,6 @@ interface Pending {
   /** The delivery (attempt) whose free answer was claimed, 0 for none (see claimAnswer). */
   answerClaimed: number;
   deadline: number;
-  createdAt: number;
   handlers: ToolCallHandlers;
   resolve: (result: ToolResult) => void;
   /** Set once a cancel was asked: the page's answer settles the call, or this bound does. */
@@ -90,13 +88,11 @@ export class PageToolBackend implements ToolBackend {
       return Promise.resolve(failedResult("failed", "no_page", ModelSentences.noPage(call.name)));
     }
     return new Promise<ToolResult>((resolve) => {
-      const createdAt = this.now();
       const pending: Pending = {
         call,
         attempt: 1,
         answerClaimed: 0,
-        createdAt,
-        deadline: createdAt + call.timeoutMs,
+        deadline: this.now() + call.timeoutMs,
         handlers,
         resolve,
       };
@@ -231,21 +227,15 @@ export class PageToolBackend implements ToolBackend {
     return [...(this.pendingMap?.keys() ?? [])];
   }
 
-  private async deliver(pending: Pending): Promise<void> {
+  /**
+   * Commits the call's `tool.call` event, which the session's sockets get once it is in the log:
+   * that event is the call's durable record (no row of its own in the store's pending calls,
+   * which nothing read back but recovery, to clear them). After a crash the call's conversation
+   * item, in the log before any call is sent, is what recovery ends as `server_restart`.
+   */
+  private deliver(pending: Pending): Promise<unknown> {
     const { call } = pending;
-    const record: PendingToolCallRecord = {
-      callId: call.callId,
-      sessionId: this.runtime.id,
-      responseId: call.responseId,
-      name: call.name,
-      arguments: call.arguments,
-      location: "page",
-      attempt: pending.attempt,
-      deadline: pending.deadline,
-      createdAt: pending.createdAt,
-    };
-    await this.runtime.commit({
-      pendingCalls: [record],
+    return this.runtime.commit({
       events: [
         {
           type: "tool.call",
@@ -265,7 +255,6 @@ export class PageToolBackend implements ToolBackend {
     this.settledMap ??= new RecentMap<true>(SETTLED_MEMORY);
     this.settledMap.set(callId, true);
     clearTimeout(pending.cancelTimer);
-    void this.runtime.settleCall(callId).catch(() => undefined);
     pending.resolve(result);
   }
 }
