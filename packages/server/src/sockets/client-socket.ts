@@ -127,7 +127,10 @@ export class ClientSocketServer {
     },
   ) {
     this.limits = { ...DEFAULT_CLIENT_SOCKET_LIMITS, ...options.limits };
-    this.wss = peerSocketServer(this.limits);
+    // The connections are tracked here (`connections`), so ws keeps no set of its own: one
+    // close listener (a closure) less on each socket, an idle connection's memory being mostly
+    // what it holds.
+    this.wss = peerSocketServer(this.limits, { clientTracking: false });
     const { metrics } = options;
     // What every connection shares, made once: an idle connection holds no copy of it.
     this.shared = {
@@ -147,6 +150,8 @@ export class ClientSocketServer {
     const guards = admissionOf(request);
     this.wss.handleUpgrade(request, socket, head, (ws) => {
       const connection = new ClientConnection(ws, this.shared, guards);
+      // The peer socket tells the guards when it closes (ws emits close after the socket's).
+      guards?.handOver(socket);
       this.connections.add(connection);
       this.options.metrics.connectedClients.set(this.connections.size);
     });

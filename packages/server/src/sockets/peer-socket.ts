@@ -92,8 +92,15 @@ export interface PeerSocketOptions<C extends PeerChannel> {
 /** Bytes of read frames a socket may have waiting for their turn before it is paused (frame-inbox.ts). */
 const MAX_QUEUED_BYTES = 1024 * 1024;
 
-/** A WebSocket server for peer sockets: upgrades are handed to it by the HTTP server. */
-export function peerSocketServer(limits: Pick<PeerSocketLimits, "maxFrameBytes" | "maxResultFrameBytes">) {
+/**
+ * A WebSocket server for peer sockets: upgrades are handed to it by the HTTP server. With
+ * `clientTracking: false` it keeps no set of its sockets (and no close listener on each): for an
+ * endpoint that tracks its connections itself.
+ */
+export function peerSocketServer(
+  limits: Pick<PeerSocketLimits, "maxFrameBytes" | "maxResultFrameBytes">,
+  options: { clientTracking?: boolean } = {},
+) {
   // ws refuses frames over maxPayload by closing with 1009. The headroom lets frames just over
   // the protocol limit reach decodeFrame, which answers with a clear error and keeps the socket.
   // decodeFrame also answers text that is not UTF-8 (invalid_json) where ws would close with 1007.
@@ -102,6 +109,7 @@ export function peerSocketServer(limits: Pick<PeerSocketLimits, "maxFrameBytes" 
     maxPayload: Math.max(limits.maxFrameBytes, limits.maxResultFrameBytes) + 1024 * 1024,
     perMessageDeflate: false,
     skipUTF8Validation: true,
+    clientTracking: options.clientTracking ?? true,
   });
 }
 

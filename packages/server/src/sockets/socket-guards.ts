@@ -160,6 +160,16 @@ export class ConnectionGuards {
     this.server.gate.release(this.address);
   }
 
+  /**
+   * The socket's endpoint took it over and calls {@link gone} when it closes: the socket's own
+   * close listener (for sockets no endpoint takes) is removed, so an idle socket holds one
+   * listener less (and no array of two).
+   */
+  handOver(socket: Duplex): void {
+    if ((socket as GuardedSocket)[GUARDS] !== this) return;
+    socket.off("close", closeGuards);
+  }
+
   /** Refuses tools whose schemas could not be checked in bounded time (`invalid_tool_spec`). */
   checkTools(tools: readonly ToolSpec[] | undefined): void {
     if (tools) checkDeclaredTools(tools, this.server.limits);
