@@ -15,13 +15,29 @@ import { PageToolRegistry } from "./page-tool-registry";
 /** A `text.delta` event before the log gives it a seq (see {@link SessionLog.appendTextDelta}). */
 export type TextDeltaDraft = Extract<EventDraft, { type: "text.delta" }>;
 
-/** A listener of a session's live events (one per attached socket). */
-export type SessionSubscriber = (event: SessionEvent) => void;
+/**
+ * A listener of a session's live events (one per attached socket): a function, or an object
+ * whose `deliver` gets them and whose `closed` is told when the log closes (before `closed`
+ * listeners of the log are), so one object per attachment needs no closure and no listener.
+ */
+export type SessionSubscriber = ((event: SessionEvent) => void) | SessionListener;
+
+/** A {@link SessionSubscriber} that is an object: its methods are called with it as `this`. */
+export interface SessionListener {
+  deliver(event: SessionEvent): void;
+  closed?(reason: SessionCloseReason): void;
+}
+
+/** Why a session log closed (see {@link SessionLog.close}). */
+export type SessionCloseReason = "deleted" | "unloaded" | "shutdown" | "lease_lost";
 
 // Shared by every session until it has a subscriber or a write: an idle session's memory is
-// mostly what it holds. The subscriber list is replaced, never changed in place, so a broadcast
-// goes over the list as it was when it began.
+// mostly what it holds. The subscribers are one subscriber as it is (most sessions have one
+// socket attached) or, for more, a list replaced and never changed in place, so a broadcast goes
+// over the list as it was when it began.
 const NO_SUBSCRIBERS: readonly SessionSubscriber[] = Object.freeze([]);
+type Subscribers = SessionSubscriber | readonly SessionSubscriber[];
+const isList = Array.isArray as (subscribers: Subscribers) => subscribers is readonly SessionSubscriber[];
 const SETTLED: Promise<unknown> = Promise.resolve();
 
 /** Events of a {@link SessionLog}. */
@@ -31,7 +47,7 @@ export interface SessionLogEvents {
   /** The set of page tools or the sockets holding them changed. */
   "page-tools": () => void;
   /** The runtime stopped: the session was deleted, unloaded, the server is closing or lost its lease. */
-  closed: (reason: "deleted" | "unloaded" | "shutdown" | "lease_lost") => void;
+  closed: (reason: SessionCloseReason) => void;
 }
 
 /**
@@ -48,7 +64,7 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
   private readonly window: ConversationWindow;
   /** The model's messages, kept as the conversation changes; made on the first turn. */
   private messageLog: ModelMessageLog | undefined;
-  private subscribers: readonly SessionSubscriber[] = NO_SUBSCRIBERS;
+  private subscribers: Subscribers = NO_SUBSCRIBERS;
   private readonly pageTools: PageToolRegistry;
   private chain: Promise<unknown> = SETTLED;
   /** Changes waiting for the next write, in order (see {@link enqueue}). */
@@ -380,20 +396,29 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
 
   /** {@link subscribe} without the closure that stops it: {@link removeSubscriber} does. */
   addSubscriber(subscriber: SessionSubscriber): void {
-    if (this.subscribers.includes(subscriber)) return;
-    // A literal of one is sized to fit; a spread would leave room to grow (about 150 bytes).
-    this.subscribers = this.subscribers.length === 0 ? [subscriber] : [...this.subscribers, subscriber];
+    const current = this.subscribers;
+    if (this.hasSubscriber(subscriber)) return;
+    // One is kept as it is; a literal of two is sized to fit (a spread would leave room to grow).
+    if (!isList(current)) this.subscribers = [current, subscriber];
+    else this.subscribers = current.length === 0 ? subscriber : [...current, subscriber];
   }
 
   /** Stops delivering live events to `subscriber`. */
   removeSubscriber(subscriber: SessionSubscriber): void {
-    if (!this.subscribers.includes(subscriber)) return;
-    const rest = this.subscribers.filter((s) => s !== subscriber);
-    this.subscribers = rest.length === 0 ? NO_SUBSCRIBERS : rest;
+    const current = this.subscribers;
+    if (!this.hasSubscriber(subscriber)) return;
+    const rest = isList(current) ? current.filter((s) => s !== subscriber) : NO_SUBSCRIBERS;
+    this.subscribers = rest.length === 0 ? NO_SUBSCRIBERS : rest.length === 1 ? rest[0]! : rest;
   }
 
   get subscriberCount(): number {
-    return this.subscribers.length;
+    const current = this.subscribers;
+    return isList(current) ? current.length : 1;
+  }
+
+  private hasSubscriber(subscriber: SessionSubscriber): boolean {
+    const current = this.subscribers;
+    return isList(current) ? current.includes(subscriber) : current === subscriber;
   }
 
   /** Sets the page tools one connection brings to this session (empty removes them). */
@@ -423,9 +448,13 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
    * Stops accepting commits (the session was deleted or unloaded, the server is closing, or in a
    * cluster another node took the session's lease).
    */
-  close(reason: "deleted" | "unloaded" | "shutdown" | "lease_lost" = "unloaded"): void {
+  close(reason: SessionCloseReason = "unloaded"): void {
     if (this.closed) return;
     this.closed = true;
+    const current = this.subscribers;
+    for (const subscriber of isList(current) ? current : [current]) {
+      if (typeof subscriber !== "function") subscriber.closed?.(reason);
+    }
     this.emit("closed", reason);
     this.subscribers = NO_SUBSCRIBERS;
     this.pageTools.clear();
@@ -445,14 +474,23 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
   private broadcast(event: SessionEvent): void {
     this.emit("event", event);
     const subscribers = this.subscribers;
+    if (!isList(subscribers)) {
+      this.deliver(subscribers, event);
+      return;
+    }
     for (const subscriber of subscribers) {
       // One removed by an earlier subscriber of this broadcast is skipped, as a Set would.
-      if (this.subscribers !== subscribers && !this.subscribers.includes(subscriber)) continue;
-      try {
-        subscriber(event);
-      } catch (error) {
-        this.logger.error("session subscriber failed", { sessionId: this.id, error });
-      }
+      if (this.subscribers !== subscribers && !this.hasSubscriber(subscriber)) continue;
+      this.deliver(subscriber, event);
+    }
+  }
+
+  private deliver(subscriber: SessionSubscriber, event: SessionEvent): void {
+    try {
+      if (typeof subscriber === "function") subscriber(event);
+      else subscriber.deliver(event);
+    } catch (error) {
+      this.logger.error("session subscriber failed", { sessionId: this.id, error });
     }
   }
 }
