@@ -368,9 +368,8 @@ export class SessionDirectory {
           }
         }
         const conversation = await store.conversation(sessionId);
-        const logger = this.options.logger.child({ sessionId });
         const pageTools = await store.pageTools(sessionId);
-        const runtime = new SessionLog(current, agent, conversation, store, logger, pageTools);
+        const runtime = new SessionLog(current, agent, conversation, store, this.options.logger, pageTools);
         if (this.options.liveWindowItems !== undefined) runtime.limitWindow(this.options.liveWindowItems);
         const live = new LiveSession(runtime, deps);
         this.live.set(sessionId, live);

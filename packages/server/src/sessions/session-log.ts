@@ -88,7 +88,8 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
     agent: AgentConfig,
     conversation: ConversationItem[],
     private readonly store: Store,
-    readonly logger: Logger,
+    /** The server's logger; {@link logger} names the session in its lines. */
+    private readonly serverLogger: Logger,
     pageTools: ToolSpec[] = [],
   ) {
     super();
@@ -98,6 +99,14 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
     this.record = record;
     this.window = new ConversationWindow(conversation.map((item) => Object.freeze(item)));
     this.group = groupCommitFor(store);
+  }
+
+  /**
+   * A logger whose lines name the session (`sessionId`): made when asked for, as few loaded
+   * sessions ever write a line and a child logger held by each would cost about 80 bytes.
+   */
+  get logger(): Logger {
+    return this.serverLogger.child({ sessionId: this.id });
   }
 
   /** The session as the wire describes it. */
@@ -428,7 +437,7 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
       // Kept with the session so a later turn (another process, after a restart) still offers
       // them, and a call made while no page is attached fails at once instead of as unknown.
       this.commit({ pageTools: changed }).catch((error) =>
-        this.logger.error("could not store page tools", { sessionId: this.id, error }),
+        this.serverLogger.error("could not store page tools", { sessionId: this.id, error }),
       );
     }
     this.emit("page-tools");
@@ -490,7 +499,7 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
       if (typeof subscriber === "function") subscriber(event);
       else subscriber.deliver(event);
     } catch (error) {
-      this.logger.error("session subscriber failed", { sessionId: this.id, error });
+      this.serverLogger.error("session subscriber failed", { sessionId: this.id, error });
     }
   }
 }

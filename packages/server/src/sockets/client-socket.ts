@@ -189,7 +189,6 @@ class ClientConnection implements PeerEndpoint<"client-to-server"> {
   readonly peer: PeerSocket<"client-to-server">;
   private principal: Principal | undefined;
   private readonly sessions: SessionAttachments;
-  private readonly logger: Logger;
   /** This connection's sessions that other nodes own (cluster mode). */
   private readonly edge: EdgeRelay | undefined;
   /** Frames are handled one after another, so a resume's replay and a send cannot interleave. */
@@ -204,14 +203,13 @@ class ClientConnection implements PeerEndpoint<"client-to-server"> {
   ) {
     const limits = options.limits;
     this.limits = limits;
-    this.logger = options.logger.child({ connectionId: this.id });
     this.peer = new PeerSocket(
       ws,
       {
         id: this.id,
         channel: "client-to-server",
         limits: options.peerLimits,
-        logger: this.logger,
+        logger: options.logger,
         guards,
         onRefused: options.onRefused,
       },
@@ -221,6 +219,14 @@ class ClientConnection implements PeerEndpoint<"client-to-server"> {
     // connection: an idle session's memory is mostly what its connection holds).
     this.sessions = new SessionAttachments(this.peer, options.sessions, limits.maxSessionsPerSocket);
     this.edge = options.relay?.edge(this.id, (frame) => this.send(frame));
+  }
+
+  /**
+   * A logger whose lines name the connection: made when a line is written, as an idle
+   * connection holding a child logger would cost about 80 bytes and most never write one.
+   */
+  private get logger(): Logger {
+    return this.options.logger.child({ connectionId: this.id });
   }
 
   helloTimeout(): void {

@@ -78,6 +78,7 @@ export interface PeerEndpoint<C extends PeerChannel> {
 export interface PeerSocketOptions<C extends PeerChannel> {
   channel: C;
   limits: PeerSocketLimits;
+  /** The logger; a client socket's lines name its connection (`connectionId`, the socket's id). */
   logger: Logger;
   /** This socket's share of the server's socket guards (from the upgrade's admission). */
   guards?: ConnectionGuards | undefined;
@@ -135,7 +136,7 @@ export class PeerSocket<C extends PeerChannel> {
   private authenticated = false;
   private closing = false;
   private gone = false;
-  private readonly logger: Logger;
+  private readonly baseLogger: Logger;
   private readonly limits: PeerSocketLimits;
   // The options' fields this socket reads later, kept as its own (the options object is made per
   // connection and would be held whole: an idle connection's memory is mostly what it holds).
@@ -152,7 +153,7 @@ export class PeerSocket<C extends PeerChannel> {
   ) {
     this.id = options.id;
     this.limits = options.limits;
-    this.logger = options.logger;
+    this.baseLogger = options.logger;
     this.channel = options.channel;
     this.guards = options.guards;
     this.onRefused = options.onRefused;
@@ -191,12 +192,26 @@ export class PeerSocket<C extends PeerChannel> {
   };
 
   private static readonly onError = function (this: PeeredWebSocket, error: Error): void {
-    this[PEER]?.logger.debug("peer socket error", { error });
+    this[PEER]?.logError(error);
   };
+
+  /**
+   * The logger, with the connection's id on a client socket's lines: made when a line is
+   * written, as a child logger held by each idle socket would cost about 80 bytes.
+   */
+  private get logger(): Logger {
+    return this.channel === "client-to-server"
+      ? this.baseLogger.child({ connectionId: this.id })
+      : this.baseLogger;
+  }
 
   /** Whether frames may still be sent (open, and not closing). */
   get isOpen(): boolean {
     return !this.closing && this.ws.readyState === this.ws.OPEN;
+  }
+
+  private logError(error: Error): void {
+    this.logger.debug("peer socket error", { error });
   }
 
   /** Bytes queued to be sent. */
