@@ -39,6 +39,10 @@ const NO_SUBSCRIBERS: readonly SessionSubscriber[] = Object.freeze([]);
 type Subscribers = SessionSubscriber | readonly SessionSubscriber[];
 const isList = Array.isArray as (subscribers: Subscribers) => subscribers is readonly SessionSubscriber[];
 const SETTLED: Promise<unknown> = Promise.resolve();
+// What a session without page tools offers (a registry without tools returns one like it).
+const NO_PAGE_TOOLS = Object.freeze([]) as unknown as ToolSpec[];
+// Never changed in place: a change is queued in a new list when none wait (see queueChange).
+const NO_CHANGES = Object.freeze([]) as unknown as QueuedChange[];
 
 /** Events of a {@link SessionLog}. */
 export interface SessionLogEvents {
@@ -65,10 +69,11 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
   /** The model's messages, kept as the conversation changes; made on the first turn. */
   private messageLog: ModelMessageLog | undefined;
   private subscribers: Subscribers = NO_SUBSCRIBERS;
-  private readonly pageTools: PageToolRegistry;
+  /** Made when the session has page tools stored or a connection brings some: most have none. */
+  private pageTools: PageToolRegistry | undefined;
   private chain: Promise<unknown> = SETTLED;
-  /** Changes waiting for the next write, in order (see {@link enqueue}). */
-  private queued: QueuedChange[] = [];
+  /** Changes waiting for the next write, in order (see {@link enqueue}); shared while none wait. */
+  private queued: QueuedChange[] = NO_CHANGES;
   /** Events appended and calls settled this tick, written together at its end (see {@link append}). */
   private pendingAppends:
     | {
@@ -93,7 +98,7 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
     pageTools: ToolSpec[] = [],
   ) {
     super();
-    this.pageTools = new PageToolRegistry(pageTools);
+    if (pageTools.length > 0) this.pageTools = new PageToolRegistry(pageTools);
     this.id = record.id;
     this.agent = agent;
     this.record = record;
@@ -277,14 +282,14 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
     const batch = this.pendingAppends;
     if (batch) {
       this.pendingAppends = undefined;
-      this.queued.push({
+      this.queueChange({
         change: { events: batch.events, settledCalls: batch.settledCalls },
         resolve: (stored) => batch.resolve(stored ?? []),
         reject: batch.reject,
       });
     }
     const queued = this.queued;
-    this.queued = [];
+    this.queued = NO_CHANGES;
     const writes: PreparedWrite[] = [];
     for (const { group, change } of joinedGroups(queued, (a, b) => this.joins(a, b))) {
       if (this.closed) {
@@ -321,7 +326,7 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
     if (this.group) {
       const group = this.group;
       const stored = new Promise<SessionEvent[] | null>((resolve, reject) => {
-        this.queued.push({ change, resolve, reject });
+        this.queueChange({ change, resolve, reject });
         group.schedule(this);
       });
       // What settled() waits for: changes are written in the order queued, so the last one is last.
@@ -329,17 +334,23 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
       return stored;
     }
     return new Promise((resolve, reject) => {
-      this.queued.push({ change, resolve, reject });
-      if (this.queued.length > 1) return; // a write of the queue is already scheduled
+      if (this.queueChange({ change, resolve, reject }) > 1) return; // a write of the queue is already scheduled
       const write = () => this.writeQueued();
       // The chain must survive a failed commit, or every later commit would fail with it.
       this.chain = this.chain.then(write, write).catch(() => undefined);
     });
   }
 
+  /** Adds a change to the queue; how many wait now. */
+  private queueChange(queued: QueuedChange): number {
+    if (this.queued === NO_CHANGES) this.queued = [queued];
+    else this.queued.push(queued);
+    return this.queued.length;
+  }
+
   private async writeQueued(): Promise<void> {
     const queued = this.queued;
-    this.queued = [];
+    this.queued = NO_CHANGES;
     for (const { group, change } of joinedGroups(queued, (a, b) => this.joins(a, b))) {
       try {
         resolveGroup(group, await this.write(change));
@@ -432,7 +443,8 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
 
   /** Sets the page tools one connection brings to this session (empty removes them). */
   setPageTools(connectionId: string, tools: ToolSpec[]): void {
-    const changed = this.pageTools.set(connectionId, tools);
+    if (tools.length > 0) this.pageTools ??= new PageToolRegistry();
+    const changed = this.pageTools?.set(connectionId, tools);
     if (changed) {
       // Kept with the session so a later turn (another process, after a restart) still offers
       // them, and a call made while no page is attached fails at once instead of as unknown.
@@ -445,12 +457,12 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
 
   /** Whether a connection that brought this tool is attached right now. */
   hasPageTool(name: string): boolean {
-    return this.pageTools.has(name);
+    return this.pageTools?.has(name) ?? false;
   }
 
   /** The session's page tools (see {@link PageToolRegistry.specs}). */
   pageToolSpecs(): ToolSpec[] {
-    return this.pageTools.specs();
+    return this.pageTools ? this.pageTools.specs() : NO_PAGE_TOOLS;
   }
 
   /**
@@ -466,7 +478,7 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
     }
     this.emit("closed", reason);
     this.subscribers = NO_SUBSCRIBERS;
-    this.pageTools.clear();
+    this.pageTools?.clear();
     this.removeAllListeners();
   }
 
