@@ -183,6 +183,9 @@ interface ConnectionShared {
   gone: (connection: ClientConnection) => void;
 }
 
+/** The work chain of a connection with no frame waiting. */
+const IDLE: Promise<void> = Promise.resolve();
+
 /** One client socket: what its frames mean (the transport is its {@link PeerSocket}). */
 class ClientConnection implements PeerEndpoint<"client-to-server"> {
   readonly id = `k_${nanoid(12)}`;
@@ -191,8 +194,13 @@ class ClientConnection implements PeerEndpoint<"client-to-server"> {
   private readonly sessions: SessionAttachments;
   /** This connection's sessions that other nodes own (cluster mode). */
   private readonly edge: EdgeRelay | undefined;
-  /** Frames are handled one after another, so a resume's replay and a send cannot interleave. */
-  private work: Promise<void> = Promise.resolve();
+  /**
+   * Frames are handled one after another, so a resume's replay and a send cannot interleave.
+   * Back to the shared settled promise once none is waiting (an idle connection holds none).
+   */
+  private work: Promise<void> = IDLE;
+  /** Frames waiting for or in their handling. */
+  private working = 0;
 
   private readonly limits: ClientSocketLimits;
 
@@ -240,14 +248,19 @@ class ClientConnection implements PeerEndpoint<"client-to-server"> {
   }
 
   frame(frame: ClientToServerFrame): void {
-    this.work = this.work.then(() =>
-      this.handle(frame).catch((error) => {
+    this.working += 1;
+    this.work = this.work.then(async () => {
+      try {
+        await this.handle(frame);
+      } catch (error) {
         if (!(error instanceof ServerError))
           this.logger.error("client frame failed", { type: frame.type, error });
         this.reject({ ...toWireError(error), ...correlationOf(frame) });
         if (error instanceof AuthError) this.peer.close(1008, "unauthorized");
-      }),
-    );
+      } finally {
+        if (--this.working === 0) this.work = IDLE;
+      }
+    });
   }
 
   invalid(error: FrameDecodeError, buffer: Buffer, ids?: Correlation): void {
