@@ -7,7 +7,11 @@
 // Strings are also grouped by content with ids masked (`#`), so copies of one id show up as
 // a count above 1, and each top group lists what holds it (`Holder.edge`). `--raw` does the same
 // for scenario 5's baseline (a bare `ws` server and bare sockets), to tell ws's and Node's share.
+// `--spaces` takes no snapshot: it prints, per session, the RSS and each V8 space's used and
+// committed bytes (RSS counts committed pages, so a young generation that grew shows there, and
+// what is not in any space is memory outside V8's heap: sockets' native state, buffers, malloc).
 //   node --import tsx src/probes/idle-heap.ts [--sessions 1000] [--warm 50] [--top 40] [--holders 3] [--raw] [--keep]
+//   node --import tsx src/probes/idle-heap.ts --spaces [--sessions 5000] [--raw]
 // The snapshots go to a temp dir, removed at the end unless --keep (open them in DevTools).
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -28,6 +32,7 @@ const top = arg("top", 40);
 const keep = process.argv.includes("--keep");
 const holdersShown = arg("holders", 3);
 const raw = process.argv.includes("--raw");
+const spacesOnly = process.argv.includes("--spaces");
 
 interface Snapshot {
   snapshot: {
@@ -187,7 +192,33 @@ const open = async (count: number) => {
   await Promise.all(Array.from({ length: 32 }, lane));
 };
 type Memory = { heapUsed: number };
+interface Spaces {
+  rss: number;
+  /** Memory outside the heap that V8 knows of (ArrayBuffers, Buffers, what addons report). */
+  external: number;
+  spaces: { space_name: string; space_used_size: number; physical_space_size: number }[];
+}
 try {
+  if (spacesOnly) {
+    await open(warm);
+    const before = await server.request<Spaces>({ type: "heap-spaces" });
+    await open(sessions);
+    const after = await server.request<Spaces>({ type: "heap-spaces" });
+    const per = (a: number, b: number) => `${((b - a) / sessions).toFixed(0).padStart(7)} B`;
+    console.log(`${sessions} idle sessions after ${warm} warm-up ones, per session: used, committed`);
+    let committed = 0;
+    for (const space of after.spaces) {
+      const was = before.spaces.find((s) => s.space_name === space.space_name)!;
+      committed += space.physical_space_size - was.physical_space_size;
+      console.log(
+        `${space.space_name.padEnd(28)} ${per(was.space_used_size, space.space_used_size)} ${per(was.physical_space_size, space.physical_space_size)}`,
+      );
+    }
+    console.log(`${"RSS".padEnd(28)} ${per(before.rss, after.rss)}`);
+    console.log(`${"RSS outside V8's spaces".padEnd(28)} ${per(0, after.rss - before.rss - committed)}`);
+    console.log(`${"  of it external (buffers)".padEnd(28)} ${per(before.external, after.external)}`);
+    process.exit(0);
+  }
   await open(warm);
   const m0 = await server.request<Memory>({ type: "memory" });
   const a = (await server.request<{ file: string }>({ type: "heap-snapshot", file: join(dir, "a.heapsnapshot") }, 120_000)).file;
