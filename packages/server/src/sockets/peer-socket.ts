@@ -12,7 +12,7 @@ import { FrameInbox, type FrameScheduler, sharedFrameScheduler } from "./frame-i
 import { startBeating, stopBeating } from "./heartbeat-wheel";
 import { type TooDeep, tooDeep } from "./json-depth";
 import { afterSlowReader } from "./memory-reclaim";
-import { TokenBucket } from "./rate-limit";
+import { TokenBucket, type TokenBucketOptions } from "./rate-limit";
 import type { ConnectionGuards } from "./socket-guards";
 
 // The server's end of one peer socket, whatever the peer is (a page or backend on /v1/client, a
@@ -159,7 +159,7 @@ export class PeerSocket<C extends PeerChannel> {
     this.onRefused = options.onRefused;
     const rate = options.limits.rate;
     if (rate) {
-      this.bucket = new TokenBucket({ capacity: rate.burst, refillPerSecond: rate.perSecond });
+      this.bucket = new TokenBucket(frameRate(rate));
     }
     // Timers and listeners below are shared functions given this socket, not closures: an idle
     // connection holds none of its own.
@@ -417,6 +417,18 @@ export class PeerSocket<C extends PeerChannel> {
     this.guards?.gone();
     this.endpoint.closed(code, reason);
   }
+}
+
+/** The frame-rate bucket options of each `rate` limit, made once and shared by its sockets' buckets. */
+const frameRates = new WeakMap<NonNullable<PeerSocketLimits["rate"]>, TokenBucketOptions>();
+
+function frameRate(rate: NonNullable<PeerSocketLimits["rate"]>): TokenBucketOptions {
+  let options = frameRates.get(rate);
+  if (!options) {
+    options = { capacity: rate.burst, refillPerSecond: rate.perSecond };
+    frameRates.set(rate, options);
+  }
+  return options;
 }
 
 /** The peer socket a `ws` WebSocket belongs to, for the shared listeners. */
