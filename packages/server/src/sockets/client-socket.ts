@@ -202,15 +202,12 @@ class ClientConnection implements PeerEndpoint<"client-to-server"> {
   /** Frames waiting for or in their handling. */
   private working = 0;
 
-  private readonly limits: ClientSocketLimits;
-
   constructor(
     ws: WebSocket,
     private readonly options: ConnectionShared,
     private readonly guards: ConnectionGuards | undefined,
   ) {
     const limits = options.limits;
-    this.limits = limits;
     this.peer = new PeerSocket(
       ws,
       {
@@ -296,7 +293,7 @@ class ClientConnection implements PeerEndpoint<"client-to-server"> {
     if (!big?.sessionId) return false;
     const attachment = this.sessions.get(big.sessionId);
     if (!attachment) return false;
-    const limit = this.limits.maxResultFrameBytes;
+    const limit = this.options.limits.maxResultFrameBytes;
     this.logger.warn("page tool result over the size limit; the call fails", {
       sessionId: big.sessionId,
       callId: big.callId,
@@ -362,9 +359,9 @@ class ClientConnection implements PeerEndpoint<"client-to-server"> {
       protocol: PROTOCOL_VERSION,
       connectionId: this.id,
       user: this.principal.kind === "user" ? { id: this.principal.userId } : null,
-      heartbeatIntervalMs: this.limits.heartbeatIntervalMs,
-      maxFrameBytes: this.limits.maxFrameBytes,
-      maxResultFrameBytes: this.limits.maxResultFrameBytes,
+      heartbeatIntervalMs: this.options.limits.heartbeatIntervalMs,
+      maxFrameBytes: this.options.limits.maxFrameBytes,
+      maxResultFrameBytes: this.options.limits.maxResultFrameBytes,
     });
   }
 

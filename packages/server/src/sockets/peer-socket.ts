@@ -90,6 +90,20 @@ export interface PeerSocketOptions<C extends PeerChannel> {
   scheduler?: FrameScheduler | undefined;
 }
 
+// The bits of PeerSocket.flags.
+const AUTHENTICATED = 1;
+const CLOSING = 2;
+const GONE = 4;
+const BEATING = 8;
+
+const LOADED_AT = Date.now();
+/**
+ * Milliseconds since this module loaded as a 32-bit integer (a small integer V8 keeps in the
+ * field, where `Date.now()` is a boxed double). It wraps after about 24 days, so times are only
+ * compared as `(later - earlier) | 0`, which is right for spans under that.
+ */
+const clock = () => (Date.now() - LOADED_AT) | 0;
+
 /** Bytes of read frames a socket may have waiting for their turn before it is paused (frame-inbox.ts). */
 const MAX_QUEUED_BYTES = 1024 * 1024;
 
@@ -128,14 +142,12 @@ export class PeerSocket<C extends PeerChannel> {
    */
   private violations: TokenBucket | undefined;
   private helloTimer: ReturnType<typeof setTimeout> | undefined;
-  /** Whether the heartbeat wheel beats this socket (heartbeat-wheel.ts). */
-  private beating = false;
+  /** {@link AUTHENTICATED}, {@link CLOSING}, {@link GONE} and {@link BEATING}: one field, not four. */
+  private flags = 0;
   private slowTimer: ReturnType<typeof setTimeout> | undefined;
-  private lastHeard = Date.now();
+  /** When a frame last arrived (see {@link clock}). */
+  private lastHeard = clock();
   private pings = 0;
-  private authenticated = false;
-  private closing = false;
-  private gone = false;
   private readonly baseLogger: Logger;
   private readonly limits: PeerSocketLimits;
   // The options' fields this socket reads later, kept as its own (the options object is made per
@@ -175,6 +187,32 @@ export class PeerSocket<C extends PeerChannel> {
     ws.on("message", PeerSocket.onMessage);
     ws.on("close", PeerSocket.onClose);
     ws.on("error", PeerSocket.onError);
+  }
+
+  private get authenticated(): boolean {
+    return (this.flags & AUTHENTICATED) !== 0;
+  }
+  private set authenticated(on: boolean) {
+    this.flags = on ? this.flags | AUTHENTICATED : this.flags & ~AUTHENTICATED;
+  }
+  private get closing(): boolean {
+    return (this.flags & CLOSING) !== 0;
+  }
+  private set closing(on: boolean) {
+    this.flags = on ? this.flags | CLOSING : this.flags & ~CLOSING;
+  }
+  private get gone(): boolean {
+    return (this.flags & GONE) !== 0;
+  }
+  private set gone(on: boolean) {
+    this.flags = on ? this.flags | GONE : this.flags & ~GONE;
+  }
+  /** Whether the heartbeat wheel beats this socket (heartbeat-wheel.ts). */
+  private get beating(): boolean {
+    return (this.flags & BEATING) !== 0;
+  }
+  private set beating(on: boolean) {
+    this.flags = on ? this.flags | BEATING : this.flags & ~BEATING;
   }
 
   private static onHelloTimeout(self: PeerSocket<PeerChannel>): void {
@@ -291,7 +329,7 @@ export class PeerSocket<C extends PeerChannel> {
   beat(mayDrop: boolean): void {
     // Judged against a ping it was sent (a peer first beaten after this process stalled was
     // silent only because nothing could be heard), and not within an interval of such a stall.
-    if (mayDrop && this.pings > 0 && Date.now() - this.lastHeard > 2 * this.limits.heartbeatIntervalMs) {
+    if (mayDrop && this.pings > 0 && ((clock() - this.lastHeard) | 0) > 2 * this.limits.heartbeatIntervalMs) {
       this.logger.info("peer missed its heartbeats; dropping it");
       this.onRefused?.("heartbeat");
       this.close(PeerCloseCodes.heartbeat, "heartbeat timeout");
@@ -309,7 +347,7 @@ export class PeerSocket<C extends PeerChannel> {
    * or being kept), then queued for its turn (frame-inbox.ts), where it is decoded and handled.
    */
   private arrive(data: RawData): void {
-    this.lastHeard = Date.now();
+    this.lastHeard = clock();
     if (this.closing) return;
     const refused = this.guards?.charge(data, this.authenticated);
     if (refused) {
