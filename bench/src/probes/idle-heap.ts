@@ -52,7 +52,13 @@ interface Snapshot {
 function groupOf(type: string, name: string): string {
   if (type === "object") return name;
   if (type === "closure") return `closure ${name || "(anonymous)"}`;
-  if (type === "array" || type === "hidden" || type === "native" || type === "object shape" || type === "code")
+  if (
+    type === "array" ||
+    type === "hidden" ||
+    type === "native" ||
+    type === "object shape" ||
+    type === "code"
+  )
     return `(${type} ${name.replace(/\d+/g, "#").slice(0, 60)})`;
   return `(${type})`;
 }
@@ -84,21 +90,34 @@ interface Tally {
 
 function tallyInto(map: Map<string, Tally>, key: string, bytes: number, sign: number): Tally {
   let t = map.get(key);
-  if (!t) map.set(key, (t = { count: 0, bytes: 0, holders: new Map() }));
+  if (!t) {
+    t = { count: 0, bytes: 0, holders: new Map() };
+    map.set(key, t);
+  }
   t.count += sign;
   t.bytes += sign * bytes;
   return t;
 }
 
 /** Objects of `s` whose ids are not in `other`, tallied with `sign`, by group and by string. */
-function tally(s: Snapshot, other: Set<number>, sign: number, groups: Map<string, Tally>, strings: Map<string, Tally>) {
+function tally(
+  s: Snapshot,
+  other: Set<number>,
+  sign: number,
+  groups: Map<string, Tally>,
+  strings: Map<string, Tally>,
+) {
   const { node_fields: f, node_types, edge_fields: ef, edge_types } = s.snapshot.meta;
   const width = f.length;
   const [fType, fName, fId, fSize, fEdges] = ["type", "name", "id", "self_size", "edge_count"].map((n) =>
     f.indexOf(n),
   ) as [number, number, number, number, number];
   const ewidth = ef.length;
-  const [eType, eName, eTo] = ["type", "name_or_index", "to_node"].map((n) => ef.indexOf(n)) as [number, number, number];
+  const [eType, eName, eTo] = ["type", "name_or_index", "to_node"].map((n) => ef.indexOf(n)) as [
+    number,
+    number,
+    number,
+  ];
   const types = node_types[0];
   const etypes = edge_types[0];
   const keyOf = new Map<number, [string, string | undefined]>();
@@ -153,7 +172,9 @@ function tally(s: Snapshot, other: Set<number>, sign: number, groups: Map<string
 function print(title: string, map: Map<string, Tally>, per: number, limit: number) {
   const rows = [...map].filter(([, t]) => t.count / per >= 0.05).sort((a, b) => b[1].bytes - a[1].bytes);
   const total = rows.reduce((sum, [, t]) => sum + t.bytes, 0);
-  console.log(`\n${title}: ${(total / per).toFixed(0)} B per session (groups with at least 0.05 per session)`);
+  console.log(
+    `\n${title}: ${(total / per).toFixed(0)} B per session (groups with at least 0.05 per session)`,
+  );
   console.log(`${"per session".padStart(11)} ${"bytes".padStart(7)}  group  ← held by (edges per session)`);
   for (const [key, t] of rows.slice(0, limit)) {
     const holders = [...t.holders]
@@ -161,7 +182,9 @@ function print(title: string, map: Map<string, Tally>, per: number, limit: numbe
       .slice(0, holdersShown)
       .map(([via, n]) => `${via} ${(n / per).toFixed(1)}`)
       .join(", ");
-    console.log(`${(t.count / per).toFixed(2).padStart(11)} ${(t.bytes / per).toFixed(0).padStart(7)}  ${key}  ← ${holders}`);
+    console.log(
+      `${(t.count / per).toFixed(2).padStart(11)} ${(t.bytes / per).toFixed(0).padStart(7)}  ${key}  ← ${holders}`,
+    );
   }
 }
 
@@ -221,10 +244,20 @@ try {
   }
   await open(warm);
   const m0 = await server.request<Memory>({ type: "memory" });
-  const a = (await server.request<{ file: string }>({ type: "heap-snapshot", file: join(dir, "a.heapsnapshot") }, 120_000)).file;
+  const a = (
+    await server.request<{ file: string }>(
+      { type: "heap-snapshot", file: join(dir, "a.heapsnapshot") },
+      120_000,
+    )
+  ).file;
   await open(sessions);
   const m1 = await server.request<Memory>({ type: "memory" });
-  const b = (await server.request<{ file: string }>({ type: "heap-snapshot", file: join(dir, "b.heapsnapshot") }, 120_000)).file;
+  const b = (
+    await server.request<{ file: string }>(
+      { type: "heap-snapshot", file: join(dir, "b.heapsnapshot") },
+      120_000,
+    )
+  ).file;
   const kib = (n: number) => `${(n / 1024).toFixed(2)} KiB`;
   console.log(
     `${sessions} idle sessions after ${warm} warm-up ones: heapUsed ${kib((m1.heapUsed - m0.heapUsed) / sessions)} ` +

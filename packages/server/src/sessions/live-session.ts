@@ -154,7 +154,7 @@ export class LiveSession {
       events: [{ type: "message.created", commandId: input.commandId, item }],
     });
     if (events === null) return { duplicate: true };
-    (this.queue ??= []).push({
+    this.enqueue({
       responseId,
       commandId: input.commandId,
       item,
