@@ -240,8 +240,16 @@ try {
     console.log(`${"RSS".padEnd(28)} ${per(before.rss, after.rss)}`);
     console.log(`${"RSS outside V8's spaces".padEnd(28)} ${per(0, after.rss - before.rss - committed)}`);
     console.log(`${"  of it external (buffers)".padEnd(28)} ${per(before.external, after.external)}`);
-    process.exit(0);
+  } else {
+    await snapshots();
   }
+} finally {
+  for (const client of clients) client.close();
+  await server.kill();
+  if (!keep) rmSync(dir, { recursive: true, force: true });
+}
+
+async function snapshots(): Promise<void> {
   await open(warm);
   const m0 = await server.request<Memory>({ type: "memory" });
   const a = (
@@ -272,8 +280,4 @@ try {
   print("new objects by group", groups, sessions, top);
   print("new strings by content", strings, sessions, Math.min(top, 25));
   if (keep) console.log(`\nsnapshots: ${a} ${b}`);
-} finally {
-  for (const client of clients) client.close();
-  await server.kill();
-  if (!keep) rmSync(dir, { recursive: true, force: true });
 }
