@@ -305,16 +305,25 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
   let extension: DispatchExtension | undefined;
   let hostedTools: HostedToolRouter | undefined;
   let messageRouter: MessageRouter | undefined;
-  const deps = (agent: AgentConfig): LiveSessionDeps => ({
-    model: models.get(agent.id)!,
-    logger,
-    metrics,
-    progressIntervalMs,
-    limits,
-    ...serverToolsOf(options.tools, connectorSets.get(agent.id), agent, idempotency, logger),
-    ...(hostedTools ? { hostedTools } : {}),
-    ...(messageRouter ? { messageRouter } : {}),
-  });
+  // One object per agent, shared by all of its live sessions (an idle session's memory is mostly
+  // what it holds), made again only if the dispatch seams were set after it was made.
+  const depsByAgent = new Map<AgentConfig, LiveSessionDeps>();
+  const deps = (agent: AgentConfig): LiveSessionDeps => {
+    const made = depsByAgent.get(agent);
+    if (made && made.hostedTools === hostedTools && made.messageRouter === messageRouter) return made;
+    const fresh: LiveSessionDeps = {
+      model: models.get(agent.id)!,
+      logger,
+      metrics,
+      progressIntervalMs,
+      limits,
+      ...serverToolsOf(options.tools, connectorSets.get(agent.id), agent, idempotency, logger),
+      ...(hostedTools ? { hostedTools } : {}),
+      ...(messageRouter ? { messageRouter } : {}),
+    };
+    depsByAgent.set(agent, fresh);
+    return fresh;
+  };
   const sessions = new SessionDirectory({
     store,
     agents,

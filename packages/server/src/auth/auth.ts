@@ -14,6 +14,9 @@ import { verifyUserToken } from "./user-token";
  */
 export type Principal = { kind: "backend" } | { kind: "user"; userId: string };
 
+/** The backend principal: one frozen object, not one per socket or request that says hello. */
+const BACKEND: Principal = Object.freeze({ kind: "backend" });
+
 /**
  * The credentials the server checks everything against.
  *
@@ -67,7 +70,7 @@ export class Authenticator {
   async fromHello(auth: HelloAuth): Promise<Principal> {
     if (auth.kind === "api_key") {
       this.checkApiKey(auth.apiKey, auth.secret);
-      return { kind: "backend" };
+      return BACKEND;
     }
     const { userId } = await verifyUserToken(this.credentials.secret, auth.token);
     return { kind: "user", userId };
@@ -82,7 +85,7 @@ export class Authenticator {
     const bearer = bearerOf(single(headers.authorization));
     if (apiKey !== undefined) {
       this.checkApiKey(apiKey, bearer);
-      return { kind: "backend" };
+      return BACKEND;
     }
     if (bearer === undefined) {
       throw new AuthError("missing", "send 'authorization: Bearer <token>' (or x-api-key with the secret)");

@@ -127,6 +127,8 @@ export function createHttpApi(
   const { sessions } = options;
   // Bounded: the oldest callers are forgotten rather than the map growing without end.
   const buckets = new RecentMap<TokenBucket>(10_000);
+  // One options object shared by every caller's bucket.
+  const callerRate = { capacity: limits.rateBurst, refillPerSecond: limits.ratePerSecond };
 
   const routes: Route[] = [
     {
@@ -272,7 +274,7 @@ export function createHttpApi(
     const key = principal.kind === "user" ? `u:${principal.userId}` : "backend";
     let bucket = buckets.get(key);
     if (!bucket) {
-      bucket = new TokenBucket({ capacity: limits.rateBurst, refillPerSecond: limits.ratePerSecond });
+      bucket = new TokenBucket(callerRate);
       buckets.set(key, bucket);
     }
     if (!bucket.take()) {

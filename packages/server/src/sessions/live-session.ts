@@ -75,7 +75,8 @@ export class LiveSession {
   private pageBackend: PageToolBackend | undefined;
   private hostedBackend: WorkerToolBackend | undefined;
   private readonly server: ToolBackend | undefined;
-  private readonly queue: QueuedTurn[] = [];
+  /** Turns waiting, oldest first; made when one is queued (most loaded sessions are idle). */
+  private queue: QueuedTurn[] | undefined;
   private current: Turn | undefined;
   private loop: Promise<void> | undefined;
   private closing = false;
@@ -123,7 +124,7 @@ export class LiveSession {
    */
   async sendMessage(input: SendMessageInput): Promise<{ duplicate: boolean; responseId?: string }> {
     if (this.closing) throw new ServerError("unavailable", "the session is closing");
-    if (this.queue.length >= (this.deps.maxQueuedMessages ?? 32)) {
+    if ((this.queue?.length ?? 0) >= (this.deps.maxQueuedMessages ?? 32)) {
       throw new ServerError("rate_limited", "too many messages are waiting for this session");
     }
     if (this.deps.limits) {
@@ -153,7 +154,12 @@ export class LiveSession {
       events: [{ type: "message.created", commandId: input.commandId, item }],
     });
     if (events === null) return { duplicate: true };
-    this.queue.push({ responseId, commandId: input.commandId, item, sender: input.sender ?? "user" });
+    this.enqueue({
+      responseId,
+      commandId: input.commandId,
+      item,
+      sender: input.sender ?? "user",
+    });
     this.current?.interrupt();
     this.pump();
     return { duplicate: false, responseId };
@@ -191,7 +197,7 @@ export class LiveSession {
    * their results, as the turn would have there. `userItem` is the message the turn answers.
    */
   resumeTurn(turn: TurnRecord, userItem: MessageItem, resume: NonNullable<TurnOptions["resume"]>): void {
-    this.queue.push({
+    this.enqueue({
       responseId: turn.responseId,
       commandId: turn.commandId,
       item: userItem,
@@ -241,6 +247,11 @@ export class LiveSession {
     clearTimeout(timer);
   }
 
+  private enqueue(turn: QueuedTurn): void {
+    if (this.queue) this.queue.push(turn);
+    else this.queue = [turn];
+  }
+
   private pump(): void {
     if (this.loop) return;
     this.loop = this.drain().finally(() => {
@@ -250,8 +261,7 @@ export class LiveSession {
   }
 
   private async drain(): Promise<void> {
-    while (this.queue.length > 0) {
-      const next = this.queue.shift()!;
+    for (let next = this.queue?.shift(); next; next = this.queue?.shift()) {
       const turn = new Turn({
         runtime: this.runtime,
         model: this.deps.model,
@@ -272,10 +282,12 @@ export class LiveSession {
       // A newer message already waits, or the session closes: this one starts interrupted, so it
       // ends at once and the newest message is answered with every earlier one in view.
       if (this.closing) turn.beginClose();
-      else if (this.queue.length > 0) turn.interrupt();
+      else if (this.queue?.length) turn.interrupt();
       await turn.run();
       this.current = undefined;
     }
+    // Nothing waits (a turn queued from here on makes a new queue).
+    this.queue = undefined;
   }
 
   private backends(): ToolBackend[] {

@@ -7,7 +7,7 @@ import { NotFoundError, ServerError } from "../errors";
 import type { Logger } from "../observability/logger";
 import type { ServerMetrics } from "../observability/metrics";
 import { afterSessionUnloaded } from "../sockets/memory-reclaim";
-import type { SessionLease, SessionLeases, Store } from "../store/store";
+import type { SessionLease, SessionLeases, SessionRecord, Store } from "../store/store";
 import { forEndUsers } from "../turns/reasoning-state";
 import { LiveSession, type LiveSessionDeps } from "./live-session";
 import { type ResumableTurn, recoverSession } from "./recovery";
@@ -222,7 +222,8 @@ export class SessionDirectory {
     this.assertOpen();
     const live = this.live.get(sessionId) ?? (await this.load(sessionId, principal));
     assertCanAccess(principal, live.runtime.info, sessionId);
-    this.holds.set(sessionId, (this.holds.get(sessionId) ?? 0) + 1);
+    // Keyed by the session's own id string (the argument is often a frame's copy of it).
+    this.holds.set(live.id, (this.holds.get(sessionId) ?? 0) + 1);
     return live;
   }
 
@@ -368,12 +369,18 @@ export class SessionDirectory {
           }
         }
         const conversation = await store.conversation(sessionId);
-        const logger = this.options.logger.child({ sessionId });
         const pageTools = await store.pageTools(sessionId);
-        const runtime = new SessionLog(current, agent, conversation, store, logger, pageTools);
+        const runtime = new SessionLog(
+          compactRecord(current, agent),
+          agent,
+          conversation,
+          store,
+          this.options.logger,
+          pageTools,
+        );
         if (this.options.liveWindowItems !== undefined) runtime.limitWindow(this.options.liveWindowItems);
         const live = new LiveSession(runtime, deps);
-        this.live.set(sessionId, live);
+        this.live.set(live.id, live);
         this.options.metrics.sessions.set(this.live.size);
         if (resumed) {
           this.options.logger.info("resuming a turn cut off mid hosted calls on a node that died", {
@@ -414,4 +421,24 @@ export class SessionDirectory {
   private assertOpen(): void {
     if (this.closed) throw new ServerError("unavailable", "the server is shutting down");
   }
+}
+
+/** The metadata of every loaded session that has none (most): one frozen object, not one each. */
+const NO_METADATA: SessionRecord["metadata"] = Object.freeze({});
+
+/**
+ * The record a loaded session keeps: the agent's id as the agent config's own string and empty
+ * metadata as one shared object, instead of the copies each read of the store makes (an idle
+ * session's memory is mostly what it holds).
+ */
+function compactRecord(record: SessionRecord, agent: AgentConfig): SessionRecord {
+  const { metadata } = record;
+  return {
+    id: record.id,
+    agent: record.agent === agent.id ? agent.id : record.agent,
+    userId: record.userId,
+    metadata: Object.keys(metadata).length === 0 ? NO_METADATA : metadata,
+    createdAt: record.createdAt,
+    lastSeq: record.lastSeq,
+  };
 }

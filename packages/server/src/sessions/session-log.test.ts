@@ -324,3 +324,48 @@ describe("SessionLog subscribers", () => {
     expect(seen).toEqual(["first 1", "first 2"]);
   });
 });
+
+describe("SessionLog listener subscribers", () => {
+  it("delivers to an object's deliver with it as this, and tells it when the log closes", async () => {
+    const runtime = await runtimeWith([]);
+    const seen: string[] = [];
+    const listener = {
+      name: "page",
+      deliver(this: { name: string }, event: { seq: number }) {
+        seen.push(`${this.name} ${event.seq}`);
+      },
+      closed(reason: string) {
+        seen.push(`closed ${reason}`);
+      },
+    };
+    runtime.addSubscriber(listener);
+    runtime.on("closed", (reason) => seen.push(`listener ${reason}`));
+    expect(runtime.subscriberCount).toBe(1);
+    await runtime.append({ type: "response.started", responseId: "r_1" });
+    runtime.close("deleted");
+    expect(seen).toEqual(["page 1", "closed deleted", "listener deleted"]);
+    expect(runtime.subscriberCount).toBe(0);
+  });
+
+  it("goes from one subscriber to several and back without losing or doubling one", async () => {
+    const runtime = await runtimeWith([]);
+    const seen: string[] = [];
+    const a = (event: { seq: number }) => seen.push(`a ${event.seq}`);
+    const b = { deliver: (event: { seq: number }) => seen.push(`b ${event.seq}`) };
+    runtime.addSubscriber(a);
+    runtime.addSubscriber(b);
+    runtime.addSubscriber(b);
+    expect(runtime.subscriberCount).toBe(2);
+    await runtime.append({ type: "response.started", responseId: "r_1" });
+    runtime.removeSubscriber(a);
+    expect(runtime.subscriberCount).toBe(1);
+    await runtime.append({ type: "response.started", responseId: "r_2" });
+    runtime.removeSubscriber(a);
+    runtime.removeSubscriber(b);
+    expect(runtime.subscriberCount).toBe(0);
+    await runtime.append({ type: "response.started", responseId: "r_3" });
+    runtime.addSubscriber(a);
+    await runtime.append({ type: "response.started", responseId: "r_4" });
+    expect(seen).toEqual(["a 1", "b 1", "b 2", "a 4"]);
+  });
+});

@@ -15,14 +15,34 @@ import { PageToolRegistry } from "./page-tool-registry";
 /** A `text.delta` event before the log gives it a seq (see {@link SessionLog.appendTextDelta}). */
 export type TextDeltaDraft = Extract<EventDraft, { type: "text.delta" }>;
 
-/** A listener of a session's live events (one per attached socket). */
-export type SessionSubscriber = (event: SessionEvent) => void;
+/**
+ * A listener of a session's live events (one per attached socket): a function, or an object
+ * whose `deliver` gets them and whose `closed` is told when the log closes (before `closed`
+ * listeners of the log are), so one object per attachment needs no closure and no listener.
+ */
+export type SessionSubscriber = ((event: SessionEvent) => void) | SessionListener;
+
+/** A {@link SessionSubscriber} that is an object: its methods are called with it as `this`. */
+export interface SessionListener {
+  deliver(event: SessionEvent): void;
+  closed?(reason: SessionCloseReason): void;
+}
+
+/** Why a session log closed (see {@link SessionLog.close}). */
+export type SessionCloseReason = "deleted" | "unloaded" | "shutdown" | "lease_lost";
 
 // Shared by every session until it has a subscriber or a write: an idle session's memory is
-// mostly what it holds. The subscriber list is replaced, never changed in place, so a broadcast
-// goes over the list as it was when it began.
+// mostly what it holds. The subscribers are one subscriber as it is (most sessions have one
+// socket attached) or, for more, a list replaced and never changed in place, so a broadcast goes
+// over the list as it was when it began.
 const NO_SUBSCRIBERS: readonly SessionSubscriber[] = Object.freeze([]);
+type Subscribers = SessionSubscriber | readonly SessionSubscriber[];
+const isList = Array.isArray as (subscribers: Subscribers) => subscribers is readonly SessionSubscriber[];
 const SETTLED: Promise<unknown> = Promise.resolve();
+// What a session without page tools offers (a registry without tools returns one like it).
+const NO_PAGE_TOOLS = Object.freeze([]) as unknown as ToolSpec[];
+// Never changed in place: a change is queued in a new list when none wait (see queueChange).
+const NO_CHANGES = Object.freeze([]) as unknown as QueuedChange[];
 
 /** Events of a {@link SessionLog}. */
 export interface SessionLogEvents {
@@ -31,7 +51,7 @@ export interface SessionLogEvents {
   /** The set of page tools or the sockets holding them changed. */
   "page-tools": () => void;
   /** The runtime stopped: the session was deleted, unloaded, the server is closing or lost its lease. */
-  closed: (reason: "deleted" | "unloaded" | "shutdown" | "lease_lost") => void;
+  closed: (reason: SessionCloseReason) => void;
 }
 
 /**
@@ -48,11 +68,12 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
   private readonly window: ConversationWindow;
   /** The model's messages, kept as the conversation changes; made on the first turn. */
   private messageLog: ModelMessageLog | undefined;
-  private subscribers: readonly SessionSubscriber[] = NO_SUBSCRIBERS;
-  private readonly pageTools: PageToolRegistry;
+  private subscribers: Subscribers = NO_SUBSCRIBERS;
+  /** Made when the session has page tools stored or a connection brings some: most have none. */
+  private pageTools: PageToolRegistry | undefined;
   private chain: Promise<unknown> = SETTLED;
-  /** Changes waiting for the next write, in order (see {@link enqueue}). */
-  private queued: QueuedChange[] = [];
+  /** Changes waiting for the next write, in order (see {@link enqueue}); shared while none wait. */
+  private queued: QueuedChange[] = NO_CHANGES;
   /** Events appended and calls settled this tick, written together at its end (see {@link append}). */
   private pendingAppends:
     | {
@@ -72,16 +93,25 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
     agent: AgentConfig,
     conversation: ConversationItem[],
     private readonly store: Store,
-    readonly logger: Logger,
+    /** The server's logger; {@link logger} names the session in its lines. */
+    private readonly serverLogger: Logger,
     pageTools: ToolSpec[] = [],
   ) {
     super();
-    this.pageTools = new PageToolRegistry(pageTools);
+    if (pageTools.length > 0) this.pageTools = new PageToolRegistry(pageTools);
     this.id = record.id;
     this.agent = agent;
     this.record = record;
     this.window = new ConversationWindow(conversation.map((item) => Object.freeze(item)));
     this.group = groupCommitFor(store);
+  }
+
+  /**
+   * A logger whose lines name the session (`sessionId`): made when asked for, as few loaded
+   * sessions ever write a line and a child logger held by each would cost about 80 bytes.
+   */
+  get logger(): Logger {
+    return this.serverLogger.child({ sessionId: this.id });
   }
 
   /** The session as the wire describes it. */
@@ -252,14 +282,14 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
     const batch = this.pendingAppends;
     if (batch) {
       this.pendingAppends = undefined;
-      this.queued.push({
+      this.queueChange({
         change: { events: batch.events, settledCalls: batch.settledCalls },
         resolve: (stored) => batch.resolve(stored ?? []),
         reject: batch.reject,
       });
     }
     const queued = this.queued;
-    this.queued = [];
+    this.queued = NO_CHANGES;
     const writes: PreparedWrite[] = [];
     for (const { group, change } of joinedGroups(queued, (a, b) => this.joins(a, b))) {
       if (this.closed) {
@@ -296,7 +326,7 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
     if (this.group) {
       const group = this.group;
       const stored = new Promise<SessionEvent[] | null>((resolve, reject) => {
-        this.queued.push({ change, resolve, reject });
+        this.queueChange({ change, resolve, reject });
         group.schedule(this);
       });
       // What settled() waits for: changes are written in the order queued, so the last one is last.
@@ -304,17 +334,23 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
       return stored;
     }
     return new Promise((resolve, reject) => {
-      this.queued.push({ change, resolve, reject });
-      if (this.queued.length > 1) return; // a write of the queue is already scheduled
+      if (this.queueChange({ change, resolve, reject }) > 1) return; // a write of the queue is already scheduled
       const write = () => this.writeQueued();
       // The chain must survive a failed commit, or every later commit would fail with it.
       this.chain = this.chain.then(write, write).catch(() => undefined);
     });
   }
 
+  /** Adds a change to the queue; how many wait now. */
+  private queueChange(queued: QueuedChange): number {
+    if (this.queued === NO_CHANGES) this.queued = [queued];
+    else this.queued.push(queued);
+    return this.queued.length;
+  }
+
   private async writeQueued(): Promise<void> {
     const queued = this.queued;
-    this.queued = [];
+    this.queued = NO_CHANGES;
     for (const { group, change } of joinedGroups(queued, (a, b) => this.joins(a, b))) {
       try {
         resolveGroup(group, await this.write(change));
@@ -380,30 +416,40 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
 
   /** {@link subscribe} without the closure that stops it: {@link removeSubscriber} does. */
   addSubscriber(subscriber: SessionSubscriber): void {
-    if (this.subscribers.includes(subscriber)) return;
-    // A literal of one is sized to fit; a spread would leave room to grow (about 150 bytes).
-    this.subscribers = this.subscribers.length === 0 ? [subscriber] : [...this.subscribers, subscriber];
+    const current = this.subscribers;
+    if (this.hasSubscriber(subscriber)) return;
+    // One is kept as it is; a literal of two is sized to fit (a spread would leave room to grow).
+    if (!isList(current)) this.subscribers = [current, subscriber];
+    else this.subscribers = current.length === 0 ? subscriber : [...current, subscriber];
   }
 
   /** Stops delivering live events to `subscriber`. */
   removeSubscriber(subscriber: SessionSubscriber): void {
-    if (!this.subscribers.includes(subscriber)) return;
-    const rest = this.subscribers.filter((s) => s !== subscriber);
-    this.subscribers = rest.length === 0 ? NO_SUBSCRIBERS : rest;
+    const current = this.subscribers;
+    if (!this.hasSubscriber(subscriber)) return;
+    const rest = isList(current) ? current.filter((s) => s !== subscriber) : NO_SUBSCRIBERS;
+    this.subscribers = rest.length === 0 ? NO_SUBSCRIBERS : rest.length === 1 ? rest[0]! : rest;
   }
 
   get subscriberCount(): number {
-    return this.subscribers.length;
+    const current = this.subscribers;
+    return isList(current) ? current.length : 1;
+  }
+
+  private hasSubscriber(subscriber: SessionSubscriber): boolean {
+    const current = this.subscribers;
+    return isList(current) ? current.includes(subscriber) : current === subscriber;
   }
 
   /** Sets the page tools one connection brings to this session (empty removes them). */
   setPageTools(connectionId: string, tools: ToolSpec[]): void {
-    const changed = this.pageTools.set(connectionId, tools);
+    if (tools.length > 0) this.pageTools ??= new PageToolRegistry();
+    const changed = this.pageTools?.set(connectionId, tools);
     if (changed) {
       // Kept with the session so a later turn (another process, after a restart) still offers
       // them, and a call made while no page is attached fails at once instead of as unknown.
       this.commit({ pageTools: changed }).catch((error) =>
-        this.logger.error("could not store page tools", { sessionId: this.id, error }),
+        this.serverLogger.error("could not store page tools", { sessionId: this.id, error }),
       );
     }
     this.emit("page-tools");
@@ -411,24 +457,28 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
 
   /** Whether a connection that brought this tool is attached right now. */
   hasPageTool(name: string): boolean {
-    return this.pageTools.has(name);
+    return this.pageTools?.has(name) ?? false;
   }
 
   /** The session's page tools (see {@link PageToolRegistry.specs}). */
   pageToolSpecs(): ToolSpec[] {
-    return this.pageTools.specs();
+    return this.pageTools ? this.pageTools.specs() : NO_PAGE_TOOLS;
   }
 
   /**
    * Stops accepting commits (the session was deleted or unloaded, the server is closing, or in a
    * cluster another node took the session's lease).
    */
-  close(reason: "deleted" | "unloaded" | "shutdown" | "lease_lost" = "unloaded"): void {
+  close(reason: SessionCloseReason = "unloaded"): void {
     if (this.closed) return;
     this.closed = true;
+    const current = this.subscribers;
+    for (const subscriber of isList(current) ? current : [current]) {
+      if (typeof subscriber !== "function") subscriber.closed?.(reason);
+    }
     this.emit("closed", reason);
     this.subscribers = NO_SUBSCRIBERS;
-    this.pageTools.clear();
+    this.pageTools?.clear();
     this.removeAllListeners();
   }
 
@@ -445,14 +495,23 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
   private broadcast(event: SessionEvent): void {
     this.emit("event", event);
     const subscribers = this.subscribers;
+    if (!isList(subscribers)) {
+      this.deliver(subscribers, event);
+      return;
+    }
     for (const subscriber of subscribers) {
       // One removed by an earlier subscriber of this broadcast is skipped, as a Set would.
-      if (this.subscribers !== subscribers && !this.subscribers.includes(subscriber)) continue;
-      try {
-        subscriber(event);
-      } catch (error) {
-        this.logger.error("session subscriber failed", { sessionId: this.id, error });
-      }
+      if (this.subscribers !== subscribers && !this.hasSubscriber(subscriber)) continue;
+      this.deliver(subscriber, event);
+    }
+  }
+
+  private deliver(subscriber: SessionSubscriber, event: SessionEvent): void {
+    try {
+      if (typeof subscriber === "function") subscriber(event);
+      else subscriber.deliver(event);
+    } catch (error) {
+      this.serverLogger.error("session subscriber failed", { sessionId: this.id, error });
     }
   }
 }

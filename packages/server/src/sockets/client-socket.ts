@@ -127,7 +127,10 @@ export class ClientSocketServer {
     },
   ) {
     this.limits = { ...DEFAULT_CLIENT_SOCKET_LIMITS, ...options.limits };
-    this.wss = peerSocketServer(this.limits);
+    // The connections are tracked here (`connections`), so ws keeps no set of its own: one
+    // close listener (a closure) less on each socket, an idle connection's memory being mostly
+    // what it holds.
+    this.wss = peerSocketServer(this.limits, { clientTracking: false });
     const { metrics } = options;
     // What every connection shares, made once: an idle connection holds no copy of it.
     this.shared = {
@@ -147,6 +150,8 @@ export class ClientSocketServer {
     const guards = admissionOf(request);
     this.wss.handleUpgrade(request, socket, head, (ws) => {
       const connection = new ClientConnection(ws, this.shared, guards);
+      // The peer socket tells the guards when it closes (ws emits close after the socket's).
+      guards?.handOver(socket);
       this.connections.add(connection);
       this.options.metrics.connectedClients.set(this.connections.size);
     });
@@ -178,21 +183,24 @@ interface ConnectionShared {
   gone: (connection: ClientConnection) => void;
 }
 
+/** The work chain of a connection with no frame waiting. */
+const IDLE: Promise<void> = Promise.resolve();
+
 /** One client socket: what its frames mean (the transport is its {@link PeerSocket}). */
 class ClientConnection implements PeerEndpoint<"client-to-server"> {
   readonly id = `k_${nanoid(12)}`;
   readonly peer: PeerSocket<"client-to-server">;
   private principal: Principal | undefined;
   private readonly sessions: SessionAttachments;
-  private readonly logger: Logger;
   /** This connection's sessions that other nodes own (cluster mode). */
   private readonly edge: EdgeRelay | undefined;
-  /** Frames are handled one after another, so a resume's replay and a send cannot interleave. */
-  private work: Promise<void> = Promise.resolve();
+  /**
+   * Frames are handled one after another, so a resume's replay and a send cannot interleave.
+   * Back to the shared settled promise once none is waiting (an idle connection holds none).
+   */
+  private work: Promise<void> = IDLE;
   /** Frames queued on {@link work} and not yet handled. */
   private handling = 0;
-
-  private readonly limits: ClientSocketLimits;
 
   constructor(
     ws: WebSocket,
@@ -200,15 +208,13 @@ class ClientConnection implements PeerEndpoint<"client-to-server"> {
     private readonly guards: ConnectionGuards | undefined,
   ) {
     const limits = options.limits;
-    this.limits = limits;
-    this.logger = options.logger.child({ connectionId: this.id });
     this.peer = new PeerSocket(
       ws,
       {
         id: this.id,
         channel: "client-to-server",
         limits: options.peerLimits,
-        logger: this.logger,
+        logger: options.logger,
         guards,
         onRefused: options.onRefused,
       },
@@ -218,6 +224,14 @@ class ClientConnection implements PeerEndpoint<"client-to-server"> {
     // connection: an idle session's memory is mostly what its connection holds).
     this.sessions = new SessionAttachments(this.peer, options.sessions, limits.maxSessionsPerSocket);
     this.edge = options.relay?.edge(this.id, (frame) => this.send(frame));
+  }
+
+  /**
+   * A logger whose lines name the connection: made when a line is written, as an idle
+   * connection holding a child logger would cost about 80 bytes and most never write one.
+   */
+  private get logger(): Logger {
+    return this.options.logger.child({ connectionId: this.id });
   }
 
   helloTimeout(): void {
@@ -254,7 +268,7 @@ class ClientConnection implements PeerEndpoint<"client-to-server"> {
       } catch (error) {
         this.failed(frame, error);
       } finally {
-        this.handling--;
+        if (--this.handling === 0) this.work = IDLE;
       }
     });
   }
@@ -299,7 +313,7 @@ class ClientConnection implements PeerEndpoint<"client-to-server"> {
     if (!big?.sessionId) return false;
     const attachment = this.sessions.get(big.sessionId);
     if (!attachment) return false;
-    const limit = this.limits.maxResultFrameBytes;
+    const limit = this.options.limits.maxResultFrameBytes;
     this.logger.warn("page tool result over the size limit; the call fails", {
       sessionId: big.sessionId,
       callId: big.callId,
@@ -365,9 +379,9 @@ class ClientConnection implements PeerEndpoint<"client-to-server"> {
       protocol: PROTOCOL_VERSION,
       connectionId: this.id,
       user: this.principal.kind === "user" ? { id: this.principal.userId } : null,
-      heartbeatIntervalMs: this.limits.heartbeatIntervalMs,
-      maxFrameBytes: this.limits.maxFrameBytes,
-      maxResultFrameBytes: this.limits.maxResultFrameBytes,
+      heartbeatIntervalMs: this.options.limits.heartbeatIntervalMs,
+      maxFrameBytes: this.options.limits.maxFrameBytes,
+      maxResultFrameBytes: this.options.limits.maxResultFrameBytes,
     });
   }
 

@@ -12,7 +12,7 @@ import { FrameInbox, type FrameScheduler, sharedFrameScheduler } from "./frame-i
 import { startBeating, stopBeating } from "./heartbeat-wheel";
 import { type TooDeep, tooDeep } from "./json-depth";
 import { afterSlowReader } from "./memory-reclaim";
-import { TokenBucket } from "./rate-limit";
+import { TokenBucket, type TokenBucketOptions } from "./rate-limit";
 import type { ConnectionGuards } from "./socket-guards";
 
 // The server's end of one peer socket, whatever the peer is (a page or backend on /v1/client, a
@@ -78,6 +78,7 @@ export interface PeerEndpoint<C extends PeerChannel> {
 export interface PeerSocketOptions<C extends PeerChannel> {
   channel: C;
   limits: PeerSocketLimits;
+  /** The logger; a client socket's lines name its connection (`connectionId`, the socket's id). */
   logger: Logger;
   /** This socket's share of the server's socket guards (from the upgrade's admission). */
   guards?: ConnectionGuards | undefined;
@@ -89,11 +90,32 @@ export interface PeerSocketOptions<C extends PeerChannel> {
   scheduler?: FrameScheduler | undefined;
 }
 
+// The bits of PeerSocket.flags.
+const AUTHENTICATED = 1;
+const CLOSING = 2;
+const GONE = 4;
+const BEATING = 8;
+
+const LOADED_AT = Date.now();
+/**
+ * Milliseconds since this module loaded as a 32-bit integer (a small integer V8 keeps in the
+ * field, where `Date.now()` is a boxed double). It wraps after about 24 days, so times are only
+ * compared as `(later - earlier) | 0`, which is right for spans under that.
+ */
+const clock = () => (Date.now() - LOADED_AT) | 0;
+
 /** Bytes of read frames a socket may have waiting for their turn before it is paused (frame-inbox.ts). */
 const MAX_QUEUED_BYTES = 1024 * 1024;
 
-/** A WebSocket server for peer sockets: upgrades are handed to it by the HTTP server. */
-export function peerSocketServer(limits: Pick<PeerSocketLimits, "maxFrameBytes" | "maxResultFrameBytes">) {
+/**
+ * A WebSocket server for peer sockets: upgrades are handed to it by the HTTP server. With
+ * `clientTracking: false` it keeps no set of its sockets (and no close listener on each): for an
+ * endpoint that tracks its connections itself.
+ */
+export function peerSocketServer(
+  limits: Pick<PeerSocketLimits, "maxFrameBytes" | "maxResultFrameBytes">,
+  options: { clientTracking?: boolean } = {},
+) {
   // ws refuses frames over maxPayload by closing with 1009. The headroom lets frames just over
   // the protocol limit reach decodeFrame, which answers with a clear error and keeps the socket.
   // decodeFrame also answers text that is not UTF-8 (invalid_json) where ws would close with 1007.
@@ -102,6 +124,7 @@ export function peerSocketServer(limits: Pick<PeerSocketLimits, "maxFrameBytes" 
     maxPayload: Math.max(limits.maxFrameBytes, limits.maxResultFrameBytes) + 1024 * 1024,
     perMessageDeflate: false,
     skipUTF8Validation: true,
+    clientTracking: options.clientTracking ?? true,
   });
 }
 
@@ -119,15 +142,13 @@ export class PeerSocket<C extends PeerChannel> {
    */
   private violations: TokenBucket | undefined;
   private helloTimer: ReturnType<typeof setTimeout> | undefined;
-  /** Whether the heartbeat wheel beats this socket (heartbeat-wheel.ts). */
-  private beating = false;
+  /** {@link AUTHENTICATED}, {@link CLOSING}, {@link GONE} and {@link BEATING}: one field, not four. */
+  private flags = 0;
   private slowTimer: ReturnType<typeof setTimeout> | undefined;
-  private lastHeard = Date.now();
+  /** When a frame last arrived (see {@link clock}). */
+  private lastHeard = clock();
   private pings = 0;
-  private authenticated = false;
-  private closing = false;
-  private gone = false;
-  private readonly logger: Logger;
+  private readonly baseLogger: Logger;
   private readonly limits: PeerSocketLimits;
   // The options' fields this socket reads later, kept as its own (the options object is made per
   // connection and would be held whole: an idle connection's memory is mostly what it holds).
@@ -144,13 +165,13 @@ export class PeerSocket<C extends PeerChannel> {
   ) {
     this.id = options.id;
     this.limits = options.limits;
-    this.logger = options.logger;
+    this.baseLogger = options.logger;
     this.channel = options.channel;
     this.guards = options.guards;
     this.onRefused = options.onRefused;
     const rate = options.limits.rate;
     if (rate) {
-      this.bucket = new TokenBucket({ capacity: rate.burst, refillPerSecond: rate.perSecond });
+      this.bucket = new TokenBucket(frameRate(rate));
     }
     // Timers and listeners below are shared functions given this socket, not closures: an idle
     // connection holds none of its own.
@@ -168,6 +189,32 @@ export class PeerSocket<C extends PeerChannel> {
     ws.on("error", PeerSocket.onError);
   }
 
+  private get authenticated(): boolean {
+    return (this.flags & AUTHENTICATED) !== 0;
+  }
+  private set authenticated(on: boolean) {
+    this.flags = on ? this.flags | AUTHENTICATED : this.flags & ~AUTHENTICATED;
+  }
+  private get closing(): boolean {
+    return (this.flags & CLOSING) !== 0;
+  }
+  private set closing(on: boolean) {
+    this.flags = on ? this.flags | CLOSING : this.flags & ~CLOSING;
+  }
+  private get gone(): boolean {
+    return (this.flags & GONE) !== 0;
+  }
+  private set gone(on: boolean) {
+    this.flags = on ? this.flags | GONE : this.flags & ~GONE;
+  }
+  /** Whether the heartbeat wheel beats this socket (heartbeat-wheel.ts). */
+  private get beating(): boolean {
+    return (this.flags & BEATING) !== 0;
+  }
+  private set beating(on: boolean) {
+    this.flags = on ? this.flags | BEATING : this.flags & ~BEATING;
+  }
+
   private static onHelloTimeout(self: PeerSocket<PeerChannel>): void {
     self.helloTimer = undefined;
     if (!self.authenticated && !self.closing) self.endpoint.helloTimeout();
@@ -183,12 +230,26 @@ export class PeerSocket<C extends PeerChannel> {
   };
 
   private static readonly onError = function (this: PeeredWebSocket, error: Error): void {
-    this[PEER]?.logger.debug("peer socket error", { error });
+    this[PEER]?.logError(error);
   };
+
+  /**
+   * The logger, with the connection's id on a client socket's lines: made when a line is
+   * written, as a child logger held by each idle socket would cost about 80 bytes.
+   */
+  private get logger(): Logger {
+    return this.channel === "client-to-server"
+      ? this.baseLogger.child({ connectionId: this.id })
+      : this.baseLogger;
+  }
 
   /** Whether frames may still be sent (open, and not closing). */
   get isOpen(): boolean {
     return !this.closing && this.ws.readyState === this.ws.OPEN;
+  }
+
+  private logError(error: Error): void {
+    this.logger.debug("peer socket error", { error });
   }
 
   /** Bytes queued to be sent. */
@@ -268,7 +329,7 @@ export class PeerSocket<C extends PeerChannel> {
   beat(mayDrop: boolean): void {
     // Judged against a ping it was sent (a peer first beaten after this process stalled was
     // silent only because nothing could be heard), and not within an interval of such a stall.
-    if (mayDrop && this.pings > 0 && Date.now() - this.lastHeard > 2 * this.limits.heartbeatIntervalMs) {
+    if (mayDrop && this.pings > 0 && ((clock() - this.lastHeard) | 0) > 2 * this.limits.heartbeatIntervalMs) {
       this.logger.info("peer missed its heartbeats; dropping it");
       this.onRefused?.("heartbeat");
       this.close(PeerCloseCodes.heartbeat, "heartbeat timeout");
@@ -286,7 +347,7 @@ export class PeerSocket<C extends PeerChannel> {
    * or being kept), then queued for its turn (frame-inbox.ts), where it is decoded and handled.
    */
   private arrive(data: RawData): void {
-    this.lastHeard = Date.now();
+    this.lastHeard = clock();
     if (this.closing) return;
     const refused = this.guards?.charge(data, this.authenticated);
     if (refused) {
@@ -394,6 +455,18 @@ export class PeerSocket<C extends PeerChannel> {
     this.guards?.gone();
     this.endpoint.closed(code, reason);
   }
+}
+
+/** The frame-rate bucket options of each `rate` limit, made once and shared by its sockets' buckets. */
+const frameRates = new WeakMap<NonNullable<PeerSocketLimits["rate"]>, TokenBucketOptions>();
+
+function frameRate(rate: NonNullable<PeerSocketLimits["rate"]>): TokenBucketOptions {
+  let options = frameRates.get(rate);
+  if (!options) {
+    options = { capacity: rate.burst, refillPerSecond: rate.perSecond };
+    frameRates.set(rate, options);
+  }
+  return options;
 }
 
 /** The peer socket a `ws` WebSocket belongs to, for the shared listeners. */

@@ -3,6 +3,7 @@ import type { Principal } from "../auth/auth";
 import { ServerError } from "../errors";
 import type { LiveSession } from "../sessions/live-session";
 import type { SessionDirectory } from "../sessions/session-directory";
+import type { SessionCloseReason, SessionListener } from "../sessions/session-log";
 import { committedEventJson } from "../store/change-json";
 
 /** One session open on a client socket. */
@@ -27,29 +28,37 @@ const REPLAY_PAGE = 500;
 
 /**
  * One session attached to a socket: its live events go out once the replay is done, none lost
- * or doubled. One object with the session log's listeners given it as their context, instead of
- * a handful of closures per attachment (an idle connection's memory is mostly what it holds).
+ * or doubled. One object, the session log's subscriber itself (its `deliver` and `closed`), with
+ * no closure or listener of its own, and the socket and session id read from its owner and its
+ * session (an idle connection's memory is mostly what it holds).
  */
-class SessionAttachment implements Attachment {
+class SessionAttachment implements Attachment, SessionListener {
   /** The last sequence number sent on the socket. */
   lastSent: number;
   /** Live events that arrived during the replay, sent after it; undefined once it ended. */
   waiting: SessionEvent[] | undefined = [];
   private released = false;
-  readonly deliver: (event: SessionEvent) => void;
 
   constructor(
     readonly owner: SessionAttachments,
-    readonly socket: AttachmentSocket,
-    readonly sessionId: string,
     readonly live: LiveSession,
     afterSeq: number,
   ) {
     this.lastSent = afterSeq;
-    this.deliver = (event) => {
-      if (this.waiting) this.waiting.push(event);
-      else this.sendLive(event);
-    };
+  }
+
+  get socket(): AttachmentSocket {
+    return this.owner.socket;
+  }
+
+  get sessionId(): string {
+    return this.live.id;
+  }
+
+  /** A live event of the session (the session log calls it). */
+  deliver(event: SessionEvent): void {
+    if (this.waiting) this.waiting.push(event);
+    else this.sendLive(event);
   }
 
   /** Lets go of the session's hold, once. */
@@ -74,40 +83,36 @@ class SessionAttachment implements Attachment {
   }
 
   detach(): void {
-    this.live.runtime.off("closed", onSessionClosed, this);
-    this.live.runtime.removeSubscriber(this.deliver);
+    this.live.runtime.removeSubscriber(this);
     this.live.runtime.setPageTools(this.socket.id, []);
     this.release();
   }
-}
 
-/**
- * The session log closed (a listener with the attachment as its context): deleted and moved
- * sessions are told to the socket.
- */
-function onSessionClosed(this: SessionAttachment, reason: string): void {
-  if (reason !== "deleted" && reason !== "lease_lost") return;
-  const { sessionId } = this;
-  this.owner.forget(this);
-  this.release();
-  this.socket.send(
-    reason === "deleted"
-      ? {
-          type: "error",
-          code: "not_found",
-          message: `session ${sessionId} was deleted`,
-          sessionId,
-          path: "sessionId",
-        }
-      : // Cluster mode: another node owns the session now; attaching again reaches it.
-        {
-          type: "error",
-          code: "unavailable",
-          message: `session ${sessionId} moved to another node: attach again`,
-          sessionId,
-          path: "sessionId",
-        },
-  );
+  /** The session log closed: deleted and moved sessions are told to the socket. */
+  closed(reason: SessionCloseReason): void {
+    if (reason !== "deleted" && reason !== "lease_lost") return;
+    const { sessionId } = this;
+    this.owner.forget(this);
+    this.release();
+    this.socket.send(
+      reason === "deleted"
+        ? {
+            type: "error",
+            code: "not_found",
+            message: `session ${sessionId} was deleted`,
+            sessionId,
+            path: "sessionId",
+          }
+        : // Cluster mode: another node owns the session now; attaching again reaches it.
+          {
+            type: "error",
+            code: "unavailable",
+            message: `session ${sessionId} moved to another node: attach again`,
+            sessionId,
+            path: "sessionId",
+          },
+    );
+  }
 }
 
 /**
@@ -121,7 +126,7 @@ export class SessionAttachments {
   private more: Map<string, SessionAttachment> | undefined;
 
   constructor(
-    private readonly socket: AttachmentSocket,
+    readonly socket: AttachmentSocket,
     readonly sessions: SessionDirectory,
     private readonly maxSessions: number,
   ) {}
@@ -168,9 +173,8 @@ export class SessionAttachments {
     const live = await this.sessions.hold(principal, sessionId);
     this.detach(sessionId);
     const socket = this.socket;
-    const attachment = new SessionAttachment(this, socket, sessionId, live, afterSeq);
-    live.runtime.addSubscriber(attachment.deliver);
-    live.runtime.on("closed", onSessionClosed, attachment);
+    const attachment = new SessionAttachment(this, live, afterSeq);
+    live.runtime.addSubscriber(attachment);
     this.remember(attachment);
     live.runtime.setPageTools(socket.id, tools);
     socket.send({ type: "session.opened", requestId, session: live.runtime.info });

@@ -5,10 +5,15 @@ import type { RawData } from "ws";
 import type { ServerLimits } from "../config/limits";
 import { checkDeclaredTools } from "../tools/declared-tools";
 import { PreAuthGate } from "./pre-auth-gate";
-import { TokenBucket } from "./rate-limit";
+import { TokenBucket, type TokenBucketOptions } from "./rate-limit";
 
 /** Seconds of the sustained rate a byte quota lets through at once. */
 const BURST_SECONDS = 8;
+
+/** A byte quota's bucket options: `rate` bytes per second, bursts of {@link BURST_SECONDS} of it. */
+function byteRate(rate: number): TokenBucketOptions {
+  return { capacity: rate * BURST_SECONDS, refillPerSecond: rate };
+}
 
 /** Why a frame was refused before it was decoded; `close` when the socket is to go. */
 export interface Refusal {
@@ -34,9 +39,14 @@ export class SocketGuards {
   /** Sockets waiting for hello (ConnectionGuards releases its own). */
   readonly gate: PreAuthGate;
   private readonly users = new Map<string, { bucket: TokenBucket; sockets: number }>();
+  /** The byte rate of one socket and of one user, shared by their buckets. */
+  readonly connectionRate: TokenBucketOptions;
+  private readonly userRate: TokenBucketOptions;
 
   constructor(readonly limits: ServerLimits) {
     this.gate = new PreAuthGate(limits);
+    this.connectionRate = byteRate(limits.connectionBytesPerSecond);
+    this.userRate = byteRate(limits.userBytesPerSecond);
   }
 
   /**
@@ -69,11 +79,7 @@ export class SocketGuards {
   userBucket(userId: string): TokenBucket {
     let entry = this.users.get(userId);
     if (!entry) {
-      const rate = this.limits.userBytesPerSecond;
-      entry = {
-        bucket: new TokenBucket({ capacity: rate * BURST_SECONDS, refillPerSecond: rate }),
-        sockets: 0,
-      };
+      entry = { bucket: new TokenBucket(this.userRate), sockets: 0 };
       this.users.set(userId, entry);
     }
     entry.sockets += 1;
@@ -101,8 +107,7 @@ export class ConnectionGuards {
     private readonly server: SocketGuards,
     private readonly address: string,
   ) {
-    const rate = server.limits.connectionBytesPerSecond;
-    this.bucket = new TokenBucket({ capacity: rate * BURST_SECONDS, refillPerSecond: rate });
+    this.bucket = new TokenBucket(server.connectionRate);
   }
 
   /** The deepest nesting a frame may have (`maxJsonDepth`). */
@@ -158,6 +163,16 @@ export class ConnectionGuards {
     if (!this.gated) return;
     this.gated = false;
     this.server.gate.release(this.address);
+  }
+
+  /**
+   * The socket's endpoint took it over and calls {@link gone} when it closes: the socket's own
+   * close listener (for sockets no endpoint takes) is removed, so an idle socket holds one
+   * listener less (and no array of two).
+   */
+  handOver(socket: Duplex): void {
+    if ((socket as GuardedSocket)[GUARDS] !== this) return;
+    socket.off("close", closeGuards);
   }
 
   /** Refuses tools whose schemas could not be checked in bounded time (`invalid_tool_spec`). */
