@@ -94,6 +94,15 @@ describe("dispatch worker lifecycle (real processes)", () => {
     const retried = await eventually(rows, (r) => r.some((row) => row.attempt === 2));
     expect(retried.filter((r) => r.work_id === receipt.body.workId).map((r) => r.attempt)).toEqual([1, 2]);
     await restarted.waitFor("work.finished", (e) => e.workId === receipt.body.workId, 10_000);
+    // The worker logs work.finished before the server has read its work.done: new work is offered
+    // once the server has freed the slot (until then it would be queued, which is right too).
+    await eventually(
+      () => {
+        const worker = harness!.dispatch.registry.get("w_phoenix");
+        return worker ? harness!.dispatch.registry.free(worker) : 0;
+      },
+      (free) => free === 1,
+    );
     const after = await inbound("back again");
     expect(after.body.status).toBe("offered");
     await restarted.waitFor("work.finished", (e) => e.workId === after.body.workId);
