@@ -25,14 +25,18 @@ export interface QueuedChange {
   after?: Admission;
 }
 
-/** Consecutive changes that `joins` lets share a transaction, each group as one change. */
+/**
+ * Consecutive changes that `joins` lets share a transaction, each group as one change (the first
+ * `limit` groups).
+ */
 export function joinedGroups(
   queued: QueuedChange[],
   joins: (change: SessionChange, next: SessionChange, head: QueuedChange) => boolean,
+  limit = Number.POSITIVE_INFINITY,
 ): { group: QueuedChange[]; change: SessionChange }[] {
   const groups: { group: QueuedChange[]; change: SessionChange }[] = [];
   let i = 0;
-  while (i < queued.length) {
+  while (i < queued.length && groups.length < limit) {
     const head = queued[i]!;
     const group = [head];
     let change = head.change;

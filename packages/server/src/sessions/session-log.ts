@@ -403,7 +403,7 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
     // One group at a time: an admission decided by one is known before the next is written.
     while (queued.length > 0) {
       queued = withoutFailedAdmissions(queued);
-      const first = joinedGroups(queued, (a, b, head) => this.joins(a, b, head))[0];
+      const [first] = joinedGroups(queued, (a, b, head) => this.joins(a, b, head), 1);
       if (!first) return;
       queued = queued.slice(first.group.length);
       try {

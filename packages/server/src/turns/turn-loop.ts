@@ -123,7 +123,7 @@ export class Turn {
     );
   }
 
-  /** The message was not written: the turn stops, and its end is not recorded (see {@link void}). */
+  /** The message was not written: the turn stops, and its end is not recorded (see {@link voided}). */
   private abandon(): void {
     this.voided = true;
     this.interrupt();
