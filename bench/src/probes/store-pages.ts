@@ -3,8 +3,10 @@
 // turn of scenario 4 commits (the message with its command and queued turn; the turn running with
 // its call pending and running; the call's end with the reply and the turn's end), after ten such
 // turns in each of 64 sessions. Counts exactly, so the machine's load does not move it.
-//   node --import tsx src/probes/store-pages.ts [--turns 20] [--sessions 64]
-// One at a time: each transaction alone, its pages named. In groups: every session's same step in
+//   node --import tsx src/probes/store-pages.ts [--turns 20] [--sessions 64] [--apart]
+// Since the message's change and the turn's first share a transaction (the message's command id is
+// checked before its turn starts), a turn is two transactions; `--apart` writes the first two
+// changes apart, as the server did before. One at a time: each transaction alone, its pages named. In groups: every session's same step in
 // one commitMany (as the group commit writes 64 sessions' changes of one event-loop turn).
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -18,6 +20,7 @@ const arg = (name: string, fallback: number) => {
 };
 const turns = arg("turns", 20);
 const sessions = arg("sessions", 64);
+const apart = process.argv.includes("--apart");
 
 interface Db {
   pragma(source: string): unknown;
@@ -45,7 +48,7 @@ const call = (callId: string, status: string) => ({
 });
 const REPLY = "Order A1001 is shipped, arriving in 2 days.";
 
-/** The three changes of one turn, as scenario 4's server commits them. */
+/** The changes of one turn, as scenario 4's server commits them (see `--apart`). */
 function turnChanges(sessionId: string): SessionChange[] {
   const responseId = id("r");
   const commandId = id("c");
@@ -99,6 +102,17 @@ function turnChanges(sessionId: string): SessionChange[] {
       ],
     },
   ];
+  if (!apart) {
+    // The message and the turn's start in one change, the turn's record the later one.
+    const [message, started, end] = changes as unknown as SessionChange[];
+    const joined: SessionChange = {
+      ...message!,
+      turn: started!.turn!,
+      items: [...message!.items!, ...started!.items!],
+      events: [...message!.events!, ...started!.events!],
+    };
+    return [joined, end!];
+  }
   return changes as unknown as SessionChange[];
 }
 
@@ -141,11 +155,12 @@ try {
       for (const change of turnChanges(sessionId)) await store.commit(sessionId, change);
   walFrames();
 
-  const alone = [0, 0, 0];
+  const steps = apart ? 3 : 2;
+  const alone = Array.from({ length: steps }, () => 0);
   for (let t = 0; t < turns; t++) {
     const sessionId = ids[t % sessions]!;
     const changes = turnChanges(sessionId);
-    for (let step = 0; step < 3; step++) {
+    for (let step = 0; step < steps; step++) {
       walFrames();
       await store.commit(sessionId, changes[step]!);
       if (t === turns - 1) console.log(`  transaction ${step + 1}: ${framePages().join(", ")}`);
@@ -156,11 +171,11 @@ try {
     `${counts.map((c) => (c / of).toFixed(2)).join(" / ")} (a turn: ${(counts.reduce((a, b) => a + b) / of).toFixed(2)})`;
   console.log(`one at a time: WAL frames per transaction ${perTurn(alone, turns)}`);
 
-  const grouped = [0, 0, 0];
+  const grouped = Array.from({ length: steps }, () => 0);
   const rounds = Math.max(1, Math.ceil(turns / 4));
   for (let t = 0; t < rounds; t++) {
     const changes = ids.map((sessionId) => turnChanges(sessionId));
-    for (let step = 0; step < 3; step++) {
+    for (let step = 0; step < steps; step++) {
       walFrames();
       await store.commitMany(ids.map((sessionId, i) => ({ sessionId, change: changes[i]![step]! })));
       grouped[step]! += walFrames();

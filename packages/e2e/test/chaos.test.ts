@@ -376,6 +376,21 @@ describe("chaos", () => {
     figures.doubled += created.length - new Set(created).size;
     expect(figures.lost).toBe(0);
     expect(figures.doubled).toBe(0);
+    // Every acknowledged message sent again (a client that never saw its answer) is a duplicate
+    // after the kills: no second message and no second turn, then a new one is answered.
+    for (const commandId of acknowledged) {
+      client.send({ type: "message.send", sessionId, commandId, text: "hello" });
+    }
+    client.send({ type: "message.send", sessionId, commandId: "after", text: "hello" });
+    expect((await client.turnEnd("after", 15_000)).type).toBe("response.completed");
+    const log = client.events(sessionId);
+    for (const type of ["message.created", "response.started"] as const) {
+      const ids = log.flatMap((e) => (e.type === type ? [e.commandId] : []));
+      expect(ids.filter((id) => id !== "after").sort()).toEqual(
+        [...new Set(ids.filter((id) => id !== "after"))].sort(),
+      );
+      expect(ids.filter((id) => id === "after")).toEqual(["after"]);
+    }
     client.drop();
   }, 60_000);
 

@@ -43,8 +43,10 @@ export class GroupCommit {
   private async write(): Promise<void> {
     this.scheduled = false;
     const writes: PreparedWrite[] = [];
-    for (const member of this.waiting) writes.push(...member.takeWrites());
+    // Taken before their writes are: a member may hold some back for the next group (schedule).
+    const members = [...this.waiting];
     this.waiting.clear();
+    for (const member of members) writes.push(...member.takeWrites());
     if (writes.length === 0) return;
     let outcomes: GroupedWriteResult[];
     try {

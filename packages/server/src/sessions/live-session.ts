@@ -6,7 +6,7 @@ import { ServerError } from "../errors";
 import type { HostedToolRouter, MessageRouter } from "../extensions/dispatch-seams";
 import type { Logger } from "../observability/logger";
 import type { ServerMetrics } from "../observability/metrics";
-import type { TurnRecord } from "../store/store";
+import type { SessionChange, TurnRecord } from "../store/store";
 import { PageToolBackend } from "../tools/page-tool-backend";
 import type { ToolBackend } from "../tools/tool-backend";
 import { WorkerToolBackend } from "../tools/worker-tool-backend";
@@ -61,6 +61,8 @@ interface QueuedTurn {
   item: MessageItem;
   sender: "user" | "backend";
   resume?: TurnOptions["resume"];
+  /** The message's commit, when the turn starts without waiting for it (see sendMessage). */
+  admitted?: Promise<unknown>;
 }
 
 /**
@@ -80,6 +82,8 @@ export class LiveSession {
   private current: Turn | undefined;
   private loop: Promise<void> | undefined;
   private closing = false;
+  /** A message's command id is being checked (see sendMessage): later messages wait for it. */
+  private admitting: Promise<void> | undefined;
 
   constructor(
     readonly runtime: SessionLog,
@@ -123,6 +127,8 @@ export class LiveSession {
    * and resolves `{ duplicate: true }`.
    */
   async sendMessage(input: SendMessageInput): Promise<{ duplicate: boolean; responseId?: string }> {
+    // In the order they came: a message checked before its commit is queued keeps its place.
+    while (this.admitting) await this.admitting;
     if (this.closing) throw new ServerError("unavailable", "the session is closing");
     if ((this.queue?.length ?? 0) >= (this.deps.maxQueuedMessages ?? 32)) {
       throw new ServerError("rate_limited", "too many messages are waiting for this session");
@@ -141,7 +147,7 @@ export class LiveSession {
     };
     if (input.images && input.images.length > 0) item.images = input.images;
     const responseId = `r_${nanoid(12)}`;
-    const events = await this.runtime.commit({
+    const change: SessionChange = {
       command: { commandId: input.commandId, kind: "message" },
       items: [item],
       turn: {
@@ -152,17 +158,64 @@ export class LiveSession {
         startedAt: Date.now(),
       },
       events: [{ type: "message.created", commandId: input.commandId, item }],
-    });
-    if (events === null) return { duplicate: true };
-    this.enqueue({
+    };
+    const queued: QueuedTurn = {
       responseId,
       commandId: input.commandId,
       item,
       sender: input.sender ?? "user",
-    });
+    };
+    if (!this.loop) return this.admit(change, queued);
+    return this.commitThenQueue(change, queued);
+  }
+
+  /** A message to a busy session: committed, then its turn is queued and interrupts the running one. */
+  private async commitThenQueue(
+    change: SessionChange,
+    queued: QueuedTurn,
+  ): Promise<{ duplicate: boolean; responseId?: string }> {
+    const events = await this.runtime.commit(change);
+    if (events === null) return { duplicate: true };
+    this.enqueue(queued);
     this.current?.interrupt();
     this.pump();
-    return { duplicate: false, responseId };
+    return { duplicate: false, responseId: queued.responseId };
+  }
+
+  /**
+   * A message to an idle session: its command id is checked first, then its turn starts at once
+   * without waiting for the message's commit, so the turn's first changes (the turn started,
+   * its first calls) share the message's transaction: one commit where there were two. The
+   * session log writes nothing of the turn unless the message is written (see
+   * `SessionLog.commit`), and the turn stops without a word if it is not.
+   */
+  private async admit(
+    change: SessionChange,
+    queued: QueuedTurn,
+  ): Promise<{ duplicate: boolean; responseId?: string }> {
+    const commandId = queued.commandId!;
+    let fresh: boolean;
+    let checked!: () => void;
+    this.admitting = new Promise((resolve) => {
+      checked = resolve;
+    });
+    try {
+      fresh = await this.runtime.isNewCommand(commandId);
+    } finally {
+      this.admitting = undefined;
+      checked();
+    }
+    if (!fresh) return { duplicate: true };
+    if (this.closing) throw new ServerError("unavailable", "the session is closing");
+    // A turn was resumed meanwhile: this message waits behind it, as any other would.
+    if (this.loop) return this.commitThenQueue(change, queued);
+    const written = this.runtime.commit(change, { admits: true });
+    written.catch(() => undefined);
+    this.enqueue({ ...queued, admitted: written });
+    this.pump();
+    const events = await written;
+    if (events === null) return { duplicate: true };
+    return { duplicate: false, responseId: queued.responseId };
   }
 
   /**
@@ -271,6 +324,7 @@ export class LiveSession {
         responseId: next.responseId,
         ...(next.commandId === undefined ? {} : { commandId: next.commandId }),
         ...(next.resume ? { resume: next.resume } : {}),
+        ...(next.admitted ? { admitted: next.admitted } : {}),
         userItem: next.item,
         routeToWorker: next.sender === "user",
         user: this.user(),

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { ConversationItem, MessageItem } from "@patchbay/protocol";
+import type { ConversationItem, MessageItem, SessionEvent } from "@patchbay/protocol";
 import { afterEach, describe, expect, it } from "vitest";
 import { defineAgent } from "../config/agent-config";
 import { silentLogger } from "../observability/logger";
@@ -290,6 +290,88 @@ describe("SessionLog group commit", () => {
     // The failed change's item was rolled back with it.
     expect(await store!.conversation("s_ghost")).toEqual([]);
     expect(ghost.item("m_2")).toBeUndefined();
+  });
+});
+
+describe("SessionLog admitted messages", () => {
+  const turn = (responseId: string, status: "queued" | "running" | "completed") => ({
+    responseId,
+    sessionId: "s_1",
+    commandId: "cmd_1",
+    status,
+    startedAt: 0,
+  });
+
+  it("joins the turn's first changes to its message's transaction, the turn's later record kept", async () => {
+    const runtime = await runtimeWith([]);
+    const transactions: string[][][] = [];
+    const commitMany = store!.commitMany.bind(store!);
+    store!.commitMany = (writes) => {
+      transactions.push(writes.map((w) => (w.change.events ?? []).map((e) => e.type)));
+      return commitMany(writes);
+    };
+    expect(await runtime.isNewCommand("cmd_1")).toBe(true);
+    const admitted = runtime.commit(
+      {
+        command: { commandId: "cmd_1", kind: "message" },
+        items: [message("m_1", "hello")],
+        turn: turn("r_1", "queued"),
+        events: [{ type: "tool.held", callId: "message" }],
+      },
+      { admits: true },
+    );
+    const started = runtime.commit({
+      turn: turn("r_1", "running"),
+      events: [{ type: "tool.held", callId: "started" }],
+    });
+    const delta = runtime.append({ type: "text.delta", responseId: "r_1", itemId: "m_2", delta: "Hi" });
+    await Promise.all([admitted, started, delta]);
+    expect(transactions).toEqual([[["tool.held", "tool.held", "text.delta"]]]);
+    expect((await store!.turnsWithStatus("running")).map((t) => t.responseId)).toEqual(["r_1"]);
+    expect(await store!.turnsWithStatus("queued")).toEqual([]);
+    expect(await runtime.isNewCommand("cmd_1")).toBe(false);
+  });
+
+  it("rejects what was made behind a message that was a duplicate after all, and writes what came after", async () => {
+    const runtime = await runtimeWith([]);
+    await runtime.commit({ command: { commandId: "cmd_1", kind: "message" } });
+    // A slow disk: the next tick comes while the message's transaction is written.
+    const commitMany = store!.commitMany.bind(store!);
+    store!.commitMany = async (writes) => {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      return commitMany(writes);
+    };
+    const admitted = runtime.commit(
+      { command: { commandId: "cmd_1", kind: "message" }, items: [message("m_1", "again")] },
+      { admits: true },
+    );
+    const joined = runtime.commit({
+      turn: turn("r_1", "running"),
+      events: [{ type: "tool.held", callId: "a" }],
+    });
+    // A turn record of another turn cannot join it, and the appends of the next tick come later.
+    const apart = runtime.commit({ turn: turn("r_2", "running") });
+    const nextTick = new Promise<SessionEvent[]>((resolve, reject) =>
+      setImmediate(() => runtime.append({ type: "tool.held", callId: "b" }).then(resolve, reject)),
+    );
+    const outcomes = await Promise.allSettled([admitted, joined, apart, nextTick]);
+    expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "rejected", "rejected"]);
+    expect(outcomes[0]).toMatchObject({ value: null });
+    expect(await store!.readEvents("s_1", 0)).toEqual([]);
+    expect(await store!.conversation("s_1")).toEqual([]);
+    expect(await store!.turnsWithStatus("running")).toEqual([]);
+    // Decided: what is made from now on is written as always.
+    expect(await runtime.append({ type: "tool.held", callId: "c" })).toEqual([
+      expect.objectContaining({ seq: 1 }),
+    ]);
+  });
+
+  it("waits for a change queued with a command id before it says whether the id is new", async () => {
+    const runtime = await runtimeWith([]);
+    const queued = runtime.commit({ command: { commandId: "cmd_1", kind: "interrupt" } });
+    expect(await runtime.isNewCommand("cmd_1")).toBe(false);
+    await queued;
+    expect(await runtime.isNewCommand("cmd_2")).toBe(true);
   });
 });
 

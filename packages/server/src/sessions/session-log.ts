@@ -7,10 +7,33 @@ import type { Logger } from "../observability/logger";
 import type { CommitResult, EventDraft, SessionChange, SessionRecord, Store } from "../store/store";
 import { ModelMessageLog } from "../turns/model-message-log";
 import { eventForEndUsers } from "../turns/reasoning-state";
-import { joinedGroups, type QueuedChange, resolveGroup } from "./change-queue";
+import {
+  type Admission,
+  joinedGroups,
+  type QueuedChange,
+  rejectGroup,
+  resolveGroup,
+  waitsForAdmission,
+  withoutFailedAdmissions,
+} from "./change-queue";
 import { ConversationWindow } from "./conversation-window";
 import { type GroupCommit, type GroupCommitMember, groupCommitFor, type PreparedWrite } from "./group-commit";
 import { PageToolRegistry } from "./page-tool-registry";
+
+/** How a queued change stands to admitted messages (see `QueuedChange`). */
+type AdmissionTags = { admits?: Admission | undefined; after?: Admission | undefined };
+
+function queuedChange(
+  change: SessionChange,
+  resolve: QueuedChange["resolve"],
+  reject: QueuedChange["reject"],
+  tags: AdmissionTags,
+): QueuedChange {
+  const entry: QueuedChange = { change, resolve, reject };
+  if (tags.admits) entry.admits = tags.admits;
+  if (tags.after) entry.after = tags.after;
+  return entry;
+}
 
 /** A `text.delta` event before the log gives it a seq (see {@link SessionLog.appendTextDelta}). */
 export type TextDeltaDraft = Extract<EventDraft, { type: "text.delta" }>;
@@ -82,9 +105,18 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
         done: Promise<SessionEvent[]>;
         resolve: (events: SessionEvent[]) => void;
         reject: (error: unknown) => void;
+        /** The admission undecided when the batch was begun (see {@link undecidedAdmission}). */
+        after: Admission | undefined;
       }
     | undefined;
   private closed = false;
+  /**
+   * The message whose command id was checked new and whose change is not written yet (see
+   * {@link commit}): every change queued meanwhile is written only if it was.
+   */
+  private admission: Admission | undefined;
+  /** Command ids of changes queued and not written yet (made on the first). */
+  private commandsQueued: Map<string, number> | undefined;
   /** The store's group commit, when it has one: changes are then written with other sessions'. */
   private readonly group: GroupCommit | undefined;
 
@@ -172,8 +204,22 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
    * Applies a change in one transaction, after every change committed before it, then hands the
    * new events to every subscriber. Resolves with the events as stored (with `seq`), or `null`
    * when the change carried a command id the session already had.
+   *
+   * `admits`: the change is a message's whose command id {@link isNewCommand} found new just
+   * before, and whose turn starts now without waiting for it. The turn's first changes may then
+   * share its transaction (the message, the turn started and its first calls, one commit), and
+   * every change queued until it is written is written only if it was: when it fails (or is a
+   * duplicate after all), they are rejected, so nothing of the turn is in the log without the
+   * message it answers.
    */
-  commit(change: SessionChange): Promise<SessionEvent[] | null> {
+  commit(change: SessionChange, options?: { admits: true }): Promise<SessionEvent[] | null> {
+    if (options?.admits) {
+      this.flushAppends();
+      const admission: Admission = { outcome: undefined };
+      const stored = this.enqueue(change, { admits: admission });
+      this.admission = admission;
+      return stored;
+    }
     const batch = this.pendingAppends;
     if (batch && change.command === undefined && !this.pendsSettled(change, batch.settledCalls)) {
       // Appends and settles made before this commit go first, in the same transaction: a page
@@ -184,7 +230,7 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
         events: [...batch.events, ...(change.events ?? [])],
         settledCalls: [...batch.settledCalls, ...(change.settledCalls ?? [])],
       };
-      const stored = this.enqueue(merged);
+      const stored = this.enqueue(merged, { after: batch.after ?? this.undecidedAdmission() });
       const appended = batch.events.length;
       stored.then((all) => batch.resolve((all ?? []).slice(0, appended)), batch.reject);
       return stored.then((all) => (all === null ? null : all.slice(appended)));
@@ -255,7 +301,7 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
         resolve = res;
         reject = rej;
       });
-      batch = { events: [], settledCalls: [], done, resolve, reject };
+      batch = { events: [], settledCalls: [], done, resolve, reject, after: this.undecidedAdmission() };
       this.pendingAppends = batch;
       if (this.group) this.group.schedule(this);
       else setImmediate(() => this.flushAppends());
@@ -268,7 +314,7 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
     const batch = this.pendingAppends;
     if (!batch) return;
     this.pendingAppends = undefined;
-    this.enqueue({ events: batch.events, settledCalls: batch.settledCalls }).then(
+    this.enqueue({ events: batch.events, settledCalls: batch.settledCalls }, { after: batch.after }).then(
       (stored) => batch.resolve(stored ?? []),
       batch.reject,
     );
@@ -282,19 +328,30 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
     const batch = this.pendingAppends;
     if (batch) {
       this.pendingAppends = undefined;
-      this.queueChange({
-        change: { events: batch.events, settledCalls: batch.settledCalls },
-        resolve: (stored) => batch.resolve(stored ?? []),
-        reject: batch.reject,
-      });
+      this.queueChange(
+        queuedChange(
+          { events: batch.events, settledCalls: batch.settledCalls },
+          (stored) => batch.resolve(stored ?? []),
+          batch.reject,
+          { after: batch.after },
+        ),
+      );
     }
-    const queued = this.queued;
+    const queued = withoutFailedAdmissions(this.queued);
     this.queued = NO_CHANGES;
     const writes: PreparedWrite[] = [];
-    for (const { group, change } of joinedGroups(queued, (a, b) => this.joins(a, b))) {
+    const groups = joinedGroups(queued, (a, b, head) => this.joins(a, b, head));
+    for (let g = 0; g < groups.length; g++) {
+      const { group, change } = groups[g]!;
+      if (waitsForAdmission(group)) {
+        // Its message's change is in this write and this one could not join it: it goes in
+        // the next write, once that one is known to be in the log (and the rest after it).
+        for (const rest of groups.slice(g)) for (const entry of rest.group) this.queueChange(entry);
+        this.group?.schedule(this);
+        break;
+      }
       if (this.closed) {
-        const error = new ServerError("not_found", `session ${this.id} is closed or was deleted`);
-        for (const { reject } of group) reject(error);
+        rejectGroup(group, new ServerError("not_found", `session ${this.id} is closed or was deleted`));
         continue;
       }
       writes.push({
@@ -302,13 +359,13 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
         change: this.forStore(change),
         settle: (outcome) => {
           if (!outcome.ok) {
-            for (const { reject } of group) reject(outcome.error);
+            rejectGroup(group, outcome.error);
             return;
           }
           try {
             resolveGroup(group, this.applyResult(change, outcome.result));
           } catch (error) {
-            for (const { reject } of group) reject(error);
+            rejectGroup(group, error);
           }
         },
       });
@@ -322,11 +379,21 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
    * {@link joins}), each still applied, logged and broadcast in order: a transaction costs far
    * more than its rows. One that fails fails the changes it carried, and no later one.
    */
-  private enqueue(change: SessionChange): Promise<SessionEvent[] | null> {
+  private enqueue(change: SessionChange, tags?: AdmissionTags): Promise<SessionEvent[] | null> {
+    const commandId = change.command?.commandId;
+    if (commandId !== undefined) this.countCommand(commandId, 1);
+    const stored = this.enqueueChange(change, { after: this.undecidedAdmission(), ...tags });
+    if (commandId === undefined) return stored;
+    const done = () => this.countCommand(commandId, -1);
+    stored.then(done, done);
+    return stored;
+  }
+
+  private enqueueChange(change: SessionChange, tags: AdmissionTags): Promise<SessionEvent[] | null> {
     if (this.group) {
       const group = this.group;
       const stored = new Promise<SessionEvent[] | null>((resolve, reject) => {
-        this.queueChange({ change, resolve, reject });
+        this.queueChange(queuedChange(change, resolve, reject, tags));
         group.schedule(this);
       });
       // What settled() waits for: changes are written in the order queued, so the last one is last.
@@ -334,7 +401,7 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
       return stored;
     }
     return new Promise((resolve, reject) => {
-      if (this.queueChange({ change, resolve, reject }) > 1) return; // a write of the queue is already scheduled
+      if (this.queueChange(queuedChange(change, resolve, reject, tags)) > 1) return; // a write of the queue is already scheduled
       const write = () => this.writeQueued();
       // The chain must survive a failed commit, or every later commit would fail with it.
       this.chain = this.chain.then(write, write).catch(() => undefined);
@@ -348,27 +415,54 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
     return this.queued.length;
   }
 
+  /**
+   * The admitted message whose change is not written yet, if any: a change made now (committed,
+   * or appended to a batch begun now) is written only if that one was.
+   */
+  private undecidedAdmission(): Admission | undefined {
+    const admission = this.admission;
+    if (admission?.outcome !== undefined) this.admission = undefined;
+    return this.admission;
+  }
+
+  private countCommand(commandId: string, delta: 1 | -1): void {
+    this.commandsQueued ??= new Map();
+    const count = (this.commandsQueued.get(commandId) ?? 0) + delta;
+    if (count > 0) this.commandsQueued.set(commandId, count);
+    else this.commandsQueued.delete(commandId);
+    if (this.commandsQueued.size === 0) this.commandsQueued = undefined;
+  }
+
   private async writeQueued(): Promise<void> {
-    const queued = this.queued;
+    let queued = this.queued;
     this.queued = NO_CHANGES;
-    for (const { group, change } of joinedGroups(queued, (a, b) => this.joins(a, b))) {
+    // One group at a time: an admission decided by one is known before the next is written.
+    while (queued.length > 0) {
+      queued = withoutFailedAdmissions(queued);
+      const [first] = joinedGroups(queued, (a, b, head) => this.joins(a, b, head), 1);
+      if (!first) return;
+      queued = queued.slice(first.group.length);
       try {
-        resolveGroup(group, await this.write(change));
+        resolveGroup(first.group, await this.write(first.change));
       } catch (error) {
-        for (const { reject } of group) reject(error);
+        rejectGroup(first.group, error);
       }
     }
   }
 
   /**
    * Whether `next` can share `change`'s transaction and come out as if written after it. Not
-   * with a command id (a duplicate drops its whole change), not two turns or page tool lists
-   * (one row each), and not when `next` records pending a call `change` settles (a transaction
-   * writes pending records before removals).
+   * with a command id (a duplicate drops its whole change), unless `change`'s is a message's
+   * checked new before (`head.admits`: its turn's first changes join it, and are rejected if it
+   * was a duplicate after all); not two turn records of different turns (one row each; the
+   * later record of one turn replaces the earlier), nor two page tool lists; and not when `next`
+   * records pending a call `change` settles (a transaction writes pending records before
+   * removals).
    */
-  private joins(change: SessionChange, next: SessionChange): boolean {
-    if (change.command || next.command) return false;
-    if ((change.turn && next.turn) || (change.pageTools && next.pageTools)) return false;
+  private joins(change: SessionChange, next: SessionChange, head: QueuedChange): boolean {
+    if (next.command || (change.command && !head.admits)) return false;
+    if (change.turn && next.turn && change.turn.responseId !== next.turn.responseId) return false;
+    if (change.pageTools && next.pageTools) return false;
     return !this.pendsSettled(next, change.settledCalls ?? []);
   }
 
@@ -395,6 +489,22 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
   /** Whether a change with this command id was applied to the session. */
   hasCommand(commandId: string): Promise<boolean> {
     return this.store.hasCommand(this.id, commandId);
+  }
+
+  /**
+   * Whether no change with this command id was applied or is queued to be: the check a message
+   * passes before its turn starts without waiting for its commit (see {@link commit}'s
+   * `admits`). A change queued with the id is waited for first, so the answer is the store's.
+   * The caller keeps other messages of the session from being checked meanwhile.
+   */
+  async isNewCommand(commandId: string): Promise<boolean> {
+    for (;;) {
+      while (this.commandsQueued?.has(commandId)) await this.settled();
+      const known = await this.store.hasCommand(this.id, commandId);
+      if (known) return false;
+      // Queued while the store was asked: it is written first, so ask again once it is.
+      if (!this.commandsQueued?.has(commandId)) return true;
+    }
   }
 
   /** Logged events after `afterSeq`, at most `limit`. */

@@ -127,6 +127,18 @@ describe("ModelMessageLog", () => {
     // Not applied to the conversation: the next read is the conversation's again.
     expect(log.read("")).toEqual(toModelMessages("", window.all()));
   });
+
+  it("reads an override the conversation does not hold yet after its last item, without keeping it", () => {
+    const window = new ConversationWindow([user("u1", "where is A1"), assistant("a1", "r1", "Shipped.")]);
+    const log = new ModelMessageLog(window);
+    expect(log.read("")).toEqual(toModelMessages("", window.all()));
+    const next = user("u2", "and A2?");
+    expect(log.read(INSTRUCTIONS, [next])).toEqual(toModelMessages(INSTRUCTIONS, [...window.all(), next]));
+    expect(log.read("")).toEqual(toModelMessages("", window.all()));
+    // Once it is written it is read from the conversation, in the same place.
+    window.apply(next);
+    expect(log.read(INSTRUCTIONS)).toEqual(toModelMessages(INSTRUCTIONS, window.all()));
+  });
 });
 
 const lookup: ToolSpec = {

@@ -41,23 +41,22 @@ export class ModelMessageLog {
   /**
    * The messages for the model, the agent's instructions first: a new array each time (the
    * messages in it are shared and never changed). `overrides` are items the conversation will hold
-   * once they are written (a call's final item), read in place of the ones it holds now.
+   * once they are written (a call's final item, a message whose turn started before its commit),
+   * read in place of the ones it holds now, or after its last item when it holds none by their id.
    */
   read(instructions: string, overrides: readonly ConversationItem[] = []): ModelMessage[] {
     this.sync();
     let from = Number.POSITIVE_INFINITY;
     if (overrides.length > 0) {
       const byPosition = new Map<number, ConversationItem>();
+      let end = this.source.end;
       for (const item of overrides) {
-        const position = this.source.position(item.id);
-        if (position === undefined) continue;
+        const position = this.source.position(item.id) ?? end++;
         byPosition.set(position, item);
         from = Math.min(from, position);
       }
-      if (byPosition.size > 0) {
-        this.truncate(from);
-        this.build((position) => byPosition.get(position) ?? this.source.at(position));
-      }
+      this.truncate(from);
+      this.build((position) => byPosition.get(position) ?? this.source.at(position), end);
     }
     const messages: ModelMessage[] = instructions.trim() ? [{ role: "system", content: instructions }] : [];
     for (const message of this.messages) messages.push(message);
@@ -112,8 +111,7 @@ export class ModelMessageLog {
     this.segmentMessages.length = k;
   }
 
-  private build(at: ItemAt): void {
-    const end = this.source.end;
+  private build(at: ItemAt, end = this.source.end): void {
     for (let i = this.builtTo; i < end; ) {
       const next = segmentEnd(at, i, end);
       this.segmentItems.push(i);

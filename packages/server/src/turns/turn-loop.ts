@@ -1,5 +1,6 @@
 import { type LanguageModel, ModelError, prepareMessages, type ReasoningPart } from "@patchbay/models";
 import type {
+  ConversationItem,
   MessageItem,
   NormalizedToolCall,
   ToolCallItem,
@@ -47,6 +48,13 @@ export interface TurnOptions {
    * it goes on here, from those calls (delivered again, same ids) and the rounds made so far.
    */
   resume?: { calls: ToolCallItem[]; rounds: number; startedAt: number };
+  /**
+   * The commit of the message the turn answers, when the turn starts before it is written (its
+   * first changes share its transaction; see `SessionLog.commit`). Should it fail or turn out a
+   * duplicate, the turn is void: it stops and writes nothing more (the log rejects what it
+   * queued meanwhile).
+   */
+  admitted?: Promise<unknown>;
   progressIntervalMs: number;
   logger: Logger;
   metrics: ServerMetrics;
@@ -95,6 +103,8 @@ export class Turn {
    * that depends on them (a tool call sent) and at its end.
    */
   private unwritten: Promise<unknown>[] = [];
+  /** The message the turn answers was not written (see {@link TurnOptions.admitted}). */
+  private voided = false;
 
   constructor(private readonly options: TurnOptions) {
     this.responseId = options.responseId;
@@ -105,6 +115,18 @@ export class Turn {
       responseId: options.responseId,
     });
     this.workerFirst = new WorkerFirst({ ...options, signal: this.controller.signal });
+    options.admitted?.then(
+      (events) => {
+        if (events === null) this.abandon();
+      },
+      () => this.abandon(),
+    );
+  }
+
+  /** The message was not written: the turn stops, and its end is not recorded (see {@link voided}). */
+  private abandon(): void {
+    this.voided = true;
+    this.interrupt();
   }
 
   /** Stops the turn: see the class description. Safe to call more than once. */
@@ -240,7 +262,7 @@ export class Turn {
     const tools = this.toolSpecs();
     // The calls' final items are committed with this round's first changes; the model reads them
     // now (each in place of its earlier state).
-    const messages = prepareMessages(runtime.modelMessages(ended), model.capabilities);
+    const messages = prepareMessages(runtime.modelMessages(this.unheld(ended)), model.capabilities);
     const calls: NormalizedToolCall[] = [];
     let item: MessageItem | undefined;
     let usage: Usage | undefined;
@@ -352,6 +374,16 @@ export class Turn {
     await this.options.runtime.commit({ items: [item], events: [{ type: "message.completed", item }] });
   }
 
+  /**
+   * What the model reads in place of the conversation's items: the last calls' final items and,
+   * while the message's commit is under way (the turn started without waiting for it), the message.
+   */
+  private unheld(ended: readonly ToolCallItem[]): readonly ConversationItem[] {
+    const { admitted, userItem, runtime } = this.options;
+    if (!admitted || runtime.item(userItem.id)) return ended;
+    return [userItem, ...ended];
+  }
+
   /** The tools offered to the model: the first backend's spec wins for a name in several. */
   private toolSpecs(): ToolSpec[] {
     const byName = new Map<string, ToolSpec>();
@@ -362,6 +394,7 @@ export class Turn {
   }
 
   private async complete(reason: CompletedReason, text: string): Promise<TurnOutcome> {
+    if (this.voided) return this.abandoned();
     const outcome: TurnOutcome = reason === "interrupted" ? "interrupted" : "completed";
     this.trace.end(outcome, reason, this.usage);
     const earlier = this.takeUnwritten();
@@ -401,6 +434,7 @@ export class Turn {
    * a neutral sentence with that reference (end-user-error.ts).
    */
   private async fail(error: unknown): Promise<TurnOutcome> {
+    if (this.voided) return this.abandoned();
     const ref = newErrorReference();
     const fields = { sessionId: this.options.runtime.id, responseId: this.responseId, ref, error };
     if (error instanceof ModelError) {
@@ -412,6 +446,7 @@ export class Turn {
   }
 
   private async failWith(error: WireError): Promise<TurnOutcome> {
+    if (this.voided) return this.abandoned();
     this.trace.end("failed", error.code, this.usage);
     try {
       await this.options.runtime.commit({
@@ -425,6 +460,13 @@ export class Turn {
       });
     }
     this.observe("failed");
+    return "failed";
+  }
+
+  /** A void turn ends: what it queued is rejected by the log, and nothing more is written. */
+  private async abandoned(): Promise<TurnOutcome> {
+    await Promise.allSettled(this.unwritten.splice(0));
+    this.trace.end("failed", "message_not_written", this.usage);
     return "failed";
   }
 
