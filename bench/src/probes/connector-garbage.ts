@@ -6,7 +6,7 @@
 // e.g. `--root /work/main`, to compare builds in the same minutes.
 //   node --import tsx src/probes/connector-garbage.ts [--root DIR] [--calls 20000] [--rounds 5] [--in-flight 64]
 import { fileURLToPath } from "node:url";
-import type { Rig } from "../measure";
+import { type Rig, throughputBlock } from "../measure";
 import { startGcStats, stopGcStats } from "./gc-stats";
 
 const arg = (name: string, fallback: string) => {
@@ -28,14 +28,7 @@ const { startMcpStdio } = (await import(`${root}/bench/src/mcp-peer.ts`)) as {
 async function block(rig: Rig, n: number) {
   startGcStats();
   const cpu0 = process.cpuUsage();
-  let started = 0;
-  const lane = async () => {
-    while (started < n) {
-      started++;
-      await rig.call();
-    }
-  };
-  await Promise.all(Array.from({ length: inFlight }, lane));
+  await throughputBlock(rig, inFlight, n, Number.POSITIVE_INFINITY);
   const cpu = process.cpuUsage(cpu0);
   const gc = stopGcStats();
   return {

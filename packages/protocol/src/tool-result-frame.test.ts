@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ClientToolResultFrameSchema, decodeFrame } from "./index";
+import { ClientToolResultFrameSchema, decodeFrame, ToolOutcomeSchema } from "./index";
 import { mutate, paths, REMOVE, REPLACEMENTS } from "./test-support/frame-mutations";
 import { guardedToolResult } from "./tool-result-frame";
 
@@ -61,6 +61,18 @@ describe("guardedToolResult", () => {
     // Both outcomes are exercised many times, so agreement is not trivial.
     expect(refused).toBeGreaterThan(100);
     expect(accepted).toBeGreaterThan(10);
+  });
+
+  it("takes every outcome ToolOutcomeSchema names, and no other (the guard spells the list out, so a page's bundle carries no zod schema for it)", () => {
+    const frame = (outcome: string) => ({
+      type: "tool.result",
+      sessionId: "s_1",
+      callId: "call_1",
+      attempt: 1,
+      result: { outcome, content: { text: "ok" } },
+    });
+    for (const outcome of ToolOutcomeSchema.options) expect(agree(frame(outcome), outcome)).toBe(true);
+    expect(agree(frame("abandoned"), "abandoned")).toBe(false);
   });
 
   it("drops unknown fields and fills the images default like zod", () => {
