@@ -105,6 +105,31 @@ export class RawClient {
     });
   }
 
+  /**
+   * Every frame so far that passes `test`, once there are at least `count` of them. Unlike `next`
+   * it neither skips the frames `next` already took nor moves past any: for frames whose order
+   * against the others is not fixed.
+   */
+  async matching(test: (f: Frame) => boolean, count: number, timeoutMs = 5_000): Promise<Frame[]> {
+    const found = () => this.frames.filter(test);
+    if (found().length >= count) return found();
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiters.splice(this.waiters.indexOf(waiter), 1);
+        reject(new Error(`timed out waiting for ${count} matching frames; ${found().length} received`));
+      }, timeoutMs);
+      const waiter = {
+        test: (f: Frame) => test(f) && found().length >= count,
+        resolve: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+      };
+      this.waiters.push(waiter);
+    });
+    return found();
+  }
+
   /** Waits for the next frame of a type. */
   nextOf<K extends Frame["type"]>(type: K, timeoutMs?: number): Promise<Extract<Frame, { type: K }>> {
     return this.next((f) => f.type === type, timeoutMs);
