@@ -190,6 +190,40 @@ describe("the MCP connector and results the MCP schema does not allow", () => {
     );
   });
 
+  // The SDK's Protocol drops a response it cannot route, so without the connector's check the
+  // call would wait for its timeout (30 s here): each must fail at once, saying what was wrong.
+  it.each([
+    ["result-not-object", "result is not an object"],
+    ["result-null", "result is not an object"],
+    ["error-without-code", "error.code is not an integer"],
+    ["neither-result-nor-error", "it has neither result nor error"],
+  ])("fails a call answered with a response the SDK cannot route: %s", async (shape, problem) => {
+    const set = await start({ command: process.execPath, args: [RAW_FIXTURE] }, { timeout_ms: 30_000 });
+    const executor = new ToolExecutor({ tools: set.tools });
+    const result = await executor.execute({
+      id: `w-${shape}`,
+      name: "fx__answer",
+      arguments: { case: shape },
+    });
+    expect(result).toMatchObject({ outcome: "failed", error: { code: "mcp_call_failed" } });
+    expect(result.content.text).toBe(
+      `The fx service could not run answer: MCP error -32603: its response is malformed: ${problem}`,
+    );
+    // The connection goes on answering.
+    const ok = await executor.execute({ id: `w-${shape}-ok`, name: "fx__answer", arguments: { case: "ok" } });
+    expect(ok).toMatchObject({ outcome: "completed", content: { text: "fine\n[r](file:///r)" } });
+  });
+
+  it("takes a good result that carries a key JSON-RPC does not define", async () => {
+    const set = await start({ command: process.execPath, args: [RAW_FIXTURE] }, { timeout_ms: 30_000 });
+    const result = await new ToolExecutor({ tools: set.tools }).execute({
+      id: "x1",
+      name: "fx__answer",
+      arguments: { case: "extra-key" },
+    });
+    expect(result).toMatchObject({ outcome: "completed", content: { text: "fine\n[r](file:///r)" } });
+  });
+
   it("reads the answer past lines that are not JSON-RPC messages, split across reads", async () => {
     // The connector's stdio reader leaves checking messages to the SDK's Protocol: a line that is
     // not JSON, or not a JSON-RPC 2.0 message, is reported and dropped, never taken as an answer.

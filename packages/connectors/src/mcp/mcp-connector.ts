@@ -18,6 +18,7 @@ import {
 import { useLightReadBuffer } from "./light-read-buffer";
 import { type McpConfig, McpConfigSchema } from "./mcp-config";
 import { type McpCallResult, McpCallResultShape, toToolResultValue } from "./mcp-result";
+import { settleMalformedResponses } from "./routable-response";
 
 /** The SDK's own per-request timeout is turned off in effect: the executor's timeout aborts the call (and so sends `notifications/cancelled`). */
 const NO_SDK_TIMEOUT = 2_000_000_000;
@@ -74,6 +75,7 @@ class McpSession implements ConnectorSession {
     client.onclose = () => this.#lost(client);
     try {
       await client.connect(transport);
+      settleMalformedResponses(transport);
       this.#client = client;
       await this.#refresh(client);
     } catch (error) {
