@@ -479,7 +479,10 @@ export class HostedTools {
     // Unambiguous without JSON: the agent's name is length-prefixed.
     const key = `${frame.agent.length}:${frame.agent}${frame.sessionId}`;
     let known = this.#executors.get(key);
-    if (known && known.calls > 0) return (this.#lastSession = known);
+    if (known && known.calls > 0) {
+      this.#lastSession = known;
+      return known;
+    }
     if (this.#idle.size > 0) {
       this.#sweep();
       known = this.#executors.get(key);
@@ -487,7 +490,10 @@ export class HostedTools {
     const user = JSON.stringify(frame.user);
     // An idle one made for another user or `host()` is replaced, so a call sees what its own
     // frame says.
-    if (known && known.hosted === hosted && known.user === user) return (this.#lastSession = known);
+    if (known && known.hosted === hosted && known.user === user) {
+      this.#lastSession = known;
+      return known;
+    }
     if (known) this.#drop(known);
     const session: SessionExecutor = {
       key,

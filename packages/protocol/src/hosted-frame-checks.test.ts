@@ -134,7 +134,8 @@ describe("the in-place checks and zod's wording", () => {
       { channel: "worker-to-server" },
     );
     expect(decoded.ok).toBe(false);
-    if (!decoded.ok) expect(decoded.error).toMatchObject({ code: "invalid_frame", path: "result.content.text" });
+    if (!decoded.ok)
+      expect(decoded.error).toMatchObject({ code: "invalid_frame", path: "result.content.text" });
   });
 
   it("fills in a result's missing images through zod", () => {
