@@ -11,7 +11,10 @@ const post = (method: string, params?: object) =>
     session?.post(method, params ?? {}, (error, result) => (error ? reject(error) : resolve(result))),
   );
 
-/** Starts sampling; objects collected by a scavenge are left out, those a full GC took are kept. */
+/**
+ * Starts sampling; objects collected by a scavenge are left out, those a full GC took are kept.
+ * `BENCH_HEAP_ALL=1` keeps those a scavenge took too: every allocation, not only what outlived it.
+ */
 export async function startHeapSampling(): Promise<void> {
   session ??= new Session();
   session.connect();
@@ -19,7 +22,7 @@ export async function startHeapSampling(): Promise<void> {
   await post("HeapProfiler.startSampling", {
     samplingInterval: 4096,
     includeObjectsCollectedByMajorGC: true,
-    includeObjectsCollectedByMinorGC: false,
+    includeObjectsCollectedByMinorGC: process.env.BENCH_HEAP_ALL === "1",
   });
 }
 

@@ -8,6 +8,7 @@ import { latencyBlock, type Rig, throughputBlock } from "../measure";
 import { startRawWsFloor } from "../raw-ws-floor";
 import { summarize } from "../stats";
 import type { GcSummary } from "./gc-stats";
+import { startHeapSampling, stopHeapSampling } from "./heap-sampling";
 import { procCpuUs } from "./proc-cpu";
 
 const arg = (name: string, fallback: number) => {
@@ -36,6 +37,9 @@ async function block(name: string, rig: Rig, peerPid: number, lanes: number): Pr
   // BENCH_HEAP_PROF=<file>: the worker's sampling heap profile of what survived scavenges.
   const heapFile = process.env.BENCH_HEAP_PROF;
   if (worker && heapFile) await worker.request({ type: "heap-start" });
+  // BENCH_SERVER_HEAP_PROF=<file>: this process's (the server's) profile over the hosted blocks.
+  const serverHeapFile = worker ? process.env.BENCH_SERVER_HEAP_PROF : undefined;
+  if (serverHeapFile) await startHeapSampling();
   const before = { self: selfCpu(), peer: procCpuUs(peerPid) };
   const start = performance.now();
   let n: number;
@@ -56,6 +60,7 @@ async function block(name: string, rig: Rig, peerPid: number, lanes: number): Pr
   if (worker) {
     const { gc } = await worker.request<{ gc: GcSummary }>({ type: "gc-stop" });
     if (heapFile) await worker.request({ type: "heap-stop", file: heapFile });
+    if (serverHeapFile) await stopHeapSampling(serverHeapFile);
     gcText = `; worker GC per call: ${per(gc.scavengeUs + gc.fullGcUs)} µs, promoted ${(gc.promotedBytes / n).toFixed(0)} B, kept young ${(gc.survivedBytes / n).toFixed(0)} B, allocated ${(gc.youngBytes / Math.max(1, gc.scavenges - 1) / (n / gc.scavenges) / 1024).toFixed(1)} KiB (${gc.scavenges} scavenges of ${(gc.newSpaceBytes / 1048576).toFixed(0)} MiB, ${gc.fullGcs} full)`;
   }
   console.log(

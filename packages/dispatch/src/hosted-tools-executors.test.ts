@@ -66,6 +66,37 @@ describe("hosted tools: session executors", () => {
     hosted.close();
   });
 
+  it("gives each call its own session's executor while calls of several sessions run at once", async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const seen: string[] = [];
+    const { hosted, call } = rig(async (ctx) => {
+      seen.push(`${ctx.id}@${ctx.sessionId}`);
+      await held;
+      return ctx.sessionId;
+    });
+    // The same session twice in a row (the second finds the first's executor running), then
+    // interleaved: every call lands in its own session.
+    const calls = [
+      call("a1", "s_a"),
+      call("a2", "s_a"),
+      call("b1", "s_b"),
+      call("a3", "s_a"),
+      call("b2", "s_b"),
+    ];
+    expect(hosted.executorCount).toBe(2);
+    release();
+    const texts = (await Promise.all(calls)).map((r) => r.result.content.text);
+    expect(texts).toEqual(["s_a", "s_a", "s_b", "s_a", "s_b"]);
+    expect(seen.sort()).toEqual(["a1@s_a", "a2@s_a", "a3@s_a", "b1@s_b", "b2@s_b"]);
+    // Idle now, s_a's next call with another user gets a new executor (the memo is not used).
+    await call("a4", "s_a", { user: { id: "u_2" } });
+    expect(hosted.executorCount).toBe(2);
+    hosted.close();
+  });
+
   it("gives an idle session a new executor when the call's user changes", async () => {
     const users: string[] = [];
     const { hosted, call } = rig((ctx) => {

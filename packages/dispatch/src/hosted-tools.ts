@@ -72,6 +72,8 @@ interface Hosted {
 
 interface SessionExecutor {
   readonly key: string;
+  readonly agent: string;
+  readonly sessionId: string;
   /** The `host()` registration it was made for; hosting the agent again replaces it. */
   readonly hosted: Hosted;
   executor: PreapprovedToolExecutor;
@@ -136,6 +138,8 @@ export class HostedTools {
   readonly #link: HostedToolsLink;
   readonly #agents = new Map<string, Hosted>();
   readonly #executors = new Map<string, SessionExecutor>();
+  /** The session of the latest call: the next call, most often of the same session, skips the key. */
+  #lastSession: SessionExecutor | undefined;
   readonly #running = new Map<string, RunningCall>();
   /** Executors with no call running, longest idle first (insertion order). */
   readonly #idle = new Map<string, SessionExecutor>();
@@ -438,6 +442,7 @@ export class HostedTools {
   }
 
   #drop(session: SessionExecutor): void {
+    if (this.#lastSession === session) this.#lastSession = undefined;
     this.#idle.delete(session.key);
     this.#executors.delete(session.key);
   }
@@ -465,12 +470,19 @@ export class HostedTools {
   }
 
   #executorFor(hosted: Hosted, frame: HostedCall): SessionExecutor {
+    // While a call runs the session keeps its executor, as it always did (and nothing below is
+    // worked out: with calls in flight, this is every call). A session with calls is never
+    // dropped or replaced, so the latest one, still running calls, is the map's entry for its key.
+    const last = this.#lastSession;
+    if (last && last.calls > 0 && last.sessionId === frame.sessionId && last.agent === frame.agent)
+      return last;
     // Unambiguous without JSON: the agent's name is length-prefixed.
     const key = `${frame.agent.length}:${frame.agent}${frame.sessionId}`;
     let known = this.#executors.get(key);
-    // While a call runs the session keeps its executor, as it always did (and nothing below is
-    // worked out: with calls in flight, this is every call).
-    if (known && known.calls > 0) return known;
+    if (known && known.calls > 0) {
+      this.#lastSession = known;
+      return known;
+    }
     if (this.#idle.size > 0) {
       this.#sweep();
       known = this.#executors.get(key);
@@ -478,10 +490,15 @@ export class HostedTools {
     const user = JSON.stringify(frame.user);
     // An idle one made for another user or `host()` is replaced, so a call sees what its own
     // frame says.
-    if (known && known.hosted === hosted && known.user === user) return known;
+    if (known && known.hosted === hosted && known.user === user) {
+      this.#lastSession = known;
+      return known;
+    }
     if (known) this.#drop(known);
     const session: SessionExecutor = {
       key,
+      agent: frame.agent,
+      sessionId: frame.sessionId,
       hosted,
       executor: undefined as unknown as PreapprovedToolExecutor,
       calls: 0,
@@ -542,6 +559,7 @@ export class HostedTools {
       if (running) running.held = true;
     });
     this.#executors.set(key, session);
+    this.#lastSession = session;
     return session;
   }
 }

@@ -8,6 +8,7 @@ import {
   RESULT_FRAME_TYPES,
   readEnvelopeWithResults,
 } from "./frame-envelope";
+import { checkedHostedCall, checkedHostedResult } from "./hosted-frame-checks";
 import { guardedToolResult } from "./tool-result-frame";
 import { DEFAULT_MAX_FRAME_BYTES, DEFAULT_MAX_RESULT_FRAME_BYTES } from "./version";
 import { ServerToWorkerFrameSchema, WorkerToServerFrameSchema } from "./worker-frames";
@@ -108,6 +109,15 @@ export function decodeFrame<C extends FrameChannel>(
   if (type === "tool.result" && options.channel === "client-to-server") {
     // The answers a server reads at call rates: without zod when valid (tool-result-frame.ts).
     const frame = guardedToolResult(value);
+    if (frame !== undefined) return { ok: true, frame: frame as FrameOf<C> };
+  }
+  // The frames of every hosted call: as parsed when zod would return them unchanged
+  // (hosted-frame-checks.ts).
+  if (type === "hosted.result" && options.channel === "worker-to-server") {
+    const frame = checkedHostedResult(value);
+    if (frame !== undefined) return { ok: true, frame: frame as FrameOf<C> };
+  } else if (type === "hosted.call" && options.channel === "server-to-worker") {
+    const frame = checkedHostedCall(value);
     if (frame !== undefined) return { ok: true, frame: frame as FrameOf<C> };
   }
   const parsed = schema.safeParse(value);

@@ -124,15 +124,15 @@ export class WorkerRegistry {
     return this.all().filter((worker) => worker.hosts.get(agent)?.tools.has(tool) === true);
   }
 
-  /** The worker hosting `tool` with the fewest calls outstanding, skipping `exclude`. */
-  pickForTool(
-    agent: string,
-    tool: string,
-    exclude: ReadonlySet<string> = new Set(),
-  ): ConnectedWorker | undefined {
+  /**
+   * The worker hosting `tool` with the fewest calls outstanding, skipping `exclude`. Every hosted
+   * call asks, so it walks the workers without building a list of them (or an empty set).
+   */
+  pickForTool(agent: string, tool: string, exclude?: ReadonlySet<string>): ConnectedWorker | undefined {
     let best: ConnectedWorker | undefined;
-    for (const worker of this.hostsOf(agent, tool)) {
-      if (exclude.has(worker.id)) continue;
+    for (const worker of this.#workers.values()) {
+      if (worker.hosts.get(agent)?.tools.has(tool) !== true) continue;
+      if (exclude?.has(worker.id)) continue;
       if (
         !best ||
         worker.calls.size < best.calls.size ||

@@ -290,9 +290,10 @@ export class WorkerToolRouter implements HostedToolRouter {
     call.attempt++;
     call.worker = worker;
     worker.calls.add(call.request.callId);
-    worker.lastGivenAt = Date.now();
+    const now = Date.now();
+    worker.lastGivenAt = now;
     const { request } = call;
-    const timeoutMs = Math.max(1, call.deadline - Date.now());
+    const timeoutMs = Math.max(1, call.deadline - now);
     const fitted = fitHostedCall(
       {
         type: "hosted.call",
