@@ -101,6 +101,46 @@ try {
       current = undefined;
     } else current?.push(m);
   }
+  // Milestones every turn has, whatever the order of the marks between them: the median of each
+  // step over all turns (a turn missing one is left out of that step).
+  const milestones = [
+    "server got message.send (client)",
+    "server COMMIT done",
+    "worker got hosted.call:message (server)",
+    "worker send hosted.result (server)",
+    "server got hosted.result (worker)",
+    "server COMMIT done",
+    "client got response.completed (server)",
+  ];
+  const steps: number[][] = milestones.map(() => []);
+  const ends: number[][] = milestones.map(() => []);
+  for (const [key, rows] of sequences) {
+    const labels = key.split("|");
+    const at: number[] = [];
+    let from = 0;
+    for (const milestone of milestones) {
+      const i = labels.indexOf(milestone, from);
+      at.push(i);
+      from = i < 0 ? from : i + 1;
+    }
+    for (const row of rows) {
+      let before = 0;
+      for (let m = 0; m < milestones.length; m++) {
+        const i = at[m]!;
+        if (i < 0) break;
+        steps[m]!.push(row[i]! - before);
+        ends[m]!.push(row[i]!);
+        before = row[i]!;
+      }
+    }
+  }
+  const median = (values: number[]) => values.sort((x, y) => x - y)[values.length >> 1] ?? Number.NaN;
+  console.log("milestones, median µs since the turn began (median step from the milestone before):");
+  for (let m = 0; m < milestones.length; m++) {
+    console.log(
+      `  ${milestones[m]!.padEnd(42)} ${median(ends[m]!).toFixed(1).padStart(8)}  (+${median(steps[m]!).toFixed(1)})`,
+    );
+  }
   const ranked = [...sequences].sort((x, y) => y[1].length - x[1].length);
   const turnUs = ranked.flatMap(([, rows]) => rows.map((r) => r[r.length - 1]!)).sort((a, b) => a - b);
   console.log(
