@@ -97,7 +97,7 @@ function markSql(): void {
   proto.run = function (this: { source: string }, ...args: unknown[]) {
     const word = /^\s*(\w+)/.exec(this.source)?.[1]?.toUpperCase();
     if (word !== "BEGIN" && word !== "COMMIT") {
-      mark(word);
+      mark(word ?? "?");
       return original.apply(this, args);
     }
     mark(word);

@@ -106,6 +106,7 @@ try {
   const milestones = [
     "server got message.send (client)",
     "server COMMIT done",
+    "server flush (worker)",
     "worker got hosted.call:message (server)",
     "worker send hosted.result (server)",
     "server got hosted.result (worker)",
@@ -134,6 +135,21 @@ try {
       }
     }
   }
+  // Which of its two sockets the server writes first once the first transaction is written.
+  let workerFirst = 0;
+  let clientFirst = 0;
+  for (const [key, rows] of sequences) {
+    const labels = key.split("|");
+    const from = labels.indexOf("server COMMIT done");
+    const worker = labels.indexOf("server flush (worker)", from);
+    const client = labels.indexOf("server flush (client)", from);
+    if (from < 0 || worker < 0 || client < 0) continue;
+    if (worker < client) workerFirst += rows.length;
+    else clientFirst += rows.length;
+  }
+  console.log(
+    `after the first transaction the server wrote the worker's socket first in ${workerFirst} turns, the client's in ${clientFirst}`,
+  );
   const median = (values: number[]) => values.sort((x, y) => x - y)[values.length >> 1] ?? Number.NaN;
   console.log("milestones, median µs since the turn began (median step from the milestone before):");
   for (let m = 0; m < milestones.length; m++) {
