@@ -90,34 +90,6 @@ describe("holdWritesForTick", () => {
     expect(p.received).toEqual(["created", "started"]);
   });
 
-  it("writes the socket corked last first", async () => {
-    const a = await pair();
-    const b = await pair();
-    close = async () => {
-      await a.close();
-      await b.close();
-    };
-    const order: string[] = [];
-    for (const [name, p] of [
-      ["a", a],
-      ["b", b],
-    ] as const) {
-      const uncork = p.raw.uncork.bind(p.raw);
-      p.raw.uncork = () => {
-        if (p.raw.writableCorked === 1) order.push(name);
-        uncork();
-      };
-    }
-    holdWritesForTick(a.server);
-    a.server.send("events");
-    holdWritesForTick(b.server);
-    b.server.send("the call they led to");
-    await until(() => a.received.length === 1 && b.received.length === 1, "the frames");
-    expect(order).toEqual(["b", "a"]);
-    expect(a.writes).toEqual([2]);
-    expect(b.writes).toEqual([2]);
-  });
-
   it("leaves the next tick's frames to a write of their own", async () => {
     const p = await pair();
     close = p.close;

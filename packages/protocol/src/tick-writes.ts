@@ -12,12 +12,7 @@ function flush(): void {
   flushScheduled = false;
   // A socket corked during a flush (an uncork's write callback sending again) waits for the next.
   const sockets = corked.splice(0);
-  // Last corked, first written: a cascade's last frames are most often what its earlier ones
-  // led to (a server's `hosted.call`, sent once the transaction whose events it broadcast first
-  // is written), and the peer waiting for them to go on should not wait behind the others'
-  // writes, each of which wakes its reader (on a busy machine the writer may lose its core to
-  // that reader before the next write).
-  for (let i = sockets.length - 1; i >= 0; i--) sockets[i]!.uncork();
+  for (const socket of sockets) socket.uncork();
 }
 
 // The flush runs once this turn's callback and every promise job it started are done, and then
