@@ -46,6 +46,32 @@ const orderModel = () =>
   });
 
 describe("scripted", () => {
+  it("names a call by a hash of the user message and its place: the ids a replayed conversation already has", async () => {
+    const model = orderModel();
+    const idOf = async (messages: ModelMessage[]) => {
+      const [event] = await collect(model.stream({ messages, tools: [lookupOrder] }));
+      if (event?.type !== "tool-call") throw new Error(`expected a tool call, got ${event?.type}`);
+      return event.call.id;
+    };
+    const system: ModelMessage = { role: "system", content: "You help with orders." };
+    // 64-bit FNV-1a of `${userIndex}\0${userText}\0${position}`, its top 52 bits in base 36,
+    // as computed with BigInt arithmetic before (non-ASCII and a surrogate pair included).
+    expect(await idOf([system, { role: "user", content: "Hi, where is order A17?" }])).toBe(
+      "call_h5el8a8quj",
+    );
+    expect(await idOf([system, { role: "user", content: "where is order Z9 for Zoë 🚚?" }])).toBe(
+      "call_s0wjvnxpvs",
+    );
+    expect(
+      await idOf([
+        system,
+        { role: "user", content: "hello" },
+        { role: "assistant", content: "Hello there, I am a scripted stand-in." },
+        { role: "user", content: "where is order B2" },
+      ]),
+    ).toBe("call_10rjnav2enc");
+  });
+
   it("drives a full tool-call round: user message, tool call from named groups, tool result, templated reply", async () => {
     const model = orderModel();
     const messages: ModelMessage[] = [

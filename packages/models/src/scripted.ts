@@ -30,17 +30,32 @@ const WHOLE_PLACEHOLDER = /^\{([A-Za-z_][\w.-]*)(?::(string|number|integer|boole
 
 /**
  * FNV-1a over UTF-16 code units, 52 bits: enough for call ids to differ, pure JS so it runs in
- * every runtime, and stable so a replayed conversation gets the same ids.
+ * every runtime, and stable so a replayed conversation gets the same ids. The 64-bit state is
+ * kept in four 16-bit limbs of plain numbers (the multiply by the prime, 2^40 + 0x1b3, is a
+ * multiply by 0x1b3 plus a shift by 40 bits): the same ids as BigInt arithmetic, at a tenth of
+ * its cost (a BigInt per step and per character).
  */
 function stableHash(text: string): string {
-  let hash = 0xcbf29ce484222325n;
-  const prime = 0x100000001b3n;
-  const mask = (1n << 64n) - 1n;
+  let h0 = 0x2325;
+  let h1 = 0x8422;
+  let h2 = 0x9ce4;
+  let h3 = 0xcbf2;
   for (let i = 0; i < text.length; i++) {
-    hash ^= BigInt(text.charCodeAt(i));
-    hash = (hash * prime) & mask;
+    h0 ^= text.charCodeAt(i);
+    const t0 = h0 * 0x1b3;
+    let t1 = h1 * 0x1b3;
+    let t2 = h2 * 0x1b3 + (h0 << 8);
+    let t3 = h3 * 0x1b3 + (h1 << 8);
+    t1 += t0 >>> 16;
+    t2 += t1 >>> 16;
+    t3 += t2 >>> 16;
+    h0 = t0 & 0xffff;
+    h1 = t1 & 0xffff;
+    h2 = t2 & 0xffff;
+    h3 = t3 & 0xffff;
   }
-  return (hash >> 12n).toString(36).padStart(10, "0");
+  // The top 52 bits (the state shifted right by 12): exact in a double.
+  return (h3 * 2 ** 36 + h2 * 2 ** 20 + h1 * 16 + (h0 >>> 12)).toString(36).padStart(10, "0");
 }
 
 function pathValue(text: string, path: string[]): unknown {
