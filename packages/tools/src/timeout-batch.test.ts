@@ -17,14 +17,14 @@ describe("timeouts in batches (the Node entry)", () => {
       description: "d",
       parameters: { type: "object", properties: { id: { type: "string" } }, required: ["id"] },
       timeoutMs: 1_000,
-      run: ({ id }) => new Promise<string>((resolve) => gates.set(id, () => resolve(`done ${id}`))),
+      run: ({ id }) => new Promise<string>((resolve) => gates.set(id as string, () => resolve(`done ${id}`))),
     })
     .register({
       name: "wait_long",
       description: "d",
       parameters: { type: "object", properties: { id: { type: "string" } }, required: ["id"] },
       timeoutMs: 5_000,
-      run: ({ id }) => new Promise<string>((resolve) => gates.set(id, () => resolve(`done ${id}`))),
+      run: ({ id }) => new Promise<string>((resolve) => gates.set(id as string, () => resolve(`done ${id}`))),
     });
   const call = (id: string, name = "wait") => ({ id, name, arguments: { id } });
 
@@ -79,7 +79,7 @@ describe("timeouts in batches (the Node entry)", () => {
     expect(executor.cancel("j")).toBe(true);
     await vi.advanceTimersByTimeAsync(990);
     const [j, k] = await Promise.all(results);
-    expect(j.outcome).toBe("cancelled");
-    expect(k.outcome).toBe("timed_out");
+    expect(j?.outcome).toBe("cancelled");
+    expect(k?.outcome).toBe("timed_out");
   });
 });
