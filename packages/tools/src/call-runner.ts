@@ -122,7 +122,7 @@ export class CallRunner implements PipelineHost {
     if (options?.timeoutMs !== undefined) state.explicitTimeoutMs = options.timeoutMs;
     if (options?.checkedArguments !== undefined) state.checkedArguments = options.checkedArguments;
     this.#active.set(call.id, state);
-    void this.#begin(state, options?.signal);
+    this.#begin(state, options?.signal);
     return state.promise;
   }
 
@@ -159,19 +159,31 @@ export class CallRunner implements PipelineHost {
     return explicit ?? count;
   }
 
-  async #begin(state: CallState, signal: AbortSignal | undefined): Promise<void> {
-    let stored: ToolExecutionResult | undefined;
-    try {
-      stored = await this.#store.get(state.storeKey);
-    } catch (error) {
+  // Not async functions: an async frame per call, suspended for the whole call, was one of the
+  // larger things each call in flight kept alive (and so copied at every scavenge).
+  #begin(state: CallState, signal: AbortSignal | undefined): void {
+    let lookup: ReturnType<IdempotencyStore["get"]>;
+    const failed = (error: unknown) =>
       // Running without knowing whether the call already ran could repeat a side effect.
       this.finish(state, "failed", {
         text: Sentences.lookupFailed(state.call.name),
         code: "idempotency_store_failed",
         message: messageOf(error),
       });
+    try {
+      lookup = this.#store.get(state.storeKey);
+    } catch (error) {
+      failed(error);
       return;
     }
+    // A durable store's answer (any thenable, as `await` took it); one that answers at once still
+    // answers a promise job later, as an `await` did.
+    if (typeof (lookup as { then?: unknown } | undefined)?.then === "function")
+      Promise.resolve(lookup).then((stored) => this.#proceed(state, stored, signal), failed);
+    else queueMicrotask(() => this.#proceed(state, lookup as ToolExecutionResult | undefined, signal));
+  }
+
+  #proceed(state: CallState, stored: ToolExecutionResult | undefined, signal: AbortSignal | undefined): void {
     if (stored) {
       state.settled = true;
       this.#active.delete(state.call.id);
@@ -187,15 +199,22 @@ export class CallRunner implements PipelineHost {
       signal.addEventListener("abort", onAbort, { once: true });
       state.detach = () => signal.removeEventListener("abort", onAbort);
     }
-    try {
-      await pipeline(this, state);
-    } catch (error) {
+    // Something threw where nothing should: the call fails (if it has not ended already).
+    const crashed = (error: unknown) =>
       this.finish(state, "failed", {
         text: Sentences.failed(state.call.name, messageOf(error)),
         code: "internal",
         message: messageOf(error),
       });
+    let running: unknown;
+    try {
+      running = pipeline(this, state);
+    } catch (error) {
+      crashed(error);
+      return;
     }
+    if (typeof (running as { then?: unknown } | undefined)?.then === "function")
+      (running as Promise<unknown>).then(undefined, crashed);
   }
 
   // The hosts' side, called by the steps, the call's context and its timers.

@@ -63,8 +63,9 @@ async function acquireCapped(state: CallState, tool: CompiledTool, caps: SlotCap
 export function takeSlot(state: CallState, slots: Semaphore): true | Promise<boolean> {
   const release = slots.tryAcquire();
   if (release) {
-    state.releases ??= [];
-    state.releases.push(release);
+    // A literal: `[]` then `push` grows the array to room for 17.
+    if (state.releases === undefined) state.releases = [release];
+    else state.releases.push(release);
     return true;
   }
   return new Promise<boolean>((resolve) => {

@@ -9,7 +9,7 @@ export interface TimerHost {
 /** Starts the call's timeout (it counts the wait for slots too). */
 export function armTimeout(host: TimerHost, state: CallState, timeoutMs: number): void {
   state.timeoutMs = timeoutMs;
-  state.timeoutTimer = setTimeout(fireTimeout, timeoutMs, host, state);
+  state.timeoutTimer = setTimeout(timeOutCall, timeoutMs, host, state);
 }
 
 /** Starts, or starts again, the call's idle timeout. */
@@ -27,12 +27,14 @@ export function touch(host: TimerHost, state: CallState): void {
 
 export function clearTimers(state: CallState): void {
   if (state.timeoutTimer !== undefined) clearTimeout(state.timeoutTimer);
+  state.timeoutBatch?.leave(state);
   if (state.idleTimer !== undefined) clearTimeout(state.idleTimer);
 }
 
 // Timer callbacks are module functions that get the host and the call as arguments, so arming a
 // timer makes no closure.
-function fireTimeout(host: TimerHost, state: CallState): void {
+/** What the call's timeout does when it fires (its own timer's, or its batch's: timeout-batch.ts). */
+export function timeOutCall(host: TimerHost, state: CallState): void {
   host.timeOut(state, Sentences.timedOut(state.call.name, state.timeoutMs), "timed_out");
 }
 

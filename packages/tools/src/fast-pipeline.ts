@@ -3,7 +3,7 @@ import { acquireSlots } from "./call-slots";
 import type { CallState } from "./call-state";
 import { acceptArguments, findTool } from "./call-step-parse";
 import { runStep } from "./call-step-run";
-import { armTimeout } from "./call-timers";
+import { armTimeoutBatched } from "./timeout-batch";
 import type { CompiledTool } from "./tool-definition";
 import type { ValidationResult } from "./validate-arguments";
 
@@ -38,7 +38,11 @@ function afterParse(
 ) {
   if (state.settled || !acceptArguments(host, state, parsed)) return;
   const args = (parsed as { value: unknown }).value;
-  armTimeout(host, state, state.explicitTimeoutMs || (tool.definition.timeoutMs ?? host.defaultTimeoutMs));
+  armTimeoutBatched(
+    host,
+    state,
+    state.explicitTimeoutMs || (tool.definition.timeoutMs ?? host.defaultTimeoutMs),
+  );
   const slots = acquireSlots(state, tool, host.caps);
   return slots === true
     ? runStep(host, state, tool, args)

@@ -124,12 +124,19 @@ class McpSession implements ConnectorSession {
   }
 
   #toConnectorTool(tool: McpTool): ConnectorTool {
+    // A tool without an output schema whose calls need no task: `callTool` would only send the
+    // request and hand its result on, so the call sends it itself (one async frame and two promise
+    // jobs less per call). Any other tool goes through `callTool`, which checks the one and
+    // refuses the other.
+    const plain = tool.outputSchema === undefined && tool.execution?.taskSupport !== "required";
     const connectorTool: ConnectorTool = {
       name: tool.name,
       description: tool.description ?? tool.title ?? "",
       inputSchema: tool.inputSchema as ConnectorTool["inputSchema"],
       // The context, not `ctx.update`: reading it binds a function, and most calls report no progress.
-      run: (args, signal, ctx) => this.#call(tool.name, args, signal, ctx),
+      run: plain
+        ? (args, signal, ctx) => this.#call(tool.name, args, signal, ctx, true)
+        : (args, signal, ctx) => this.#call(tool.name, args, signal, ctx, false),
       // The SDK only watches the signal for the abort (then sends `notifications/cancelled`).
       lightSignal: true,
     };
@@ -140,7 +147,13 @@ class McpSession implements ConnectorSession {
   }
 
   // Not an async function: a then on the SDK's promise costs less than a suspended frame per call.
-  #call(name: string, args: Record<string, unknown>, signal: AbortSignal, ctx: ToolCallContext) {
+  #call(
+    name: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+    ctx: ToolCallContext,
+    plain: boolean,
+  ) {
     const client = this.#client;
     if (!client)
       throw new ToolError(`The ${this.context.name} service is not connected. Try again later.`, {
@@ -149,29 +162,28 @@ class McpSession implements ConnectorSession {
     const progressToken = ++this.#lastToken;
     const progress = this.#progress;
     progress.set(progressToken, ctx);
-    return client
-      .callTool({ name, arguments: args, _meta: { progressToken } }, RESULT_SCHEMA, {
-        signal,
-        timeout: NO_SDK_TIMEOUT,
-      })
-      .then(
-        (result) => {
-          progress.delete(progressToken);
-          try {
-            return toToolResultValue(result as McpCallResult);
-          } catch (error) {
-            // A malformed result: said as every failed call is, with the service and tool.
-            if (error instanceof ToolError && error.code === "mcp_call_failed")
-              throw this.#failed(name, error);
-            throw error;
-          }
-        },
-        (error: unknown) => {
-          progress.delete(progressToken);
-          if (signal.aborted) throw error;
-          throw this.#failed(name, error);
-        },
-      );
+    const params = { name, arguments: args, _meta: { progressToken } };
+    const options = { signal, timeout: NO_SDK_TIMEOUT };
+    const sent = plain
+      ? client.request({ method: "tools/call", params }, RESULT_SCHEMA, options)
+      : client.callTool(params, RESULT_SCHEMA, options);
+    return sent.then(
+      (result) => {
+        progress.delete(progressToken);
+        try {
+          return toToolResultValue(result as McpCallResult);
+        } catch (error) {
+          // A malformed result: said as every failed call is, with the service and tool.
+          if (error instanceof ToolError && error.code === "mcp_call_failed") throw this.#failed(name, error);
+          throw error;
+        }
+      },
+      (error: unknown) => {
+        progress.delete(progressToken);
+        if (signal.aborted) throw error;
+        throw this.#failed(name, error);
+      },
+    );
   }
 
   #failed(name: string, error: unknown): ToolError {
