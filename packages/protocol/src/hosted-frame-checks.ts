@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ConversationItemSchema } from "./conversation";
+import { ToolOutcomeSchema } from "./tool-call";
 
 // The two frames of every hosted tool call, `hosted.call` (server -> worker) and `hosted.result`
 // (worker -> server), checked in place: a frame that is exactly what its zod schema would give
@@ -34,16 +35,8 @@ const RESULT_FRAME_KEYS = new Set(["type", "callId", "attempt", "result"]);
 const RESULT_KEYS = new Set(["outcome", "content", "error", "held"]);
 const CONTENT_KEYS = new Set(["text", "images"]);
 const ERROR_KEYS = new Set(["code", "message", "path"]);
-const OUTCOMES = new Set([
-  "completed",
-  "failed",
-  "invalid_arguments",
-  "unknown_tool",
-  "timed_out",
-  "cancelled",
-  "declined",
-  "approval_expired",
-]);
+/** The outcomes as `ToolOutcomeSchema` owns them (this module holds zod already). */
+const OUTCOMES = new Set<string>(ToolOutcomeSchema.options);
 
 /** A `ToolResult` without images, as `ToolResultSchema` returns it unchanged. */
 function isPlainToolResult(result: unknown): boolean {
