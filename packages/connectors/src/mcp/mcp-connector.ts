@@ -19,6 +19,7 @@ import { useLightReadBuffer } from "./light-read-buffer";
 import { type McpConfig, McpConfigSchema } from "./mcp-config";
 import { type McpCallResult, McpCallResultShape, toToolResultValue } from "./mcp-result";
 import { settleMalformedResponses } from "./routable-response";
+import { writeStdinPerTick } from "./stdin-per-tick";
 
 /** The SDK's own per-request timeout is turned off in effect: the executor's timeout aborts the call (and so sends `notifications/cancelled`). */
 const NO_SDK_TIMEOUT = 2_000_000_000;
@@ -100,6 +101,7 @@ class McpSession implements ConnectorSession {
       stderr: "pipe",
     });
     useLightReadBuffer(transport);
+    writeStdinPerTick(transport);
     // The server's stderr goes to the log at debug, line by line, never to ours.
     transport.stderr?.on("data", (chunk: Buffer) => {
       for (const line of chunk.toString("utf8").split("\n")) {
