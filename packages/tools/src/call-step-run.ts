@@ -37,10 +37,68 @@ export function useRunCall(how: RunCall): RunCall {
   return before;
 }
 
+/** Calls the tool's `run` the way installed for this entry (`useRunCall`). */
+export function callToolRun(
+  host: RunHost,
+  state: CallState,
+  definition: CompiledTool["definition"],
+  args: unknown,
+): unknown {
+  return callRun(host, state, definition, args);
+}
+
+/** The run step's start: the idle timer, and the `started` event. */
+export function startRun(host: RunHost, state: CallState, tool: CompiledTool): void {
+  if (tool.definition.idleTimeoutMs !== undefined) armIdle(host, state, tool.definition.idleTimeoutMs);
+  host.started(state);
+}
+
+/** `run` threw (or its promise rejected): the call fails, unless it ended meanwhile. */
+export function runThrew(host: RunHost, state: CallState, error: unknown): void {
+  if (state.settled) return;
+  host.threw(state, error);
+  host.finish(state, "failed", failureOf(state.call.name, error));
+}
+
+/**
+ * What `run` returned becomes the call's output: `completed` with its content, or `failed` when
+ * it cannot be used. Images are checked by image-content.ts, loaded by the first result that has
+ * any (the one case that answers a promise), under the rules of image-rules.ts. A call that ended
+ * meanwhile keeps that ending.
+ */
+export function endRun(host: RunHost, state: CallState, value: unknown): void | Promise<void> {
+  if (state.settled) return;
+  let content: ToolExecutionResult["content"];
+  try {
+    if (hasImages(value)) return endRunWithImages(host, state, value);
+    content = outputContent(value, undefined);
+  } catch (error) {
+    host.finish(state, "failed", failureOf(state.call.name, error));
+    return;
+  }
+  host.finish(state, "completed", { text: content.text, content, value });
+}
+
+async function endRunWithImages(host: RunHost, state: CallState, value: unknown): Promise<void> {
+  let content: ToolExecutionResult["content"];
+  try {
+    const images = await import("./image-content");
+    if (state.settled) return;
+    content = outputContent(value, (image: ToolImage, path: string) =>
+      images.checkImage(image, path, IMAGE_RULES),
+    );
+  } catch (error) {
+    host.finish(state, "failed", failureOf(state.call.name, error));
+    return;
+  }
+  host.finish(state, "completed", { text: content.text, content, value });
+}
+
 /**
  * The last step, once the call holds its slots: runs the tool with the parsed arguments and ends
  * the call as `completed` with its output, or `failed` when it threw or its output cannot be used.
- * A call that ended meanwhile (cancelled, timed out) keeps that ending.
+ * A call that ended meanwhile (cancelled, timed out) keeps that ending. (The Node entry's
+ * pipeline runs run-step-fast.ts instead: the same steps without an async frame.)
  */
 export async function runStep(
   host: RunHost,
@@ -48,32 +106,13 @@ export async function runStep(
   tool: CompiledTool,
   args: unknown,
 ): Promise<void> {
-  const definition = tool.definition;
-  if (definition.idleTimeoutMs !== undefined) armIdle(host, state, definition.idleTimeoutMs);
-  host.started(state);
+  startRun(host, state, tool);
   let value: unknown;
   try {
-    value = await callRun(host, state, definition, args);
+    value = await callRun(host, state, tool.definition, args);
   } catch (error) {
-    if (!state.settled) {
-      host.threw(state, error);
-      host.finish(state, "failed", failureOf(state.call.name, error));
-    }
+    runThrew(host, state, error);
     return;
   }
-  if (state.settled) return;
-  let content: ToolExecutionResult["content"];
-  try {
-    // Images are checked by image-content.ts, loaded by the first result that has any, under the
-    // rules of image-rules.ts.
-    const images = hasImages(value) ? await import("./image-content") : undefined;
-    const toImage =
-      images && ((image: ToolImage, path: string) => images.checkImage(image, path, IMAGE_RULES));
-    if (state.settled) return;
-    content = outputContent(value, toImage);
-  } catch (error) {
-    host.finish(state, "failed", failureOf(state.call.name, error));
-    return;
-  }
-  host.finish(state, "completed", { text: content.text, content, value });
+  await endRun(host, state, value);
 }

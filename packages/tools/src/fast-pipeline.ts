@@ -2,7 +2,7 @@ import { type PipelineHost, runPipeline } from "./call-pipeline";
 import { acquireSlots } from "./call-slots";
 import type { CallState } from "./call-state";
 import { acceptArguments, findTool } from "./call-step-parse";
-import { runStep } from "./call-step-run";
+import { runStepFast } from "./run-step-fast";
 import { armTimeoutBatched } from "./timeout-batch";
 import type { CompiledTool } from "./tool-definition";
 import type { ValidationResult } from "./validate-arguments";
@@ -45,6 +45,6 @@ function afterParse(
   );
   const slots = acquireSlots(state, tool, host.caps);
   return slots === true
-    ? runStep(host, state, tool, args)
-    : slots.then((held) => (held ? runStep(host, state, tool, args) : undefined));
+    ? runStepFast(host, state, tool, args)
+    : slots.then((held) => (held ? runStepFast(host, state, tool, args) : undefined));
 }
