@@ -12,7 +12,13 @@ type Step = (host: RunHost, state: CallState, tool: ReturnType<typeof compileToo
  */
 async function trace(step: Step, run: () => unknown, settleAfterStart = false) {
   const tool = compileTool({ name: "t", description: "T", run });
-  const state = new CallState({ id: "c1", name: "t", arguments: {} }, tool, 1, 0, ":c1");
+  const state = new CallState(
+    { id: "c1", index: 0, name: "t", arguments: {}, rawArguments: "{}" },
+    tool,
+    1,
+    0,
+    ":c1",
+  );
   const events: string[] = [];
   let job = 0;
   let endedAt = -1;
