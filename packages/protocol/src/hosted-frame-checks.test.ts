@@ -14,7 +14,7 @@ import { mutate, paths, REMOVE, REPLACEMENTS } from "./test-support/frame-mutati
 interface Vector {
   name: string;
   channel: string;
-  frame?: { type?: string };
+  frame?: { type?: string; [field: string]: unknown };
 }
 const load = (file: string): Vector[] =>
   (JSON.parse(readFileSync(join(import.meta.dirname, "../vectors", file), "utf8")) as { vectors: Vector[] })
