@@ -1,7 +1,8 @@
 // Keeps the in-place checks decodeFrame reads `hosted.call` and `hosted.result` with in step with
 // their zod schemas: on every shared vector of the two frames and thousands of mutations of the
 // valid ones (and of the same with a field added anywhere), decodeFrame answers exactly what the
-// zod schema alone answers, and a check that takes a frame gives back what zod gives back.
+// zod schema alone answers, and a check that takes a frame gives back what zod gives back. A
+// frame whose conversation holds every kind of item (richCall) is checked and mutated beside them.
 
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -13,11 +14,90 @@ import { mutate, paths, REMOVE, REPLACEMENTS } from "./test-support/frame-mutati
 interface Vector {
   name: string;
   channel: string;
-  frame?: { type?: string };
+  frame?: { type?: string; [field: string]: unknown };
 }
 const load = (file: string): Vector[] =>
   (JSON.parse(readFileSync(join(import.meta.dirname, "../vectors", file), "utf8")) as { vectors: Vector[] })
     .vectors;
+
+/**
+ * A `hosted.call` whose conversation holds every field of both kinds of item, beside the shared
+ * vectors (whose items hold fewer): plain items the checks take, and items with images they leave
+ * to zod, before and after plain ones.
+ */
+const richCall: Vector = {
+  name: "hosted.call with every kind of conversation item",
+  channel: "server-to-worker",
+  frame: {
+    type: "hosted.call",
+    callId: "call_2",
+    attempt: 1,
+    agent: "support",
+    sessionId: "s_1",
+    tool: "lookup_order",
+    arguments: { order_id: "A1" },
+    user: { id: "u_1", name: "Ada" },
+    conversation: [
+      { type: "message", id: "m_1", role: "user", text: "Hi", images: [], status: "completed", createdAt: 0 },
+      {
+        type: "message",
+        id: "m_2",
+        role: "user",
+        text: "This one",
+        images: [{ type: "image", url: "https://example.com/a.png" }],
+        status: "completed",
+        createdAt: 1,
+      },
+      {
+        type: "tool_call",
+        id: "call_1",
+        providerCallId: "toolu_1",
+        name: "lookup_order",
+        arguments: { order_id: "A1", nested: { list: [1, "two", null] } },
+        location: "worker",
+        displayTitle: "Looking up",
+        status: "failed",
+        progress: "",
+        held: true,
+        attempt: 2,
+        result: {
+          outcome: "failed",
+          content: { text: "no such order", images: [] },
+          error: { code: "not_found", message: "no such order", path: "order_id" },
+          held: false,
+        },
+        lateResult: { outcome: "completed", content: { text: "late", images: [] } },
+        responseId: "r_1",
+        createdAt: 2,
+      },
+      {
+        type: "tool_call",
+        id: "call_3",
+        name: "photo",
+        arguments: {},
+        status: "completed",
+        held: false,
+        attempt: 1,
+        result: {
+          outcome: "completed",
+          content: { text: "", images: [{ type: "image", mimeType: "image/png", data: "AAAA" }] },
+        },
+        createdAt: 3,
+      },
+      {
+        type: "message",
+        id: "m_3",
+        role: "assistant",
+        text: "Done",
+        status: "interrupted",
+        responseId: "r_1",
+        createdAt: 4,
+      },
+    ],
+    timeoutMs: 1,
+    conversationTrimmed: true,
+  },
+};
 
 const kinds = [
   {
@@ -25,12 +105,14 @@ const kinds = [
     channel: "worker-to-server",
     schema: HostedResultFrameSchema,
     check: checkedHostedResult,
+    extra: [] as Vector[],
   },
   {
     type: "hosted.call",
     channel: "server-to-worker",
     schema: HostedCallFrameSchema,
     check: checkedHostedCall,
+    extra: [richCall],
   },
 ] as const;
 
@@ -50,9 +132,9 @@ function withField(frame: unknown, path: (string | number)[], key: string): unkn
   return copy;
 }
 
-for (const { type, channel, schema, check } of kinds) {
+for (const { type, channel, schema, check, extra } of kinds) {
   const ofType = (v: Vector) => v.channel === channel && v.frame?.type === type;
-  const valid = load("frames.valid.json").filter(ofType);
+  const valid = [...load("frames.valid.json").filter(ofType), ...extra];
   const invalid = load("frames.invalid.json").filter(ofType);
 
   /** Whether decodeFrame and the check agree with the zod schema on `frame`; whether zod took it. */
@@ -105,9 +187,21 @@ for (const { type, channel, schema, check } of kinds) {
             const frame = withField(vector.frame, path, key);
             const label = `${vector.name}: ${key} added at ${path.join(".") || "the top"}`;
             agree(frame, label);
-            // Within `arguments` (any object) a field is kept; a conversation's items are zod's.
-            const kept = path[0] === "conversation" || (path[0] === "arguments" && key !== "__proto__");
-            if (!kept) expect(check(JSON.parse(JSON.stringify(frame))), label).toBeUndefined();
+            // Within `arguments` (any object) a field is kept, and below its top level (which
+            // zod copies key by key) even `__proto__`. A conversation item with a field zod
+            // drops is zod's copy; anywhere else the whole frame is left to zod.
+            const inItem = path[0] === "conversation" && path.length >= 2;
+            const argumentsAt = inItem ? 2 : 0;
+            const kept =
+              path[argumentsAt] === "arguments" && (key !== "__proto__" || path.length > argumentsAt + 1);
+            const parsed = JSON.parse(JSON.stringify(frame)) as Record<string, unknown>;
+            const items = parsed.conversation as unknown[] | undefined;
+            const item = inItem ? items?.[path[1] as number] : undefined;
+            const checked = check(parsed);
+            if (kept) continue;
+            if (!inItem) expect(checked, label).toBeUndefined();
+            else if (checked !== undefined)
+              expect((checked.conversation as unknown[])[path[1] as number], label).not.toBe(item);
           }
         }
       }
@@ -119,6 +213,23 @@ for (const { type, channel, schema, check } of kinds) {
       const parsed = JSON.parse(JSON.stringify(plain!.frame)) as Record<string, unknown>;
       expect(check(parsed)).toBe(parsed);
     });
+
+    if (type === "hosted.call") {
+      it("hands on a conversation's plain items themselves, and zod's copy of the others", () => {
+        expect(schema.safeParse(richCall.frame).success, "zod takes the frame").toBe(true);
+        const parsed = JSON.parse(JSON.stringify(richCall.frame)) as { conversation: unknown[] };
+        const items = [...parsed.conversation];
+        const checked = check(parsed as Record<string, unknown>);
+        expect(checked).toBe(parsed);
+        const out = checked!.conversation as unknown[];
+        // Items 1 and 3 carry images: zod's; the others are the parsed items.
+        expect(out.map((item, i) => item === items[i])).toEqual([true, false, true, false, true]);
+        const plain = JSON.parse(JSON.stringify(valid[0]!.frame)) as { conversation: unknown[] };
+        const conversation = plain.conversation;
+        expect(conversation.length).toBeGreaterThan(0);
+        expect(check(plain as Record<string, unknown>)!.conversation).toBe(conversation);
+      });
+    }
   });
 }
 

@@ -1,5 +1,9 @@
-import { z } from "zod";
-import { ConversationItemSchema } from "./conversation";
+import {
+  ConversationItemSchema,
+  MessageItemSchema,
+  ToolCallStatusSchema,
+  ToolLocationSchema,
+} from "./conversation";
 import { ToolOutcomeSchema } from "./tool-call";
 
 // The two frames of every hosted tool call, `hosted.call` (server -> worker) and `hosted.result`
@@ -10,7 +14,10 @@ import { ToolOutcomeSchema } from "./tool-call";
 // answer (the copy, or the issues naming the wrong field) is then the decoder's. The rules are
 // those of `HostedCallFrameSchema` and `HostedResultFrameSchema` (worker-frames.ts, tool-call.ts,
 // primitives.ts); hosted-frame-checks.test.ts keeps them in step over the shared vectors and
-// their mutations. A conversation that is not empty is parsed by zod alone (its items' schema).
+// their mutations. The conversation's items are checked the same way, one by one
+// (`ConversationItemSchema`, conversation.ts); an item the checks do not take (an image, a field
+// zod drops) is parsed by zod alone, and when zod refuses it the whole frame goes to zod, whose
+// issues name the item's wrong field.
 
 type Json = Record<string, unknown>;
 
@@ -24,6 +31,22 @@ const isId = (value: unknown): boolean =>
 /** `z.number().int().positive()`. */
 const isPositive = (value: unknown): boolean =>
   typeof value === "number" && Number.isSafeInteger(value) && value >= 1;
+
+/** `TimestampSchema`: `z.number().int().nonnegative()`. */
+const isTimestamp = (value: unknown): boolean =>
+  typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
+
+/**
+ * `JsonObjectSchema`, which copies the object key by key; `__proto__` is the one key a copy by
+ * assignment would not keep as it is.
+ */
+const isJsonObject = (value: unknown): boolean => isObject(value) && !Object.hasOwn(value, "__proto__");
+
+/** A string of at least one code unit (`z.string().min(1)`). */
+const isFilled = (value: unknown): boolean => typeof value === "string" && value.length > 0;
+
+/** An optional string field. */
+const isOptionalString = (value: unknown): boolean => value === undefined || typeof value === "string";
 
 /** Whether every own key of `value` is one of `keys` (a key zod would drop makes a copy). */
 function onlyKeys(value: Json, keys: ReadonlySet<string>): boolean {
@@ -81,11 +104,85 @@ const CALL_FRAME_KEYS = new Set([
   "conversationTrimmed",
 ]);
 const USER_KEYS = new Set(["id", "name"]);
-const Conversation = z.array(ConversationItemSchema);
+
+const MESSAGE_KEYS = new Set(["type", "id", "role", "text", "images", "status", "responseId", "createdAt"]);
+const TOOL_CALL_KEYS = new Set([
+  "type",
+  "id",
+  "providerCallId",
+  "name",
+  "arguments",
+  "location",
+  "displayTitle",
+  "status",
+  "progress",
+  "held",
+  "attempt",
+  "result",
+  "lateResult",
+  "responseId",
+  "createdAt",
+]);
+/** The enums of the two kinds of item, as their schemas own them. */
+const ROLES = new Set<string>(MessageItemSchema.shape.role.options);
+const MESSAGE_STATUSES = new Set<string>(MessageItemSchema.shape.status.options);
+const TOOL_CALL_STATUSES = new Set<string>(ToolCallStatusSchema.options);
+const LOCATIONS = new Set<string>(ToolLocationSchema.options);
+
+/** A message item without images, as `MessageItemSchema` returns it unchanged. */
+function isPlainMessage(item: Json): boolean {
+  if (!onlyKeys(item, MESSAGE_KEYS) || !isId(item.id) || typeof item.text !== "string") return false;
+  if (!ROLES.has(item.role as string) || !MESSAGE_STATUSES.has(item.status as string)) return false;
+  // Images are left to zod (each is one of two shapes); an empty list is kept as it is.
+  const images = item.images;
+  if (images !== undefined && (!Array.isArray(images) || images.length > 0)) return false;
+  return (item.responseId === undefined || isId(item.responseId)) && isTimestamp(item.createdAt);
+}
+
+/** A tool call item whose results have no images, as `ToolCallItemSchema` returns it unchanged. */
+function isPlainToolCall(item: Json): boolean {
+  if (!onlyKeys(item, TOOL_CALL_KEYS) || !isId(item.id) || !isFilled(item.name)) return false;
+  if (item.providerCallId !== undefined && !isFilled(item.providerCallId)) return false;
+  if (!isJsonObject(item.arguments) || !TOOL_CALL_STATUSES.has(item.status as string)) return false;
+  if (item.location !== undefined && !LOCATIONS.has(item.location as string)) return false;
+  if (!isOptionalString(item.displayTitle) || !isOptionalString(item.progress)) return false;
+  if (typeof item.held !== "boolean" || !isPositive(item.attempt)) return false;
+  if (item.result !== undefined && !isPlainToolResult(item.result)) return false;
+  if (item.lateResult !== undefined && !isPlainToolResult(item.lateResult)) return false;
+  return (item.responseId === undefined || isId(item.responseId)) && isTimestamp(item.createdAt);
+}
+
+/** A conversation item as `ConversationItemSchema` returns it unchanged. */
+function isPlainItem(item: unknown): boolean {
+  if (!isObject(item)) return false;
+  if (item.type === "message") return isPlainMessage(item);
+  return item.type === "tool_call" && isPlainToolCall(item);
+}
+
+/**
+ * The conversation as `z.array(ConversationItemSchema)` returns it: the parsed array itself when
+ * every item is plain, else a copy with zod's parse of each item that is not; `undefined` when
+ * zod refuses an item.
+ */
+function checkedConversation(items: unknown[]): unknown[] | undefined {
+  let out: unknown[] | undefined;
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
+    if (isPlainItem(item)) {
+      if (out) out.push(item);
+      continue;
+    }
+    const parsed = ConversationItemSchema.safeParse(item);
+    if (!parsed.success) return undefined;
+    out ??= items.slice(0, i);
+    out.push(parsed.data);
+  }
+  return out ?? items;
+}
 
 /**
  * The parsed `hosted.call` frame itself when `HostedCallFrameSchema` would return it unchanged
- * (its conversation replaced by zod's parse of it when it has items), else `undefined` (ask zod).
+ * (with zod's parse of any conversation item the checks leave to it), else `undefined` (ask zod).
  */
 export function checkedHostedCall(value: Json): Json | undefined {
   if (!onlyKeys(value, CALL_FRAME_KEYS) || value.type !== "hosted.call") return undefined;
@@ -95,19 +192,14 @@ export function checkedHostedCall(value: Json): Json | undefined {
   if (!isPositive(value.timeoutMs)) return undefined;
   const trimmed = value.conversationTrimmed;
   if (trimmed !== undefined && typeof trimmed !== "boolean") return undefined;
-  // `JsonObjectSchema` copies the object key by key; `__proto__` is the one key a copy by
-  // assignment would not keep as it is.
-  const args = value.arguments;
-  if (!isObject(args) || Object.hasOwn(args, "__proto__")) return undefined;
+  if (!isJsonObject(value.arguments)) return undefined;
   const user = value.user;
   if (!isObject(user) || !onlyKeys(user, USER_KEYS) || !isId(user.id)) return undefined;
   if (user.name !== undefined && typeof user.name !== "string") return undefined;
   const conversation = value.conversation;
   if (!Array.isArray(conversation)) return undefined;
-  if (conversation.length > 0) {
-    const parsed = Conversation.safeParse(conversation);
-    if (!parsed.success) return undefined;
-    value.conversation = parsed.data;
-  }
+  const items = checkedConversation(conversation);
+  if (items === undefined) return undefined;
+  value.conversation = items;
   return value;
 }
