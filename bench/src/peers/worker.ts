@@ -5,6 +5,7 @@ import { Client } from "@patchbay/client";
 import { Dispatch } from "@patchbay/dispatch";
 import { BENCH_API_KEY, BENCH_SECRET } from "../credentials";
 import { BENCH_AGENT, LOOKUP_ORDER, lookupOrderText } from "../lookup-order";
+import { startCpuSampling, stopCpuSampling } from "../probes/cpu-sampling";
 import { startGcStats, stopGcStats } from "../probes/gc-stats";
 import { startHeapSampling, stopHeapSampling } from "../probes/heap-sampling";
 import { failed, onRequest, ready } from "./peer-runtime";
@@ -28,6 +29,8 @@ try {
     else if (message.type === "heap-start") return startHeapSampling();
     else if (message.type === "heap-snapshot") return { file: writeHeapSnapshot(String(message.file)) };
     else if (message.type === "heap-stop") return stopHeapSampling(String(message.file));
+    else if (message.type === "cpu-start") return startCpuSampling();
+    else if (message.type === "cpu-stop") return stopCpuSampling(String(message.file));
     return {};
   });
   dispatch.on("error", (error) => console.error("bench worker:", error));

@@ -14,6 +14,18 @@ export function procCpuUs(pid: number, thread?: number): number {
   return (Number(fields[11]) + Number(fields[12])) * TICK_US;
 }
 
+/** System (kernel) CPU time of `pid` so far, in microseconds (10 ms resolution). */
+export function procSystemCpuUs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[12]) * TICK_US;
+}
+
+/** Minor page faults of `pid` so far (pages the kernel mapped on first touch). */
+export function procMinorFaults(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[7]);
+}
+
 /** Write syscalls and bytes written so far by `pid` (sockets and files alike), from /proc/<pid>/io. */
 export function procWrites(pid: number): { calls: number; bytes: number } {
   const io = readFileSync(`/proc/${pid}/io`, "utf8");

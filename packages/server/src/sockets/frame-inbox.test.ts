@@ -33,6 +33,36 @@ describe("FrameInbox", () => {
     expect(flood.queuedBytes).toBe(0);
   });
 
+  it("keeps the round-robin order across rounds and turns, with a socket made ready by a handler", async () => {
+    const scheduler = new FrameScheduler(1);
+    const seen: string[] = [];
+    const c = inbox(scheduler, "c", seen).box;
+    const a = new FrameInbox(
+      scheduler,
+      (data) => {
+        seen.push(`a${data}`);
+        if (String(data) === "1") c.push(Buffer.from("1")); // ready while a round is served
+        if (String(data) === "2") {
+          const until = performance.now() + 2;
+          while (performance.now() < until) {} // uses the turn's slice: the turn ends after this round
+        }
+      },
+      { pause() {}, resume() {} },
+      1_000,
+    );
+    const b = inbox(scheduler, "b", seen).box;
+    for (let i = 1; i <= 3; i++) a.push(Buffer.from(String(i)));
+    for (let i = 1; i <= 2; i++) b.push(Buffer.from(String(i)));
+    await turn();
+    expect(seen).toEqual(["a1", "b1", "c1", "a2", "b2"]);
+    await turn();
+    expect(seen).toEqual(["a1", "b1", "c1", "a2", "b2", "a3"]);
+    b.push(Buffer.from("3"));
+    a.push(Buffer.from("4"));
+    await turn();
+    expect(seen.slice(6)).toEqual(["b3", "a4"]);
+  });
+
   it("lets the event loop read again once a turn used its slice", async () => {
     const scheduler = new FrameScheduler(1);
     const seen: string[] = [];

@@ -92,6 +92,12 @@ const EMPTY = Buffer.alloc(0);
 /** The turns: inboxes with frames waiting, served round-robin within a slice of each loop turn. */
 export class FrameScheduler {
   private queue: FrameInbox[] = [];
+  /**
+   * The list a round is taken from, emptied after it and reused: with one busy socket a round
+   * is one frame, and a new list per round (a literal grown by its first push) was an allocation
+   * per frame.
+   */
+  private spare: FrameInbox[] = [];
   private scheduled = false;
 
   constructor(private readonly sliceMs = SLICE_MS) {}
@@ -114,7 +120,10 @@ export class FrameScheduler {
     try {
       while (this.queue.length > 0) {
         const round = this.queue;
-        this.queue = [];
+        const next = this.spare;
+        next.length = 0; // empty, unless a round was cut short by a throw
+        this.queue = next;
+        this.spare = round;
         for (let i = 0; i < round.length; i++) {
           const inbox = round[i]!;
           let more = false;
@@ -130,6 +139,7 @@ export class FrameScheduler {
           }
           if (more) this.queue.push(inbox);
         }
+        round.length = 0; // holds no inbox between turns
         if (performance.now() >= deadline) break;
       }
     } finally {
