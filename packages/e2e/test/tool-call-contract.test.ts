@@ -211,11 +211,16 @@ describe("timeouts (finding 4)", () => {
 describe("attempts (finding 5), on workers", () => {
   it("refuses the result of an older attempt once the call went to another worker", async () => {
     const h = await start();
+    // Both workers are up before the call: w_1 runs it for 4 s, and w_1's link must be cut within
+    // those 4 s for the call to go to w_2. A worker process started after the call began can take
+    // longer than that to load on a busy machine (tsx compiles the packages' source: 2 to 5 s at
+    // load 10), and then w_1 had answered and the call was settled before w_2 could take it.
     const first = await worker(h, { id: "w_1", slowChangeMs: 4_000 });
+    const second = await worker(h, { id: "w_2", slowChangeMs: 5_000 });
     const s = await session(h);
     const reply = s.responses.create("slow");
+    // Both idle and never given a call: the registry picks the one connected first.
     await first.worker.waitFor("slow.started");
-    const second = await worker(h, { id: "w_2", slowChangeMs: 5_000 });
     // w_1's link fails and stays down until the call went to w_2 as attempt 2 (otherwise a
     // w_1 that reconnected before the server saw its old socket close could be picked again),
     // while w_1 goes on with attempt 1.

@@ -38,6 +38,26 @@ async function pair() {
   };
 }
 
+/** A stand-in for a WebSocket whose socket logs its uncork (and may throw from it). */
+function fakeSocket(name: string, log: string[], throws?: Error) {
+  const raw = {
+    writableCorked: 0,
+    destroyedWith: undefined as Error | undefined,
+    cork() {
+      raw.writableCorked++;
+    },
+    uncork() {
+      raw.writableCorked--;
+      log.push(name);
+      if (throws) throw throws;
+    },
+    destroy(error?: Error) {
+      raw.destroyedWith = error;
+    },
+  };
+  return { _socket: raw };
+}
+
 async function until(check: () => boolean, what: string): Promise<void> {
   const deadline = Date.now() + 3_000;
   while (!check()) {
@@ -88,6 +108,40 @@ describe("holdWritesForTick", () => {
     await until(() => p.received.length === 2, "the frames");
     expect(p.writes).toEqual([4]);
     expect(p.received).toEqual(["created", "started"]);
+  });
+
+  it("writes the sockets whose peer starts work first, then the others, each in the order held", async () => {
+    const log: string[] = [];
+    const [client1, worker1, client2, worker2] = ["client 1", "worker 1", "client 2", "worker 2"].map(
+      (name) => fakeSocket(name, log),
+    );
+    // A turn's order: the transaction's events go to the clients, the hosted call after them.
+    holdWritesForTick(client1);
+    holdWritesForTick(worker1, true);
+    holdWritesForTick(client2);
+    holdWritesForTick(worker2, true);
+    holdWritesForTick(client1);
+    await until(() => log.length === 4, "the flush");
+    expect(log).toEqual(["worker 1", "worker 2", "client 1", "client 2"]);
+    for (const socket of [client1, worker1, client2, worker2]) expect(socket?._socket.writableCorked).toBe(0);
+  });
+
+  it("writes every held socket when one's uncork throws, and ends that one's connection", async () => {
+    const log: string[] = [];
+    const broken = new Error("write after end");
+    const worker = fakeSocket("worker", log, broken);
+    const client = fakeSocket("client", log);
+    holdWritesForTick(worker, true);
+    holdWritesForTick(client);
+    await until(() => log.length === 2, "the flush");
+    expect(log).toEqual(["worker", "client"]);
+    expect(client._socket.writableCorked).toBe(0);
+    expect(client._socket.destroyedWith).toBeUndefined();
+    expect(worker._socket.destroyedWith).toBe(broken);
+    // The next tick holds and writes them again (none was left corked).
+    holdWritesForTick(client);
+    await until(() => log.length === 3, "the next flush");
+    expect(log[2]).toBe("client");
   });
 
   it("leaves the next tick's frames to a write of their own", async () => {

@@ -2,17 +2,41 @@
 interface Corkable {
   cork(): void;
   uncork(): void;
+  destroy(error?: Error): void;
 }
 
-// Sockets corked in this turn of the event loop, all uncorked by one scheduled flush.
+// Sockets corked in this turn of the event loop, all uncorked by one scheduled flush: first those
+// whose peer starts work on what it reads (see holdWritesForTick), then the others, each in the
+// order they were corked.
+const leading: Corkable[] = [];
 const corked: Corkable[] = [];
 let flushScheduled = false;
 
 function flush(): void {
   flushScheduled = false;
   // A socket corked during a flush (an uncork's write callback sending again) waits for the next.
-  const sockets = corked.splice(0);
-  for (const socket of sockets) socket.uncork();
+  const first = leading.length > 0 ? leading.splice(0) : NONE;
+  const rest = corked.splice(0);
+  uncorkEach(first);
+  uncorkEach(rest);
+}
+
+const NONE: Corkable[] = [];
+
+/**
+ * Uncorks every socket, even after one threw. A throw must not end the loop: the sockets after
+ * it would stay corked for good (a socket is held again only once uncorked), and every frame sent
+ * to them later would never leave. The one that threw may have lost frames, so its connection
+ * ends as any broken one does (destroyed with the error: its owner sees `error`, then `close`).
+ */
+function uncorkEach(sockets: Corkable[]): void {
+  for (const socket of sockets) {
+    try {
+      socket.uncork();
+    } catch (error) {
+      socket.destroy(error instanceof Error ? error : new Error(String(error)));
+    }
+  }
 }
 
 // The flush runs once this turn's callback and every promise job it started are done, and then
@@ -32,18 +56,25 @@ const schedule = (run: () => void): void => hop(() => hop(run));
  * `net.Socket` under the WebSocket (once per turn) and uncorks it when the turn's callback and
  * the promise jobs it started are done. A socket without one (a browser's `WebSocket`) is left alone.
  *
+ * `startsWork` marks a socket whose peer starts work on what it reads (the server's socket to a
+ * dispatch worker, which runs the hosted call it is sent): such sockets are written before the
+ * tick's others, so the peer wakes and works while the server is still writing events to clients,
+ * which only show them. Otherwise sockets are written in the order they were first held.
+ *
  * @example
  * ```ts
  * holdWritesForTick(ws);
  * ws.send(JSON.stringify(frame));
+ * holdWritesForTick(workerWs, true); // written first
+ * workerWs.send(JSON.stringify(call));
  * ```
  */
-export function holdWritesForTick(webSocket: unknown): void {
+export function holdWritesForTick(webSocket: unknown, startsWork = false): void {
   const raw = (webSocket as { _socket?: Partial<Corkable> & { writableCorked?: number } } | null)?._socket;
   // Already corked by us this turn (or by someone else): one more frame joins the batch.
   if (!raw || typeof raw.cork !== "function" || raw.writableCorked !== 0) return;
   raw.cork();
-  corked.push(raw as Corkable);
+  (startsWork ? leading : corked).push(raw as Corkable);
   if (!flushScheduled) {
     flushScheduled = true;
     schedule(flush);

@@ -282,8 +282,10 @@ export class PeerSocket<C extends PeerChannel> {
       this.tooSlow();
       return false;
     }
-    // The frames of one turn of the event loop leave in one write (see holdWritesForTick).
-    holdWritesForTick(this.ws);
+    // The frames of one turn of the event loop leave in one write (see holdWritesForTick); a
+    // worker's socket is written before the clients' of that turn, as the worker starts work on
+    // what it reads (a turn's hosted call) and a client only shows it.
+    holdWritesForTick(this.ws, this.channel === "worker-to-server");
     this.ws.send(typeof frame === "string" ? frame : JSON.stringify(frame));
     // One large frame or a burst may sit over the bound for a moment; a reader that stays
     // behind for the whole grace period is not reading.
