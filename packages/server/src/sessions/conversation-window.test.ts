@@ -38,4 +38,31 @@ describe("ConversationWindow", () => {
     expect(window.itemCount).toBe(20);
     expect(window.all()).toHaveLength(4);
   });
+
+  it("counts each item's bytes as last seen, however often it changed between reads", () => {
+    // A model of the rule: the JSON length of every item's latest state, cut off or not (an item
+    // cut off keeps the size it had when it left memory).
+    let seed = 7;
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return Math.floor(seed / 65536) % n; // the high bits: an LCG's low bits repeat quickly
+    };
+    for (const limit of [3, 8, Number.POSITIVE_INFINITY]) {
+      const window = new ConversationWindow([], limit);
+      const latest = new Map<string, number>();
+      for (let step = 0; step < 400; step++) {
+        const id = `i${random(40)}`;
+        const item = { ...(random(3) === 0 ? user(id) : reply(id)), text: "x".repeat(random(30)) };
+        const held = window.get(id) !== undefined;
+        window.apply(item);
+        if (!latest.has(id) || held) latest.set(id, JSON.stringify(item).length);
+        if (random(4) === 0) {
+          expect(window.byteCount).toBe([...latest.values()].reduce((sum, size) => sum + size, 0));
+        }
+      }
+      expect(window.byteCount).toBe([...latest.values()].reduce((sum, size) => sum + size, 0));
+      const reloaded = new ConversationWindow(window.all(), limit);
+      expect(reloaded.byteCount).toBe(window.all().reduce((sum, item) => sum + JSON.stringify(item).length, 0));
+    }
+  });
 });

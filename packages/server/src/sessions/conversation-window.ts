@@ -10,6 +10,8 @@ import type { ConversationItem } from "@patchbay/protocol";
 // holds); frozen, so a write that forgot to replace them throws instead of sharing items.
 const NO_ITEMS = Object.freeze([]) as unknown as ConversationItem[];
 const NO_SIZES = Object.freeze([]) as unknown as number[];
+/** The size of an item not measured yet (see {@link ConversationWindow.apply}). */
+const UNMEASURED = -1;
 
 export class ConversationWindow {
   private items: ConversationItem[] = NO_ITEMS;
@@ -20,7 +22,14 @@ export class ConversationWindow {
    */
   private index: Map<string, number> | undefined;
   private dropped = 0;
+  /** Bytes of the items measured so far; {@link byteCount} measures the rest first. */
   private bytes = 0;
+  /**
+   * Absolute positions of held items whose size is {@link UNMEASURED}: an item is measured when
+   * the size is read or it is cut off, not at every change (a call's item changes three or four
+   * times in a turn, and a quota reads the size once per message).
+   */
+  private unmeasured: number[] = NO_SIZES;
   /** The lowest position added or replaced since {@link takeChangedFrom} was last called. */
   private changedFrom = Number.POSITIVE_INFINITY;
 
@@ -29,6 +38,7 @@ export class ConversationWindow {
     private limit = Number.POSITIVE_INFINITY,
   ) {
     for (const item of items) this.apply(item);
+    this.measure();
   }
 
   /** Items in the whole conversation, including those no longer in memory. */
@@ -38,6 +48,7 @@ export class ConversationWindow {
 
   /** Bytes of the whole conversation as JSON (items cut off count as they were last seen). */
   get byteCount(): number {
+    this.measure();
     return this.bytes;
   }
 
@@ -94,7 +105,6 @@ export class ConversationWindow {
 
   /** Adds an item, or replaces the one with the same id. */
   apply(item: ConversationItem): void {
-    const size = JSON.stringify(item).length;
     this.index ??= new Map();
     const at = this.index.get(item.id);
     if (at === undefined) {
@@ -106,17 +116,38 @@ export class ConversationWindow {
       if (position < this.changedFrom) this.changedFrom = position;
       this.index.set(item.id, position);
       this.items.push(item);
-      this.sizes.push(size);
-      this.bytes += size;
+      this.sizes.push(UNMEASURED);
+      this.markUnmeasured(position);
       this.trim();
       return;
     }
     if (at < this.dropped) return; // cut off: the store has it
     if (at < this.changedFrom) this.changedFrom = at;
     const offset = at - this.dropped;
-    this.bytes += size - (this.sizes[offset] ?? 0);
     this.items[offset] = item;
-    this.sizes[offset] = size;
+    const size = this.sizes[offset]!;
+    if (size === UNMEASURED) return;
+    this.bytes -= size;
+    this.sizes[offset] = UNMEASURED;
+    this.markUnmeasured(at);
+  }
+
+  private markUnmeasured(position: number): void {
+    if (this.unmeasured === NO_SIZES) this.unmeasured = [];
+    this.unmeasured.push(position);
+  }
+
+  /** Measures the held items not measured yet (JSON length, as a quota counts them). */
+  private measure(): void {
+    if (this.unmeasured.length === 0) return;
+    for (const position of this.unmeasured) {
+      const offset = position - this.dropped;
+      if (offset < 0 || this.sizes[offset] !== UNMEASURED) continue; // cut off (measured then), or twice
+      const size = JSON.stringify(this.items[offset]).length;
+      this.sizes[offset] = size;
+      this.bytes += size;
+    }
+    this.unmeasured = NO_SIZES;
   }
 
   private trim(): void {
@@ -127,6 +158,8 @@ export class ConversationWindow {
     let boundary = cut;
     while (boundary < latest && !isUserMessage(this.items[boundary])) boundary++;
     if (boundary < latest) cut = boundary;
+    // Items cut off count as they were last seen: measure them while they are held.
+    this.measure();
     this.items = this.items.slice(cut);
     this.sizes = this.sizes.slice(cut);
     this.dropped += cut;

@@ -95,7 +95,8 @@ export class Turn {
   private currentRunner: ToolCallRunner | undefined;
   private closingSession = false;
   private readonly trace: TurnTrace;
-  private readonly workerFirst: WorkerFirst;
+  /** Made when first needed: most turns never route to a worker first (see {@link workerFirst}). */
+  private firstRoute: WorkerFirst | undefined;
   /**
    * Commits made and not waited for: the turn goes on while they queue, so the changes of one
    * step (the reply's message, its deltas, its completion, the turn's end) share a transaction.
@@ -114,7 +115,6 @@ export class Turn {
       agent: options.runtime.agent.id,
       responseId: options.responseId,
     });
-    this.workerFirst = new WorkerFirst({ ...options, signal: this.controller.signal });
     options.admitted?.then(
       (events) => {
         if (events === null) this.abandon();
@@ -156,6 +156,12 @@ export class Turn {
 
   get interrupted(): boolean {
     return this.controller.signal.aborted;
+  }
+
+  /** The message's route to a worker first (`dispatch: { text: enabled }`), made on first use. */
+  private get workerFirst(): WorkerFirst {
+    this.firstRoute ??= new WorkerFirst({ ...this.options, signal: this.controller.signal });
+    return this.firstRoute;
   }
 
   /** A reply in the backend's own words while the turn waits for a worker (see worker-first.ts). */
@@ -205,15 +211,20 @@ export class Turn {
     // Round `maxRounds` is the last model reply; tool calls it still makes are withdrawn.
     for (let round = first; round <= maxRounds; round++) {
       if (this.interrupted) return this.complete("interrupted", text);
-      const runner = this.runner();
       const result = await this.modelRound(ended);
       if (result.text || result.calls.length === 0) text = result.text;
+      if (result.calls.length === 0) {
+        // No call to run or withdraw: no runner for this round (each costs a listener on the signal).
+        if (this.interrupted) return this.complete("interrupted", text);
+        return this.complete(result.refused ? "refusal" : "stop", text);
+      }
+      // Made once the round has calls: it sees the interrupt from here on, and a call starts only
+      // in it, so an interrupt during the model's reply still finds every call not yet started.
+      const runner = this.runner();
       if (this.interrupted) {
         await runner.withdraw(result.calls, result.reasoning);
         return this.complete("interrupted", text);
       }
-      if (result.refused && result.calls.length === 0) return this.complete("refusal", text);
-      if (result.calls.length === 0) return this.complete("stop", text);
       if (round >= maxRounds) {
         await runner.withdraw(result.calls, result.reasoning, "round_limit");
         return this.complete("max_rounds", text);
@@ -264,7 +275,9 @@ export class Turn {
     // now (each in place of its earlier state).
     const messages = prepareMessages(runtime.modelMessages(this.unheld(ended)), model.capabilities);
     const calls: NormalizedToolCall[] = [];
+    // The reply's message as opened (text ""); its words are kept in `text` until it closes.
     let item: MessageItem | undefined;
+    let text = "";
     let usage: Usage | undefined;
     let refused = false;
     const reasoning: ReasoningPart[] = [];
@@ -313,7 +326,7 @@ export class Turn {
             });
             this.queueWrite(opened);
           }
-          item = { ...item, text: item.text + event.delta };
+          text += event.delta;
           deltaWrites = runtime
             .appendTextDelta({
               type: "text.delta",
@@ -347,7 +360,7 @@ export class Turn {
           error instanceof Error ? error : undefined,
         );
       if (!this.interrupted) {
-        if (item) await this.closeMessage({ ...item, status: "failed" });
+        if (item) await this.closeMessage({ ...item, text, status: "failed" });
         await Promise.allSettled(this.unwritten.splice(0));
         throw error;
       }
@@ -359,15 +372,10 @@ export class Turn {
       };
     }
     if (item) {
-      const status = this.interrupted ? "interrupted" : "completed";
-      this.queueWrite(
-        runtime.commit({
-          items: [{ ...item, status }],
-          events: [{ type: "message.completed", item: { ...item, status } }],
-        }),
-      );
+      const closed: MessageItem = { ...item, text, status: this.interrupted ? "interrupted" : "completed" };
+      this.queueWrite(runtime.commit({ items: [closed], events: [{ type: "message.completed", item: closed }] }));
     }
-    return { text: item?.text ?? "", calls, refused, reasoning, ...(usage ? { usage } : {}) };
+    return { text, calls, refused, reasoning, ...(usage ? { usage } : {}) };
   }
 
   private async closeMessage(item: MessageItem): Promise<void> {
