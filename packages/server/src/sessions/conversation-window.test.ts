@@ -62,7 +62,9 @@ describe("ConversationWindow", () => {
       }
       expect(window.byteCount).toBe([...latest.values()].reduce((sum, size) => sum + size, 0));
       const reloaded = new ConversationWindow(window.all(), limit);
-      expect(reloaded.byteCount).toBe(window.all().reduce((sum, item) => sum + JSON.stringify(item).length, 0));
+      expect(reloaded.byteCount).toBe(
+        window.all().reduce((sum, item) => sum + JSON.stringify(item).length, 0),
+      );
     }
   });
 });

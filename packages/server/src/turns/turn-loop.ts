@@ -373,7 +373,9 @@ export class Turn {
     }
     if (item) {
       const closed: MessageItem = { ...item, text, status: this.interrupted ? "interrupted" : "completed" };
-      this.queueWrite(runtime.commit({ items: [closed], events: [{ type: "message.completed", item: closed }] }));
+      this.queueWrite(
+        runtime.commit({ items: [closed], events: [{ type: "message.completed", item: closed }] }),
+      );
     }
     return { text, calls, refused, reasoning, ...(usage ? { usage } : {}) };
   }
