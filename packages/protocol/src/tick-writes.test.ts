@@ -1,7 +1,7 @@
 import type { Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import WebSocket, { WebSocketServer } from "ws";
-import { holdWritesForTick } from "./tick-writes";
+import { FRAMES_PER_WRITE, holdWritesForTick } from "./tick-writes";
 
 /** A loopback pair: the server's socket (whose writes are counted) and a client that reads. */
 async function pair() {
@@ -142,6 +142,51 @@ describe("holdWritesForTick", () => {
     holdWritesForTick(client);
     await until(() => log.length === 3, "the next flush");
     expect(log[2]).toBe("client");
+  });
+
+  it(`writes a socket's first ${FRAMES_PER_WRITE} frames of a tick before the next joins, in order`, async () => {
+    const p = await pair();
+    close = p.close;
+    const n = FRAMES_PER_WRITE * 2 + 5;
+    for (let i = 0; i < n; i++) {
+      holdWritesForTick(p.server);
+      p.server.send(`frame ${i}`);
+      // The bound's write leaves at once, while the tick is still sending (two chunks a frame).
+      if (i === FRAMES_PER_WRITE) expect(p.writes).toEqual([FRAMES_PER_WRITE * 2]);
+    }
+    expect(p.writes).toEqual([FRAMES_PER_WRITE * 2, FRAMES_PER_WRITE * 2]);
+    await until(() => p.received.length === n, "the frames");
+    expect(p.writes).toEqual([FRAMES_PER_WRITE * 2, FRAMES_PER_WRITE * 2, 10]);
+    expect(p.received).toEqual(Array.from({ length: n }, (_, i) => `frame ${i}`));
+    expect(p.raw.writableCorked).toBe(0);
+  });
+
+  it("counts the bound per socket, and from zero again in the next tick", async () => {
+    const log: string[] = [];
+    const busy = fakeSocket("busy", log);
+    const quiet = fakeSocket("quiet", log);
+    holdWritesForTick(quiet);
+    for (let i = 0; i <= FRAMES_PER_WRITE; i++) holdWritesForTick(busy);
+    expect(log).toEqual(["busy"]);
+    expect(busy._socket.writableCorked).toBe(1);
+    await until(() => log.length === 3, "the flush");
+    expect(log).toEqual(["busy", "quiet", "busy"]);
+    for (let i = 0; i < FRAMES_PER_WRITE; i++) holdWritesForTick(busy);
+    await until(() => log.length === 4, "the next flush");
+    expect(log).toEqual(["busy", "quiet", "busy", "busy"]);
+  });
+
+  it("ends a socket whose write at the bound throws, and still writes the others at the flush", async () => {
+    const log: string[] = [];
+    const broken = new Error("write after end");
+    const busy = fakeSocket("busy", log, broken);
+    const other = fakeSocket("other", log);
+    holdWritesForTick(other);
+    for (let i = 0; i <= FRAMES_PER_WRITE; i++) expect(() => holdWritesForTick(busy)).not.toThrow();
+    expect(busy._socket.destroyedWith).toBe(broken);
+    await until(() => log.includes("other"), "the flush");
+    expect(other._socket.writableCorked).toBe(0);
+    expect(other._socket.destroyedWith).toBeUndefined();
   });
 
   it("leaves the next tick's frames to a write of their own", async () => {
