@@ -103,7 +103,9 @@ function scriptedSocket(): Fake {
       `{"type":"response.started","responseId":"${response}","commandId":"${commandId}","sessionId":"${s}","seq":${++seq}}`,
       `{"type":"conversation.updated","sessionId":"${s}","seq":${++seq},"item":${toolItem("pending")}}`,
     ]);
-    burst([`{"type":"conversation.updated","sessionId":"${s}","seq":${++seq},"item":${toolItem("running")}}`]);
+    burst([
+      `{"type":"conversation.updated","sessionId":"${s}","seq":${++seq},"item":${toolItem("running")}}`,
+    ]);
     burst([
       `{"type":"conversation.updated","sessionId":"${s}","seq":${++seq},"item":${toolItem("completed", result)}}`,
       `{"type":"conversation.updated","sessionId":"${s}","seq":${++seq},"item":{"type":"message","id":"${reply}","role":"assistant","text":"","status":"in_progress","responseId":"${response}","createdAt":1796189557095}}`,
@@ -222,7 +224,9 @@ for (let round = 0; round < rounds; round++) {
   await measure(`turn, ${inFlight} sessions, replaced every ${perSession}`, "turn", turns, () =>
     turnsBlock(turns, inFlight),
   );
-  await measure("turn, 1 at a time", "turn", Math.ceil(turns / 10), () => turnsBlock(Math.ceil(turns / 10), 1));
+  await measure("turn, 1 at a time", "turn", Math.ceil(turns / 10), () =>
+    turnsBlock(Math.ceil(turns / 10), 1),
+  );
   await measure(`call, ${inFlight} in flight`, "call", calls, () => pageBlock(calls, inFlight));
 }
 process.exit(0);
