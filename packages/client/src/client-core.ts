@@ -164,7 +164,7 @@ export class ClientCore extends EventEmitter<ClientEvents> {
             http.reply(sessionId, {
               commandId: options.commandId ?? newId(),
               text,
-              ...(options.messageId === undefined ? {} : { messageId: options.messageId }),
+              messageId: options.messageId,
             }),
         },
       };
@@ -369,9 +369,7 @@ export class ClientCore extends EventEmitter<ClientEvents> {
               sessionId: frame.session.id,
               send: (f) => this.#connection?.send(f) ?? false,
               conversation: () => channel?.conversation ?? [],
-              ...(this.#options.idempotencyStore === undefined
-                ? {}
-                : { idempotencyStore: this.#options.idempotencyStore }),
+              idempotencyStore: this.#options.idempotencyStore,
             });
       channel = new SessionChannel(this.#sessionHost, frame.session, runner);
       this.#channels.set(channel.id, channel);

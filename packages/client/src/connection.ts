@@ -191,7 +191,7 @@ export class Connection extends EventEmitter<ConnectionEvents> {
         "error",
         new ProtocolViolationError(`undecodable frame from the server: ${decoded.error.message}`, {
           wireCode: decoded.error.code,
-          ...(decoded.error.path === undefined ? {} : { path: decoded.error.path }),
+          path: decoded.error.path,
         }),
       );
     }

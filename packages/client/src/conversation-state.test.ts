@@ -75,6 +75,37 @@ describe("reduceConversation", () => {
     expect(itemOf(next, "m_a")).toMatchObject({ text: "x" });
   });
 
+  it("keeps every state right when two events are applied to the same state (states share an index)", () => {
+    const message = (id: string) => ({
+      type: "message.created",
+      item: { type: "message", id, role: "user", text: id, status: "completed", createdAt: 1 },
+    });
+    const base = reduce([message("m_1")]);
+    const left = reduce([message("m_left"), message("m_2")], base);
+    const right = reduce([message("m_right")], base);
+    expect(left.items.map((item) => item.id)).toEqual(["m_1", "m_left", "m_2"]);
+    expect(right.items.map((item) => item.id)).toEqual(["m_1", "m_right"]);
+    expect(itemOf(right, "m_right")?.id).toBe("m_right");
+    expect(itemOf(right, "m_left")).toBeUndefined();
+    expect(itemOf(left, "m_right")).toBeUndefined();
+    expect(itemOf(base, "m_left")).toBeUndefined();
+    // A later change of an item the older state does not have adds it there, at its own end.
+    const again = reduce([message("m_2")], right);
+    expect(again.items.map((item) => item.id)).toEqual(["m_1", "m_right", "m_2"]);
+    expect(left.items.map((item) => item.id)).toEqual(["m_1", "m_left", "m_2"]);
+    // A delta for a message the state does not have starts it, whatever a later state holds.
+    const streamed = reduceConversation(
+      base,
+      ev({ type: "text.delta", responseId: "r", itemId: "m_2", delta: "x" }),
+      1,
+    );
+    expect(streamed.items.map((item) => item.id)).toEqual(["m_1", "m_2"]);
+    expect(itemOf(streamed, "m_2")).toMatchObject({ text: "x", role: "assistant" });
+    // Every session starts from the same empty state, which never changes.
+    expect(EMPTY_CONVERSATION.items).toHaveLength(0);
+    expect(EMPTY_CONVERSATION.index.size).toBe(0);
+  });
+
   it("patches a tool call's progress and hold, and ignores them for an unknown call", () => {
     const state = reduce([
       { type: "conversation.updated", item: toolCall },

@@ -7,7 +7,12 @@ import type { ApprovalRequest, ConversationItem, SessionEvent, ToolCallItem } fr
  */
 export interface ConversationState {
   readonly items: readonly ConversationItem[];
-  /** Where each item id sits in `items`. */
+  /**
+   * Where each item id sits in `items`, read through {@link itemOf}. Items are only ever added
+   * at the end, so the states of one line of events share one index that only grows (a new item
+   * adds one entry instead of copying the map): an id whose position is past this state's
+   * `items` belongs to a later state, not to this one.
+   */
   readonly index: ReadonlyMap<string, number>;
   /** The approvals waiting for the user, oldest first. */
   readonly approvals: ReadonlyMap<string, ApprovalRequest>;
@@ -68,6 +73,7 @@ export function reduceConversation(
 /** The item with this id, if the conversation has it. */
 export function itemOf(state: ConversationState, id: string): ConversationItem | undefined {
   const at = state.index.get(id);
+  // Past this state's items (a later state's item), `items[at]` is undefined.
   return at === undefined ? undefined : state.items[at];
 }
 
@@ -81,14 +87,16 @@ function patchToolCall(
 }
 
 function upsert(state: ConversationState, item: ConversationItem): ConversationState {
-  const at = state.index.get(item.id);
   const items = [...state.items];
-  if (at !== undefined) {
-    items[at] = item;
-    return { ...state, items };
+  let index = state.index as Map<string, number>;
+  // A position past this state's items is a later state's item (see `ConversationState.index`).
+  const at = index.get(item.id) ?? items.length;
+  if (at < items.length) items[at] = item;
+  else {
+    // The newest state of its line (the index holds exactly its items) adds to the shared index;
+    // an older one, or the empty state every session starts from, starts an index of its own.
+    if (!items.length || index.size !== items.length) index = new Map(items.map((each, i) => [each.id, i]));
+    index.set(item.id, items.push(item) - 1);
   }
-  const index = new Map(state.index);
-  index.set(item.id, items.length);
-  items.push(item);
   return { ...state, items, index };
 }

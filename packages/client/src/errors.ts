@@ -206,8 +206,7 @@ const protocolCodes = new Set([
  * ```
  */
 export function errorFromWire(error: WireError & { retryAfterMs?: number }): ClientError {
-  const options: ClientErrorOptions = { wireCode: error.code };
-  if (error.path !== undefined) options.path = error.path;
+  const options: ClientErrorOptions = { wireCode: error.code, path: error.path };
   const message = error.message || error.code;
   if (error.code === "unauthorized" || error.code === "forbidden") return new AuthError(message, options);
   if (error.code === "not_found") return new NotFoundError(message, options);

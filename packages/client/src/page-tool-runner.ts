@@ -172,15 +172,13 @@ export class PageToolRunner {
       sessionId,
       user: event.user,
       conversation: this.#options.conversation,
-      ...(this.#options.idempotencyStore === undefined
-        ? {}
-        : {
-            idempotencyStore: journaledStore(
-              this.#options.idempotencyStore,
-              sessionId,
-              (callId) => this.#calls.get(callId)?.name ?? "the tool",
-            ),
-          }),
+      idempotencyStore:
+        this.#options.idempotencyStore &&
+        journaledStore(
+          this.#options.idempotencyStore,
+          sessionId,
+          (callId) => this.#calls.get(callId)?.name ?? "the tool",
+        ),
       confirmHold: ({ callId, signal }) =>
         new Promise<HoldDecision>((resolve) => {
           const done = (decision: HoldDecision) => {
