@@ -235,8 +235,9 @@ describe("opening a SqliteStore", () => {
     },
   );
 
-  it("upgrades every version before the last, each with its turns still found by status", async () => {
-    for (let version = 1; version < SQLITE_SCHEMA_VERSION; version++) {
+  it.each(Array.from({ length: SQLITE_SCHEMA_VERSION - 1 }, (_, i) => i + 1))(
+    "upgrades a database at version %i with its turns still found by status",
+    async (version) => {
       const dir = tempDir();
       const path = writeOldDatabase(dir, FIRST_BUILD_SCHEMA, 1);
       const old = new Database(path);
@@ -253,8 +254,8 @@ describe("opening a SqliteStore", () => {
       expect(await store.turnsWithStatus("running")).toEqual([]);
       await store.close();
       expect(inspect(path)).toMatchObject({ version: SQLITE_SCHEMA_VERSION });
-    }
-  });
+    },
+  );
 
   it("refuses a database a newer server wrote, names both versions, and leaves the file as it was", () => {
     const dir = tempDir();
