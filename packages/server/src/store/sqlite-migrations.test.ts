@@ -105,6 +105,11 @@ function writeOldDatabase(dir: string, schema: string, userVersion = 0): string 
     "message",
     2,
   );
+  const insertTurn = db.prepare(
+    "INSERT INTO turns (response_id, session_id, command_id, status, started_at, ended_at) VALUES (?, ?, ?, ?, ?, ?)",
+  );
+  insertTurn.run("r_open", "s_old", "cmd_1", "running", 2, null);
+  insertTurn.run("r_done", "s_old", null, "completed", 1, 2);
   db.prepare("INSERT INTO tool_results (call_id, session_id, body, stored_at) VALUES (?, ?, ?, ?)").run(
     "call_1",
     "s_old",
@@ -166,6 +171,9 @@ describe("opening a SqliteStore", () => {
     // Items are numbered from memory since schema step 6, without an index by position.
     expect(db.indexes).not.toContain("items_in_order");
     expect(db.indexes).toContain("event_rows_by_session");
+    // Only queued and running turns are indexed by status since schema step 7.
+    expect(db.indexes).not.toContain("turns_by_status");
+    expect(db.indexes).toContain("turns_open");
   });
 
   it.each([
@@ -197,6 +205,9 @@ describe("opening a SqliteStore", () => {
         "s_old",
       ]);
       expect(await store.pageTools("s_old")).toEqual([]);
+      // Recovery finds the old file's unfinished turn by the index schema step 7 built.
+      expect((await store.turnsWithStatus("running")).map((t) => t.responseId)).toEqual(["r_open"]);
+      expect((await store.turnsWithStatus("completed")).map((t) => t.responseId)).toEqual(["r_done"]);
 
       // The old session goes on: the next event follows the old ones, page tools can be kept.
       const tools = [{ name: "locate", description: "Where", parameters: { type: "object" as const } }];
@@ -216,9 +227,33 @@ describe("opening a SqliteStore", () => {
       expect(db.version).toBe(SQLITE_SCHEMA_VERSION);
       expect(db.tables).not.toContain("meta");
       expect(db.indexes).not.toContain("items_in_order");
+      expect(db.indexes).not.toContain("turns_by_status");
+      expect(db.indexes).toContain("turns_open");
       const reopened = open(dir);
       expect((await reopened.conversation("s_old")).map((item) => item.id)).toEqual(["m_1", "m_2"]);
       expect(await reopened.pageTools("s_old")).toEqual(tools);
+    },
+  );
+
+  it.each(Array.from({ length: SQLITE_SCHEMA_VERSION - 1 }, (_, i) => i + 1))(
+    "upgrades a database at version %i with its turns still found by status",
+    async (version) => {
+      const dir = tempDir();
+      const path = writeOldDatabase(dir, FIRST_BUILD_SCHEMA, 1);
+      const old = new Database(path);
+      expect(migrateSqlite(old, SQLITE_MIGRATIONS.slice(0, version))).toEqual({ from: 1, to: version });
+      old.close();
+
+      const store = open(dir);
+      expect((await store.turnsWithStatus("running")).map((t) => t.responseId)).toEqual(["r_open"]);
+      expect((await store.turnsWithStatus("completed")).map((t) => t.responseId)).toEqual(["r_done"]);
+      expect(await store.conversation("s_old")).toEqual([message("m_1", "hi")]);
+      await store.commit("s_old", {
+        turn: { responseId: "r_open", sessionId: "s_old", status: "completed", startedAt: 2, endedAt: 3 },
+      });
+      expect(await store.turnsWithStatus("running")).toEqual([]);
+      await store.close();
+      expect(inspect(path)).toMatchObject({ version: SQLITE_SCHEMA_VERSION });
     },
   );
 

@@ -93,6 +93,15 @@ DROP TABLE events;
     why: "no index of items by position: every transaction that wrote a session's items also rewrote that session's leaf of items_in_order in the WAL (a tenth of the pages a turn wrote). The next position comes from the highest one of the session, read once and then kept in memory by the server; reading a conversation sorts its rows by position, found by the primary key. The version keeps an older server, which would look for the index to number new items, off a database this one wrote",
     up: (db) => db.exec("DROP INDEX IF EXISTS items_in_order"),
   },
+  {
+    version: 7,
+    why: "turns_by_status indexed every turn ever run, and a turn's end moved its entry from the running ones to the far end of the finished ones (two leaves of it in the WAL, and an index that grew with every turn); recovery only ever looks for queued and running turns, so the index holds those alone now (a partial index that stays a page or two). The version keeps an older server, which would look for turns_by_status, off a database this one wrote",
+    up: (db) =>
+      db.exec(`
+DROP INDEX IF EXISTS turns_by_status;
+CREATE INDEX turns_open ON turns (status, started_at) WHERE status IN ('queued', 'running');
+`),
+  },
 ];
 
 /** The schema version this server creates and reads: the last step of {@link SQLITE_MIGRATIONS}. */

@@ -227,6 +227,59 @@ describe("SqliteStore item positions (schema step 6: no index by position)", () 
   });
 });
 
+describe("SqliteStore turns by status (schema step 7: only queued and running turns indexed)", () => {
+  it("finds queued and running turns by the partial index, in start order, and finished ones still", async () => {
+    const store = open(tempDir());
+    await store.createSession(session("s_1"));
+    const turn = (
+      responseId: string,
+      status: "queued" | "running" | "completed" | "failed",
+      startedAt: number,
+    ) =>
+      store.commit("s_1", {
+        turn: {
+          responseId,
+          sessionId: "s_1",
+          status,
+          startedAt,
+          ...(status === "completed" || status === "failed" ? { endedAt: startedAt + 1 } : {}),
+        },
+      });
+    await turn("r_late", "running", 30);
+    await turn("r_early", "running", 10);
+    await turn("r_queued", "queued", 20);
+    await turn("r_done", "running", 5);
+    // A turn that ends leaves the index; one that starts running from queued moves within it.
+    await turn("r_done", "completed", 5);
+    await turn("r_failed", "failed", 1);
+    const ids = async (status: "queued" | "running" | "completed" | "failed") =>
+      (await store.turnsWithStatus(status)).map((t) => t.responseId);
+    expect(await ids("running")).toEqual(["r_early", "r_late"]);
+    expect(await ids("queued")).toEqual(["r_queued"]);
+    expect(await ids("completed")).toEqual(["r_done"]);
+    expect(await ids("failed")).toEqual(["r_failed"]);
+    await turn("r_queued", "running", 20);
+    expect(await ids("running")).toEqual(["r_early", "r_queued", "r_late"]);
+    expect(await ids("queued")).toEqual([]);
+
+    // Recovery's query is answered from turns_open, which holds the open turns alone.
+    const db = (store as unknown as { db: import("better-sqlite3").Database }).db;
+    const plan = db
+      .prepare(
+        "EXPLAIN QUERY PLAN SELECT * FROM turns WHERE status = ? AND status IN ('queued', 'running') ORDER BY started_at",
+      )
+      .all("running") as { detail: string }[];
+    expect(plan.map((row) => row.detail).join(" ")).toContain("turns_open");
+    expect(
+      db
+        .prepare(
+          "SELECT COUNT(*) AS n FROM turns INDEXED BY turns_open WHERE status IN ('queued', 'running')",
+        )
+        .get(),
+    ).toEqual({ n: 3 });
+  });
+});
+
 describe("SqliteStore.commitMany", () => {
   it("writes several sessions' changes in one transaction, each in order, each kept across a reopen", async () => {
     const dir = tempDir();

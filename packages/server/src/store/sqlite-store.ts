@@ -21,6 +21,8 @@ import { WAL_BOUND_PAGES, WalCheckpointer } from "./wal-checkpointer";
 const LAST_SEQ =
   "MAX(last_seq, COALESCE((SELECT MAX(e.last_seq) FROM event_rows e WHERE e.session_id = sessions.id), 0))";
 const SESSION_COLUMNS = `id, agent, user_id, metadata, created_at, ${LAST_SEQ} AS last_seq`;
+/** The statuses the partial index `turns_open` holds (schema step 7): the ones recovery looks for. */
+const OPEN_STATUSES: ReadonlySet<TurnRecord["status"]> = new Set(["queued", "running"]);
 /** Sessions whose last seq (and last item position) is kept in memory; past this many the memo starts over. */
 const LAST_SEQ_MEMO = 50_000;
 
@@ -263,7 +265,10 @@ export class SqliteStore implements Store {
   }
 
   async turnsWithStatus(status: TurnRecord["status"]): Promise<TurnRecord[]> {
-    return (this.stmts.turnsByStatus.all(status) as TurnRow[]).map((row) => {
+    // Queued and running turns are found by the partial index turns_open (schema step 7); the
+    // planner uses it only when the query names its condition. Others are not indexed.
+    const statement = OPEN_STATUSES.has(status) ? this.stmts.openTurnsByStatus : this.stmts.turnsByStatus;
+    return (statement.all(status) as TurnRow[]).map((row) => {
       const turn: TurnRecord = {
         responseId: row.response_id,
         sessionId: row.session_id,
@@ -328,11 +333,10 @@ export class SqliteStore implements Store {
     if (items.length > 0) {
       let position = this.lastPosition(sessionId);
       for (const item of items) {
-        // An item the session has keeps its position (the upsert returns it); a new one takes the next.
-        const row = s.upsertItem.get(sessionId, item.id, position + 1, json.item(item)) as {
-          position: number;
-        };
-        if (row.position > position) position = row.position;
+        // A new item takes the next position; one the session has keeps its own and gets the new body.
+        const body = json.item(item);
+        if (s.insertItem.run(sessionId, item.id, position + 1, body).changes > 0) position++;
+        else s.updateItem.run(body, sessionId, item.id);
       }
       lastPosition = position;
     }
@@ -433,10 +437,10 @@ function prepare(db: Database.Database) {
     readEvents: db.prepare(
       "SELECT body FROM event_rows WHERE session_id = ? AND last_seq > ? ORDER BY last_seq LIMIT ?",
     ),
-    upsertItem: db.prepare(
-      `INSERT INTO items (session_id, item_id, position, body) VALUES (?, ?, ?, ?)
-       ON CONFLICT (session_id, item_id) DO UPDATE SET body = excluded.body RETURNING position`,
+    insertItem: db.prepare(
+      "INSERT INTO items (session_id, item_id, position, body) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
     ),
+    updateItem: db.prepare("UPDATE items SET body = ? WHERE session_id = ? AND item_id = ?"),
     lastPosition: db.prepare("SELECT COALESCE(MAX(position), 0) AS position FROM items WHERE session_id = ?"),
     conversation: db.prepare("SELECT body FROM items WHERE session_id = ? ORDER BY position"),
     insertCommand: db.prepare(
@@ -446,6 +450,9 @@ function prepare(db: Database.Database) {
     upsertTurn: db.prepare(
       `INSERT INTO turns (response_id, session_id, command_id, status, started_at, ended_at) VALUES (?, ?, ?, ?, ?, ?)
        ON CONFLICT (response_id) DO UPDATE SET status = excluded.status, ended_at = excluded.ended_at`,
+    ),
+    openTurnsByStatus: db.prepare(
+      "SELECT * FROM turns WHERE status = ? AND status IN ('queued', 'running') ORDER BY started_at",
     ),
     turnsByStatus: db.prepare("SELECT * FROM turns WHERE status = ? ORDER BY started_at"),
     upsertPendingCall: db.prepare(
