@@ -59,6 +59,14 @@ export interface ToolExecutorOptions {
   /** Where finished results are kept for calls delivered again. Default: an in-memory LRU with TTL. */
   idempotencyStore?: IdempotencyStore;
   /**
+   * True when the sender gives every delivery's `attempt` (a worker's hosted calls, a page's
+   * calls): a delivery with its `attempt` is then not counted here, which spares a lookup and a
+   * write in a map of 10,000 ids per call. A delivery without one is still counted, from the
+   * deliveries without one. Default false: every delivery is counted, and one without `attempt`
+   * is one more than the highest seen.
+   */
+  senderCountsAttempts?: boolean;
+  /**
    * How many calls of this session run at once. Default 16. `null`: no session cap here, because
    * the caller caps the calls it hands over (the server's tool-call runner does).
    */

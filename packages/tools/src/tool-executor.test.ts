@@ -414,6 +414,39 @@ describe("ToolExecutor: idempotency", () => {
     expect(attempt).toBe(3);
   });
 
+  it("keeps no count of a delivery whose sender counts attempts, and still runs the call once", async () => {
+    const run = vi.fn((_args: unknown, _signal: AbortSignal, ctx: ToolCallContext) => `attempt ${ctx.attempt}`);
+    const counted = setup([{ name: "t", description: "d", run }]).executor;
+    expect((await counted.execute(call("c", "t"), { attempt: 3 })).attempt).toBe(3);
+    // Counted: the next delivery without an attempt is one more than the sender's.
+    expect((await counted.execute(call("c", "t"))).attempt).toBe(4);
+    const { executor } = setup([{ name: "t", description: "d", run }], { senderCountsAttempts: true });
+    const first = await executor.execute(call("c", "t"), { attempt: 3 });
+    expect(first).toMatchObject({ outcome: "completed", attempt: 3, content: { text: "attempt 3" } });
+    // Delivered again, during and after the run: the stored result, with the sender's attempt.
+    const again = await executor.execute(call("c", "t"), { attempt: 5 });
+    expect(again).toMatchObject({ outcome: "completed", attempt: 5, content: { text: "attempt 3" } });
+    // Not counted: a delivery without an attempt counts only those without one.
+    expect((await executor.execute(call("c", "t"))).attempt).toBe(1);
+    expect((await executor.execute(call("c", "t"))).attempt).toBe(2);
+    expect(run).toHaveBeenCalledTimes(2);
+  });
+
+  it("joins a running call delivered again when the sender counts attempts", async () => {
+    const gate = deferred();
+    const run = vi.fn(async () => {
+      await gate.promise;
+      return "ran";
+    });
+    const { executor } = setup([{ name: "t", description: "d", run }], { senderCountsAttempts: true });
+    const first = executor.execute(call("c", "t"), { attempt: 1 });
+    const second = executor.execute(call("c", "t"), { attempt: 2 });
+    gate.resolve();
+    expect(await first).toMatchObject({ outcome: "completed", attempt: 1 });
+    expect(await second).toMatchObject({ outcome: "completed", attempt: 2, content: { text: "ran" } });
+    expect(run).toHaveBeenCalledTimes(1);
+  });
+
   it("uses a supplied store keyed by session and call, and joins while the store is writing", async () => {
     const data = new Map<string, ToolExecutionResult>();
     const written = deferred();
