@@ -415,7 +415,9 @@ describe("ToolExecutor: idempotency", () => {
   });
 
   it("keeps no count of a delivery whose sender counts attempts, and still runs the call once", async () => {
-    const run = vi.fn((_args: unknown, _signal: AbortSignal, ctx: ToolCallContext) => `attempt ${ctx.attempt}`);
+    const run = vi.fn(
+      (_args: unknown, _signal: AbortSignal, ctx: ToolCallContext) => `attempt ${ctx.attempt}`,
+    );
     const counted = setup([{ name: "t", description: "d", run }]).executor;
     expect((await counted.execute(call("c", "t"), { attempt: 3 })).attempt).toBe(3);
     // Counted: the next delivery without an attempt is one more than the sender's.
