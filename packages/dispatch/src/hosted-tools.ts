@@ -515,8 +515,6 @@ export class HostedTools {
       conversation: () => session.conversation,
       idempotencyStore: hosted.options.idempotencyStore ?? this.#store,
       maxConcurrentCalls: hosted.options.maxConcurrentCalls ?? 16,
-      // Every `hosted.call` says its attempt: the executor keeps no count of its own.
-      senderCountsAttempts: true,
       // A hold holds only once the server acknowledged it (`hosted.hold.ack`).
       confirmHold: ({ callId, signal }) =>
         new Promise<HoldDecision>((resolve) => {

@@ -24,8 +24,6 @@ import type {
 import { compiledToolOf, type Tools } from "./tools";
 
 const MAX_TRACKED_DELIVERIES = 10_000;
-/** The promise a store's immediate answer continues from, a promise job later. */
-const resolved = Promise.resolve();
 
 // How a call is made from its input and taken through the pipeline: the Node entry installs
 // faster ways for a server's call rates (object-arguments-call.ts, fast-pipeline.ts), which do
@@ -67,7 +65,6 @@ export class CallRunner implements PipelineHost {
   readonly #scheduleProgress: (flush: () => void) => void;
   readonly #active = new Map<string, CallState>();
   readonly #deliveries = new RecentMap<number>(MAX_TRACKED_DELIVERIES);
-  declare readonly senderCountsAttempts: boolean;
 
   constructor(
     options: ToolExecutorOptions,
@@ -91,7 +88,6 @@ export class CallRunner implements PipelineHost {
     this.approvalGate = options.approvalGate;
     this.approvalExpiresInMs = options.approvalExpiresInMs ?? 5 * 60_000;
     this.#store = options.idempotencyStore ?? new InMemoryIdempotencyStore({ now: options.now });
-    this.senderCountsAttempts = options.senderCountsAttempts === true;
     this.defaultTimeoutMs = options.defaultTimeoutMs ?? 30_000;
     this.caps = {
       limiter: options.limiter,
@@ -157,9 +153,14 @@ export class CallRunner implements PipelineHost {
     return state !== undefined && !state.settled && state.held;
   }
 
+  // A delivery whose sender gave its attempt (a page's and a worker's calls, every one) is
+  // counted only for an id counted before, so a sender that always counts never writes here: a
+  // lookup in an empty map per call instead of a get and a set in one of 10,000 ids.
   #countDelivery(id: string, explicit: number | undefined): number {
-    if (explicit !== undefined && this.senderCountsAttempts) return explicit;
-    const count = Math.max((this.#deliveries.get(id) ?? 0) + 1, explicit ?? 0);
+    const seen = this.#deliveries.get(id);
+    if (explicit && !seen) return explicit; // a count is 1 or more
+    // `| 0`: no count yet is 0 (a count is an attempt number, far below 2^31).
+    const count = Math.max((seen | 0) + 1, explicit ?? 0);
     this.#deliveries.set(id, count);
     return explicit ?? count;
   }
@@ -168,41 +169,23 @@ export class CallRunner implements PipelineHost {
   // larger things each call in flight kept alive (and so copied at every scavenge).
   #begin(state: CallState, signal: AbortSignal | undefined): void {
     let lookup: ReturnType<IdempotencyStore["get"]>;
+    const failed = (error: unknown) =>
+      // Running without knowing whether the call already ran could repeat a side effect.
+      this.finish(state, "failed", {
+        text: Sentences.lookupFailed(state.call.name),
+        code: "idempotency_store_failed",
+        message: messageOf(error),
+      });
     try {
       lookup = this.#store.get(state.storeKey);
     } catch (error) {
-      this.#lookupFailed(state, error);
+      failed(error);
       return;
     }
     // A durable store's answer (any thenable) as `await` took it; one that answers at once still
-    // answers a promise job later, as an `await` did, through a promise resolved once for all
-    // (no promise of its own, no handler for a rejection that cannot come). (Not
-    // `queueMicrotask`: Node makes an `AsyncResource` and a bound function for each, about 450
-    // bytes a call.)
-    if (typeof (lookup as { then?: unknown } | undefined)?.then === "function")
-      Promise.resolve(lookup).then(
-        (stored) => this.#proceed(state, stored, signal),
-        (error: unknown) => this.#lookupFailed(state, error),
-      );
-    else resolved.then(() => this.#proceed(state, lookup as ToolExecutionResult | undefined, signal));
-  }
-
-  #lookupFailed(state: CallState, error: unknown): void {
-    // Running without knowing whether the call already ran could repeat a side effect.
-    this.finish(state, "failed", {
-      text: Sentences.lookupFailed(state.call.name),
-      code: "idempotency_store_failed",
-      message: messageOf(error),
-    });
-  }
-
-  // Something threw where nothing should: the call fails (if it has not ended already).
-  #crashed(state: CallState, error: unknown): void {
-    this.finish(state, "failed", {
-      text: Sentences.failed(state.call.name, messageOf(error)),
-      code: "internal",
-      message: messageOf(error),
-    });
+    // answers a promise job later, as an `await` did. (Not `queueMicrotask`: Node makes an
+    // `AsyncResource` and a bound function for each, about 450 bytes a call.)
+    Promise.resolve(lookup).then((stored) => this.#proceed(state, stored, signal), failed);
   }
 
   #proceed(state: CallState, stored: ToolExecutionResult | undefined, signal: AbortSignal | undefined): void {
@@ -221,16 +204,22 @@ export class CallRunner implements PipelineHost {
       signal.addEventListener("abort", onAbort, { once: true });
       state.detach = () => signal.removeEventListener("abort", onAbort);
     }
+    // Something threw where nothing should: the call fails (if it has not ended already).
+    const crashed = (error: unknown) =>
+      this.finish(state, "failed", {
+        text: Sentences.failed(state.call.name, messageOf(error)),
+        code: "internal",
+        message: messageOf(error),
+      });
     let running: unknown;
     try {
       running = pipeline(this, state);
     } catch (error) {
-      this.#crashed(state, error);
+      crashed(error);
       return;
     }
-    // The handler is made only for a pipeline that returned a promise.
     if (typeof (running as { then?: unknown } | undefined)?.then === "function")
-      (running as Promise<unknown>).then(undefined, (error: unknown) => this.#crashed(state, error));
+      (running as Promise<unknown>).then(undefined, crashed);
   }
 
   // The hosts' side, called by the steps, the call's context and its timers.

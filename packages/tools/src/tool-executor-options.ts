@@ -59,14 +59,6 @@ export interface ToolExecutorOptions {
   /** Where finished results are kept for calls delivered again. Default: an in-memory LRU with TTL. */
   idempotencyStore?: IdempotencyStore;
   /**
-   * True when the sender gives every delivery's `attempt` (a worker's hosted calls, a page's
-   * calls): a delivery with its `attempt` is then not counted here, which spares a lookup and a
-   * write in a map of 10,000 ids per call. A delivery without one is still counted, from the
-   * deliveries without one. Default false: every delivery is counted, and one without `attempt`
-   * is one more than the highest seen.
-   */
-  senderCountsAttempts?: boolean;
-  /**
    * How many calls of this session run at once. Default 16. `null`: no session cap here, because
    * the caller caps the calls it hands over (the server's tool-call runner does).
    */
@@ -187,7 +179,10 @@ export type CancelReason = "interrupted" | "timed_out" | "session_closed" | "can
  * ```
  */
 export interface ExecuteOptions {
-  /** The delivery number as the sender counts it; default: how many times this executor saw the id. */
+  /**
+   * The delivery number as the sender counts it; default: how many times this executor saw the
+   * id. A delivery with its number is counted here only for an id seen before without one.
+   */
   attempt?: number;
   /** Aborting it cancels the call (as `cancel` does). Not used when the call joins one in progress. */
   signal?: AbortSignal;

@@ -414,33 +414,31 @@ describe("ToolExecutor: idempotency", () => {
     expect(attempt).toBe(3);
   });
 
-  it("keeps no count of a delivery whose sender counts attempts, and still runs the call once", async () => {
+  it("counts a delivery with its attempt only for an id counted before, and runs the call once", async () => {
     const run = vi.fn(
       (_args: unknown, _signal: AbortSignal, ctx: ToolCallContext) => `attempt ${ctx.attempt}`,
     );
-    const counted = setup([{ name: "t", description: "d", run }]).executor;
-    expect((await counted.execute(call("c", "t"), { attempt: 3 })).attempt).toBe(3);
-    // Counted: the next delivery without an attempt is one more than the sender's.
-    expect((await counted.execute(call("c", "t"))).attempt).toBe(4);
-    const { executor } = setup([{ name: "t", description: "d", run }], { senderCountsAttempts: true });
+    const { executor } = setup([{ name: "t", description: "d", run }]);
     const first = await executor.execute(call("c", "t"), { attempt: 3 });
     expect(first).toMatchObject({ outcome: "completed", attempt: 3, content: { text: "attempt 3" } });
-    // Delivered again, during and after the run: the stored result, with the sender's attempt.
+    // Delivered again: the stored result, with the sender's attempt.
     const again = await executor.execute(call("c", "t"), { attempt: 5 });
     expect(again).toMatchObject({ outcome: "completed", attempt: 5, content: { text: "attempt 3" } });
-    // Not counted: a delivery without an attempt counts only those without one.
+    // Never counted without an attempt: a delivery without one counts from those without one.
     expect((await executor.execute(call("c", "t"))).attempt).toBe(1);
-    expect((await executor.execute(call("c", "t"))).attempt).toBe(2);
-    expect(run).toHaveBeenCalledTimes(2);
+    // Counted now: the sender's attempt joins the count, and the next one without is one more.
+    expect((await executor.execute(call("c", "t"), { attempt: 7 })).attempt).toBe(7);
+    expect((await executor.execute(call("c", "t"))).attempt).toBe(8);
+    expect(run).toHaveBeenCalledTimes(1);
   });
 
-  it("joins a running call delivered again when the sender counts attempts", async () => {
+  it("joins a running call delivered again with a higher attempt", async () => {
     const gate = deferred();
     const run = vi.fn(async () => {
       await gate.promise;
       return "ran";
     });
-    const { executor } = setup([{ name: "t", description: "d", run }], { senderCountsAttempts: true });
+    const { executor } = setup([{ name: "t", description: "d", run }]);
     const first = executor.execute(call("c", "t"), { attempt: 1 });
     const second = executor.execute(call("c", "t"), { attempt: 2 });
     gate.resolve();
