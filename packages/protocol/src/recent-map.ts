@@ -25,11 +25,13 @@ export class RecentMap<V> {
   readonly #entries = new Map<string, V>();
 
   constructor(limit: number) {
-    if (limit === undefined) throw new ProtocolError("invalid_option", "limit: is required");
-    if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1) {
+    // One check (`Number.isInteger` is false for anything not a number), two wordings.
+    if (!Number.isInteger(limit) || limit < 1) {
       throw new ProtocolError(
         "invalid_option",
-        `limit: must be a positive integer, got ${typeof limit === "string" ? JSON.stringify(limit) : String(limit)}`,
+        limit === undefined
+          ? "limit: is required"
+          : `limit: must be a positive integer, got ${typeof limit === "string" ? JSON.stringify(limit) : String(limit)}`,
       );
     }
     this.limit = limit;
@@ -67,12 +69,8 @@ export class RecentMap<V> {
 
   /** Makes a remembered key the most recent one (least recently used order); false if unknown. */
   touch(key: string): boolean {
-    const entries = this.#entries;
-    if (!entries.has(key)) return false;
-    const value = entries.get(key) as V;
-    entries.delete(key);
-    entries.set(key, value);
-    return true;
+    // `set` moves a known key to the young end, and forgets nothing when the key was known.
+    return this.#entries.has(key) && !!this.set(key, this.#entries.get(key) as V);
   }
 
   /** Forgets the key; true if it was remembered. */

@@ -179,7 +179,10 @@ export type CancelReason = "interrupted" | "timed_out" | "session_closed" | "can
  * ```
  */
 export interface ExecuteOptions {
-  /** The delivery number as the sender counts it; default: how many times this executor saw the id. */
+  /**
+   * The delivery number as the sender counts it; default: how many times this executor saw the
+   * id. A delivery with its number is counted here only for an id seen before without one.
+   */
   attempt?: number;
   /** Aborting it cancels the call (as `cancel` does). Not used when the call joins one in progress. */
   signal?: AbortSignal;

@@ -414,6 +414,39 @@ describe("ToolExecutor: idempotency", () => {
     expect(attempt).toBe(3);
   });
 
+  it("counts a delivery with its attempt only for an id counted before, and runs the call once", async () => {
+    const run = vi.fn(
+      (_args: unknown, _signal: AbortSignal, ctx: ToolCallContext) => `attempt ${ctx.attempt}`,
+    );
+    const { executor } = setup([{ name: "t", description: "d", run }]);
+    const first = await executor.execute(call("c", "t"), { attempt: 3 });
+    expect(first).toMatchObject({ outcome: "completed", attempt: 3, content: { text: "attempt 3" } });
+    // Delivered again: the stored result, with the sender's attempt.
+    const again = await executor.execute(call("c", "t"), { attempt: 5 });
+    expect(again).toMatchObject({ outcome: "completed", attempt: 5, content: { text: "attempt 3" } });
+    // Never counted without an attempt: a delivery without one counts from those without one.
+    expect((await executor.execute(call("c", "t"))).attempt).toBe(1);
+    // Counted now: the sender's attempt joins the count, and the next one without is one more.
+    expect((await executor.execute(call("c", "t"), { attempt: 7 })).attempt).toBe(7);
+    expect((await executor.execute(call("c", "t"))).attempt).toBe(8);
+    expect(run).toHaveBeenCalledTimes(1);
+  });
+
+  it("joins a running call delivered again with a higher attempt", async () => {
+    const gate = deferred();
+    const run = vi.fn(async () => {
+      await gate.promise;
+      return "ran";
+    });
+    const { executor } = setup([{ name: "t", description: "d", run }]);
+    const first = executor.execute(call("c", "t"), { attempt: 1 });
+    const second = executor.execute(call("c", "t"), { attempt: 2 });
+    gate.resolve();
+    expect(await first).toMatchObject({ outcome: "completed", attempt: 1 });
+    expect(await second).toMatchObject({ outcome: "completed", attempt: 2, content: { text: "ran" } });
+    expect(run).toHaveBeenCalledTimes(1);
+  });
+
   it("uses a supplied store keyed by session and call, and joins while the store is writing", async () => {
     const data = new Map<string, ToolExecutionResult>();
     const written = deferred();
