@@ -65,6 +65,9 @@ describe("RecentMap", () => {
   it("refuses a limit that is not a positive integer", () => {
     expect(() => new RecentMap(0)).toThrow("limit: must be a positive integer, got 0");
     expect(() => new RecentMap(1.5)).toThrow(/limit/);
-    expect(() => new RecentMap(undefined as unknown as number)).toThrow("limit: is required");
+    expect(() => new RecentMap(undefined as unknown as number)).toThrow(
+      "limit: must be a positive integer, got undefined",
+    );
+    expect(() => new RecentMap("5" as unknown as number)).toThrow('limit: must be a positive integer, got "5"');
   });
 });

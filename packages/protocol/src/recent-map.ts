@@ -25,13 +25,11 @@ export class RecentMap<V> {
   readonly #entries = new Map<string, V>();
 
   constructor(limit: number) {
-    // One check (`Number.isInteger` is false for anything not a number), two wordings.
+    // One check: `Number.isInteger` is false for anything not a number (undefined included).
     if (!Number.isInteger(limit) || limit < 1) {
       throw new ProtocolError(
         "invalid_option",
-        limit === undefined
-          ? "limit: is required"
-          : `limit: must be a positive integer, got ${typeof limit === "string" ? JSON.stringify(limit) : String(limit)}`,
+        `limit: must be a positive integer, got ${typeof limit === "string" ? JSON.stringify(limit) : String(limit)}`,
       );
     }
     this.limit = limit;

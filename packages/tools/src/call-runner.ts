@@ -159,8 +159,7 @@ export class CallRunner implements PipelineHost {
   #countDelivery(id: string, explicit: number | undefined): number {
     const seen = this.#deliveries.get(id);
     if (explicit && !seen) return explicit; // a count is 1 or more
-    // `| 0`: no count yet is 0 (a count is an attempt number, far below 2^31).
-    const count = Math.max(((seen as number) | 0) + 1, explicit ?? 0);
+    const count = Math.max((seen ?? 0) + 1, explicit ?? 0);
     this.#deliveries.set(id, count);
     return explicit ?? count;
   }
