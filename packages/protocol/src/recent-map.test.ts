@@ -68,6 +68,8 @@ describe("RecentMap", () => {
     expect(() => new RecentMap(undefined as unknown as number)).toThrow(
       "limit: must be a positive integer, got undefined",
     );
-    expect(() => new RecentMap("5" as unknown as number)).toThrow('limit: must be a positive integer, got "5"');
+    expect(() => new RecentMap("5" as unknown as number)).toThrow(
+      'limit: must be a positive integer, got "5"',
+    );
   });
 });
