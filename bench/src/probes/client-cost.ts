@@ -11,6 +11,7 @@
 // BENCH_HEAP_PROFILE=<file> writes a sampling heap profile of the first measured turn block
 // (BENCH_HEAP_ALL=1: every allocation, see heap-sampling.ts).
 import { performance } from "node:perf_hooks";
+import type { WebSocketLike } from "@patchbay/protocol/runtime";
 import { startGcStats, stopGcStats } from "./gc-stats";
 import { startHeapSampling, stopHeapSampling } from "./heap-sampling";
 
@@ -30,15 +31,8 @@ const mod = (await import(entry)) as typeof import("@patchbay/client");
 const { Client, Tools } = mod;
 const { z } = await import("zod");
 
-interface Fake {
-  readyState: number;
-  onopen: ((event: unknown) => void) | null;
-  onmessage: ((event: { data: unknown }) => void) | null;
-  onclose: ((event: { code: number; reason: string }) => void) | null;
-  onerror: ((event: unknown) => void) | null;
-  send(data: string): void;
-  close(code?: number, reason?: string): void;
-}
+/** The client's socket shape, its state set by the script. */
+type Fake = Omit<WebSocketLike, "readyState"> & { readyState: number };
 
 let counter = 0;
 const nextId = (prefix: string) => `${prefix}_${(++counter).toString(36).padStart(12, "0")}`;
