@@ -6,6 +6,14 @@ export interface Budget {
   /** Warm-up of each side before measuring (JIT, connection pools, caches). */
   warmupCalls: number;
   warmupMs: number;
+  /**
+   * For a subject whose fresh process runs a long path (a whole turn): more warm-up, in blocks of
+   * `steadyBlockMs`, until its rate stops rising or `steadyWarmupMs` passed (see warmUntilSteady).
+   */
+  steadyWarmupMs: number;
+  steadyBlockMs: number;
+  /** Turns measured on a new server before any warm-up (the cold row). */
+  coldCalls: number;
   /** Latency, 1 in flight: caps for each side, split over `rounds` interleaved blocks. */
   latencyCalls: number;
   latencyMs: number;
@@ -30,6 +38,9 @@ export const FULL: Budget = {
   quick: false,
   warmupCalls: 2_000,
   warmupMs: 600,
+  steadyWarmupMs: 30_000,
+  steadyBlockMs: 1_500,
+  coldCalls: 300,
   latencyCalls: 20_000,
   latencyMs: 3_000,
   throughputCalls: 400_000,
@@ -46,6 +57,9 @@ export const QUICK: Budget = {
   quick: true,
   warmupCalls: 20,
   warmupMs: 50,
+  steadyWarmupMs: 0,
+  steadyBlockMs: 50,
+  coldCalls: 10,
   latencyCalls: 100,
   latencyMs: 100,
   throughputCalls: 500,

@@ -55,6 +55,36 @@ export async function warmUp(rig: Rig, budget: Budget, inFlight = budget.inFligh
   await throughputBlock(rig, inFlight, budget.warmupCalls, budget.warmupMs);
 }
 
+/** A warm-up block counts as a rise when its rate beats the best block before it by more than this. */
+const STEADY_RISE = 0.02;
+/** Blocks in a row without a rise that end {@link warmUntilSteady}. */
+const STEADY_FLAT_BLOCKS = 4;
+
+/**
+ * More warm-up for a subject whose fresh process runs a long path, such as a whole turn: bursts of
+ * `inFlight` calls in blocks of `budget.steadyBlockMs` until {@link STEADY_FLAT_BLOCKS} blocks in a
+ * row did not beat the best rate so far by more than {@link STEADY_RISE}, or `budget.steadyWarmupMs`
+ * passed. V8 optimizes a function after it has run enough, and a turn runs most of its functions
+ * once, so a new server reaches its steady speed only after many thousands of turns, long after
+ * {@link warmUp}'s fixed caps. Returns each block's calls per second, for the run's log.
+ */
+export async function warmUntilSteady(rig: Rig, budget: Budget, inFlight = budget.inFlight): Promise<number[]> {
+  const rates: number[] = [];
+  const deadline = now() + budget.steadyWarmupMs;
+  let best = 0;
+  let flat = 0;
+  while (flat < STEADY_FLAT_BLOCKS && now() < deadline) {
+    const ms = Math.min(budget.steadyBlockMs, deadline - now());
+    const rate = await throughputBlock(rig, inFlight, Number.POSITIVE_INFINITY, ms);
+    rates.push(rate);
+    if (rate > best * (1 + STEADY_RISE)) {
+      best = rate;
+      flat = 0;
+    } else flat++;
+  }
+  return rates;
+}
+
 export interface Comparison<T> {
   subject: T;
   baseline: T;

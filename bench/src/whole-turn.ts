@@ -3,7 +3,9 @@
 // the message goes to the server, the scripted model asks for `lookup_order`, the call goes to
 // the worker and back, the model replies and the reply streams to the client. Each session has
 // its own client (socket), as pages do, and is replaced after a short chat (see session-pool.ts);
-// the last row runs turns in one session that already has a long conversation.
+// the last row runs turns in one session that already has a long conversation. The first row is
+// the new server's first turns, cold; the others are read once the server's turns/s stopped
+// rising (warmUntilSteady in measure.ts), as a server that has been up a while answers.
 //
 // Baseline: the raw floor. A turn crosses two sockets (client-server, server-worker) at least
 // once each way, so even a free server would cost about 2x the floor; the ratio says how many
@@ -13,7 +15,7 @@ import type { Budget } from "./budget";
 import { type Peer, spawnPeer } from "./children";
 import { BENCH_API_KEY, BENCH_SECRET } from "./credentials";
 import { BENCH_AGENT, BENCH_USER, TURN_REPLY_START, TURN_TEXT } from "./lookup-order";
-import { compareLatency, compareThroughput, latencyBlock, type Rig, warmUp } from "./measure";
+import { compareLatency, compareThroughput, latencyBlock, type Rig, warmUntilSteady, warmUp } from "./measure";
 import { latencyRow, type Scenario, throughputRow } from "./scenario";
 import { SessionPool } from "./session-pool";
 import { TURNS_PER_SESSION } from "./turn-loop";
@@ -22,6 +24,7 @@ const LATENCY = "latency p50 / p99, 1 turn in flight";
 const throughput = (n: number) => `turns/s, ${n} sessions at once`;
 const longLatency = (turns: number) => `${LATENCY}, after ${turns} turns in the session`;
 const longTurns = (budget: Budget) => (budget.quick ? 5 : 100);
+const coldLatency = (budget: Budget) => `${LATENCY}, the first ${budget.coldCalls} turns of a new server`;
 
 async function openSession(url: string): Promise<{ client: Client; session: Session }> {
   const client = new Client({ baseUrl: url, apiKey: BENCH_API_KEY, secret: BENCH_SECRET });
@@ -59,7 +62,12 @@ export async function turnRig(
 
 export const wholeTurnScenario: Scenario = {
   id: "4 whole turn",
-  measures: (budget) => [LATENCY, throughput(budget.inFlight), longLatency(longTurns(budget))],
+  measures: (budget) => [
+    coldLatency(budget),
+    LATENCY,
+    throughput(budget.inFlight),
+    longLatency(longTurns(budget)),
+  ],
   async run({ budget, floor }) {
     const peers: Peer<unknown>[] = [];
     const rigs: Rig[] = [];
@@ -71,8 +79,20 @@ export const wholeTurnScenario: Scenario = {
       const many = await turnRig(server.ready.url, budget.inFlight);
       const long = await turnRig(server.ready.url, 1, Number.POSITIVE_INFINITY);
       rigs.push(one, many, long);
+      // The new server's first turns, before any warm-up: what a process just started answers with.
+      const cold = await compareLatency(one, floor, {
+        ...budget,
+        latencyCalls: budget.coldCalls,
+        latencyMs: budget.scenarioMs / 4,
+      });
       await warmUp(one, budget, 1);
       await warmUp(many, budget);
+      // Then until the server's turns/s stop rising (its JIT), so the rows below read its steady speed.
+      const rates = await warmUntilSteady(many, budget);
+      if (rates.length > 0)
+        console.error(
+          `bench: ${wholeTurnScenario.id}: warmed until steady, turns/s per block: ${rates.map(Math.round).join(", ")}`,
+        );
       const latency = await compareLatency(one, floor, budget);
       const rate = await compareThroughput(many, floor, budget);
       // Bring one session to a long conversation, then measure its next turns.
@@ -82,6 +102,7 @@ export const wholeTurnScenario: Scenario = {
       const longLatencyResult = await compareLatency(long, floor, longBudget);
       const id = wholeTurnScenario.id;
       return [
+        latencyRow(id, cold, floor.name, { measure: coldLatency(budget) }),
         latencyRow(id, latency, floor.name, { measure: LATENCY }),
         throughputRow(id, rate, `${floor.name} calls`, { measure: throughput(budget.inFlight) }),
         latencyRow(id, longLatencyResult, floor.name, { measure: longLatency(turns) }),
