@@ -62,27 +62,30 @@ const STEADY_FLAT_BLOCKS = 4;
 
 /**
  * More warm-up for a subject whose fresh process runs a long path, such as a whole turn: bursts of
- * `inFlight` calls in blocks of `budget.steadyBlockMs` until {@link STEADY_FLAT_BLOCKS} blocks in a
+ * `budget.inFlight` calls in blocks of `budget.steadyBlockMs` until {@link STEADY_FLAT_BLOCKS} blocks in a
  * row did not beat the best rate so far by more than {@link STEADY_RISE}, or `budget.steadyWarmupMs`
  * passed. V8 optimizes a function after it has run enough, and a turn runs most of its functions
  * once, so a new server reaches its steady speed only after many thousands of turns, long after
- * {@link warmUp}'s fixed caps. Returns each block's calls per second, for the run's log.
+ * {@link warmUp}'s fixed caps. Each block's calls per second go to stderr, named by `what`.
  */
-export async function warmUntilSteady(rig: Rig, budget: Budget, inFlight = budget.inFlight): Promise<number[]> {
+export async function warmUntilSteady(rig: Rig, budget: Budget, what: string): Promise<void> {
   const rates: number[] = [];
   const deadline = now() + budget.steadyWarmupMs;
   let best = 0;
   let flat = 0;
   while (flat < STEADY_FLAT_BLOCKS && now() < deadline) {
     const ms = Math.min(budget.steadyBlockMs, deadline - now());
-    const rate = await throughputBlock(rig, inFlight, Number.POSITIVE_INFINITY, ms);
+    const rate = await throughputBlock(rig, budget.inFlight, Number.POSITIVE_INFINITY, ms);
     rates.push(rate);
     if (rate > best * (1 + STEADY_RISE)) {
       best = rate;
       flat = 0;
     } else flat++;
   }
-  return rates;
+  if (rates.length > 0)
+    console.error(
+      `bench: ${what}: warmed until steady, calls/s per block: ${rates.map(Math.round).join(", ")}`,
+    );
 }
 
 export interface Comparison<T> {

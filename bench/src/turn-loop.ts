@@ -66,9 +66,7 @@ export const turnLoopScenario: Scenario = {
       try {
         await warmUp(one, budget, 1);
         await warmUp(many, budget);
-        const rates = await warmUntilSteady(many, budget);
-        if (rates.length > 0)
-          console.error(`bench: ${ID}: warmed until steady, turns/s per block: ${rates.map(Math.round).join(", ")}`);
+        await warmUntilSteady(many, budget, ID);
         const latency = await compareLatency(one, floor, budget);
         const rate = await compareThroughput(many, floor, budget);
         return [

@@ -15,7 +15,14 @@ import type { Budget } from "./budget";
 import { type Peer, spawnPeer } from "./children";
 import { BENCH_API_KEY, BENCH_SECRET } from "./credentials";
 import { BENCH_AGENT, BENCH_USER, TURN_REPLY_START, TURN_TEXT } from "./lookup-order";
-import { compareLatency, compareThroughput, latencyBlock, type Rig, warmUntilSteady, warmUp } from "./measure";
+import {
+  compareLatency,
+  compareThroughput,
+  latencyBlock,
+  type Rig,
+  warmUntilSteady,
+  warmUp,
+} from "./measure";
 import { latencyRow, type Scenario, throughputRow } from "./scenario";
 import { SessionPool } from "./session-pool";
 import { TURNS_PER_SESSION } from "./turn-loop";
@@ -88,11 +95,7 @@ export const wholeTurnScenario: Scenario = {
       await warmUp(one, budget, 1);
       await warmUp(many, budget);
       // Then until the server's turns/s stop rising (its JIT), so the rows below read its steady speed.
-      const rates = await warmUntilSteady(many, budget);
-      if (rates.length > 0)
-        console.error(
-          `bench: ${wholeTurnScenario.id}: warmed until steady, turns/s per block: ${rates.map(Math.round).join(", ")}`,
-        );
+      await warmUntilSteady(many, budget, wholeTurnScenario.id);
       const latency = await compareLatency(one, floor, budget);
       const rate = await compareThroughput(many, floor, budget);
       // Bring one session to a long conversation, then measure its next turns.
