@@ -20,7 +20,8 @@ type Shape = Record<string, Guard>;
 
 const at = (path: string, key: string | number): string => (path === "" ? String(key) : `${path}.${key}`);
 
-function kind(value: unknown): string {
+/** How an error names the kind of a value it did not expect: "null", "an array", "an object", "a string"... */
+export function kind(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
   return typeof value === "object" ? "an object" : `a ${typeof value}`;

@@ -1,4 +1,5 @@
 import { ToolCallFormatError } from "./errors";
+import { kind } from "./guard";
 import type { NormalizedToolCall } from "./tool-call";
 
 /**
@@ -15,12 +16,6 @@ type Entry = Record<string, unknown>;
 
 function isObject(value: unknown): value is Entry {
   return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function describe(value: unknown): string {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "an array";
-  return `a ${typeof value}`;
 }
 
 /**
@@ -89,7 +84,7 @@ export function parseToolArguments(value: unknown): {
     return {
       arguments: {},
       raw: JSON.stringify(value),
-      error: `arguments must be a JSON object, got ${describe(value)}`,
+      error: `arguments must be a JSON object, got ${kind(value)}`,
     };
   }
   let parsed: unknown;
@@ -99,7 +94,7 @@ export function parseToolArguments(value: unknown): {
     return { arguments: {}, raw: value, error: `arguments are not valid JSON: ${(error as Error).message}` };
   }
   if (!isObject(parsed)) {
-    return { arguments: {}, raw: value, error: `arguments must be a JSON object, got ${describe(parsed)}` };
+    return { arguments: {}, raw: value, error: `arguments must be a JSON object, got ${kind(parsed)}` };
   }
   return { arguments: parsed, raw: value };
 }
@@ -141,7 +136,7 @@ function pick(entry: Entry, format: ToolCallFormat): { id: unknown; name: unknow
 export function normalizeToolCall(entry: unknown, index: number, position = index): NormalizedToolCall {
   if (!isObject(entry)) {
     throw new ToolCallFormatError(
-      `tool call at position ${position} is ${describe(entry)}, expected an object`,
+      `tool call at position ${position} is ${kind(entry)}, expected an object`,
       position,
     );
   }
