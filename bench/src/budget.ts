@@ -7,8 +7,8 @@ export interface Budget {
   warmupCalls: number;
   warmupMs: number;
   /**
-   * For a subject whose fresh process runs a long path (a whole turn): more warm-up, in blocks of
-   * `steadyBlockMs`, until its rate stops rising or `steadyWarmupMs` passed (see warmUntilSteady).
+   * After the sequential calls, bursts in blocks of `steadyBlockMs` until the rate stops rising,
+   * at most `steadyWarmupMs` (see warmUp in measure.ts).
    */
   steadyWarmupMs: number;
   steadyBlockMs: number;
@@ -38,8 +38,8 @@ export const FULL: Budget = {
   quick: false,
   warmupCalls: 2_000,
   warmupMs: 600,
-  steadyWarmupMs: 30_000,
-  steadyBlockMs: 1_500,
+  steadyWarmupMs: 15_000,
+  steadyBlockMs: 1_000,
   coldCalls: 300,
   latencyCalls: 20_000,
   latencyMs: 3_000,
@@ -49,15 +49,15 @@ export const FULL: Budget = {
   inFlight: 64,
   sessionCounts: [1_000, 5_000],
   workerCounts: [1, 2, 4],
-  watchdogMs: 285_000,
-  scenarioMs: 60_000,
+  watchdogMs: 600_000,
+  scenarioMs: 120_000,
 };
 
 export const QUICK: Budget = {
   quick: true,
   warmupCalls: 20,
   warmupMs: 50,
-  steadyWarmupMs: 0,
+  steadyWarmupMs: 50,
   steadyBlockMs: 50,
   coldCalls: 10,
   latencyCalls: 100,

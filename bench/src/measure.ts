@@ -49,42 +49,47 @@ export async function throughputBlock(
   return done / ((now() - start) / 1_000);
 }
 
-/** Warm-up: some sequential calls, then a burst in flight, both capped. */
-export async function warmUp(rig: Rig, budget: Budget, inFlight = budget.inFlight): Promise<void> {
-  await latencyBlock(rig, budget.warmupCalls, budget.warmupMs);
-  await throughputBlock(rig, inFlight, budget.warmupCalls, budget.warmupMs);
-}
-
 /** A warm-up block counts as a rise when its rate beats the best block before it by more than this. */
 const STEADY_RISE = 0.02;
-/** Blocks in a row without a rise that end {@link warmUntilSteady}. */
-const STEADY_FLAT_BLOCKS = 4;
+/** Blocks in a row without a rise that end the warm-up. */
+const STEADY_FLAT_BLOCKS = 3;
 
 /**
- * More warm-up for a subject whose fresh process runs a long path, such as a whole turn: bursts of
- * `budget.inFlight` calls in blocks of `budget.steadyBlockMs` until {@link STEADY_FLAT_BLOCKS} blocks in a
- * row did not beat the best rate so far by more than {@link STEADY_RISE}, or `budget.steadyWarmupMs`
- * passed. V8 optimizes a function after it has run enough, and a turn runs most of its functions
- * once, so a new server reaches its steady speed only after many thousands of turns, long after
- * {@link warmUp}'s fixed caps. Each block's calls per second go to stderr, named by `what`.
+ * Whether warm-up blocks' rates stopped rising: each of the last {@link STEADY_FLAT_BLOCKS} did not
+ * beat the best block before it by more than {@link STEADY_RISE}.
  */
-export async function warmUntilSteady(rig: Rig, budget: Budget, what: string): Promise<void> {
-  const rates: number[] = [];
-  const deadline = now() + budget.steadyWarmupMs;
+export function stoppedRising(rates: readonly number[]): boolean {
   let best = 0;
   let flat = 0;
-  while (flat < STEADY_FLAT_BLOCKS && now() < deadline) {
-    const ms = Math.min(budget.steadyBlockMs, deadline - now());
-    const rate = await throughputBlock(rig, budget.inFlight, Number.POSITIVE_INFINITY, ms);
-    rates.push(rate);
+  for (const rate of rates) {
     if (rate > best * (1 + STEADY_RISE)) {
       best = rate;
       flat = 0;
     } else flat++;
   }
-  if (rates.length > 0)
+  return flat >= STEADY_FLAT_BLOCKS;
+}
+
+/**
+ * Warm-up: some sequential calls, then bursts of `inFlight` calls in blocks of
+ * `budget.steadyBlockMs` until {@link STEADY_FLAT_BLOCKS} blocks in a row did not beat the best
+ * calls/s so far by more than {@link STEADY_RISE}, or `budget.steadyWarmupMs` passed. V8 optimizes
+ * a function once it has run enough, so a path reaches its steady speed after a number of calls,
+ * not of seconds: a new server's whole turn runs most of its functions once per turn and takes
+ * about 20,000 turns (some 15 s here), a raw socket's echo a few thousand calls. Each block's
+ * calls/s go to stderr, under the rig's name.
+ */
+export async function warmUp(rig: Rig, budget: Budget, inFlight = budget.inFlight): Promise<void> {
+  await latencyBlock(rig, budget.warmupCalls, budget.warmupMs);
+  const rates: number[] = [];
+  const deadline = now() + budget.steadyWarmupMs;
+  do {
+    const ms = Math.max(0, Math.min(budget.steadyBlockMs, deadline - now()));
+    rates.push(await throughputBlock(rig, inFlight, Number.POSITIVE_INFINITY, ms));
+  } while (!stoppedRising(rates) && now() < deadline);
+  if (!budget.quick)
     console.error(
-      `bench: ${what}: warmed until steady, calls/s per block: ${rates.map(Math.round).join(", ")}`,
+      `bench: warm-up of ${rig.name}, ${inFlight} in flight, calls/s per block: ${rates.map(Math.round).join(", ")}`,
     );
 }
 

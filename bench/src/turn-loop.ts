@@ -5,12 +5,11 @@
 // in the router rows, and the model replies. The server exports no way to run only the turn
 // loop's tool call step on a session (its ToolCallRunner is internal), so a turn with the
 // scripted model (cheap: a regular expression and a template) is the closest measure of
-// "validation, idempotency bookkeeping and events" around a hosted call. Its rows are read once
-// the turns/s stopped rising (warmUntilSteady in measure.ts), as for the whole turn (scenario 4).
+// "validation, idempotency bookkeeping and events" around a hosted call.
 import type { PatchbayServer } from "@patchbay/server";
 import { startHostedSetup } from "./hosted-tool-call";
 import { BENCH_AGENT, BENCH_USER, TURN_REPLY_START, TURN_TEXT } from "./lookup-order";
-import { compareLatency, compareThroughput, type Rig, warmUntilSteady, warmUp } from "./measure";
+import { compareLatency, compareThroughput, type Rig, warmUp } from "./measure";
 import type { BenchServer } from "./patchbay-server";
 import { LATENCY_MEASURE, latencyRow, type Scenario, throughputRow } from "./scenario";
 import { SessionPool } from "./session-pool";
@@ -64,9 +63,8 @@ export const turnLoopScenario: Scenario = {
       const one = await turnLoopRig(setup.bench, 1);
       const many = await turnLoopRig(setup.bench, budget.inFlight);
       try {
-        await warmUp(one, budget, 1);
         await warmUp(many, budget);
-        await warmUntilSteady(many, budget, ID);
+        await warmUp(one, budget, 1);
         const latency = await compareLatency(one, floor, budget);
         const rate = await compareThroughput(many, floor, budget);
         return [

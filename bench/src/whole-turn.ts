@@ -5,7 +5,7 @@
 // its own client (socket), as pages do, and is replaced after a short chat (see session-pool.ts);
 // the last row runs turns in one session that already has a long conversation. The first row is
 // the new server's first turns, cold; the others are read once the server's turns/s stopped
-// rising (warmUntilSteady in measure.ts), as a server that has been up a while answers.
+// rising (warmUp in measure.ts), as a server that has been up a while answers.
 //
 // Baseline: the raw floor. A turn crosses two sockets (client-server, server-worker) at least
 // once each way, so even a free server would cost about 2x the floor; the ratio says how many
@@ -15,14 +15,7 @@ import type { Budget } from "./budget";
 import { type Peer, spawnPeer } from "./children";
 import { BENCH_API_KEY, BENCH_SECRET } from "./credentials";
 import { BENCH_AGENT, BENCH_USER, TURN_REPLY_START, TURN_TEXT } from "./lookup-order";
-import {
-  compareLatency,
-  compareThroughput,
-  latencyBlock,
-  type Rig,
-  warmUntilSteady,
-  warmUp,
-} from "./measure";
+import { compareLatency, compareThroughput, latencyBlock, type Rig, warmUp } from "./measure";
 import { latencyRow, type Scenario, throughputRow } from "./scenario";
 import { SessionPool } from "./session-pool";
 import { TURNS_PER_SESSION } from "./turn-loop";
@@ -92,10 +85,9 @@ export const wholeTurnScenario: Scenario = {
         latencyCalls: budget.coldCalls,
         latencyMs: budget.scenarioMs / 4,
       });
-      await warmUp(one, budget, 1);
+      // Many sessions first: they bring the new server to its steady speed sooner than lone turns.
       await warmUp(many, budget);
-      // Then until the server's turns/s stop rising (its JIT), so the rows below read its steady speed.
-      await warmUntilSteady(many, budget, wholeTurnScenario.id);
+      await warmUp(one, budget, 1);
       const latency = await compareLatency(one, floor, budget);
       const rate = await compareThroughput(many, floor, budget);
       // Bring one session to a long conversation, then measure its next turns.
