@@ -7,11 +7,11 @@
 // `--profile <dir>` samples the client (this process) and the worker over the last round only, at
 // steady state: <dir>/{client,worker}-{many,one}.cpuprofile (`profile-top.ts` reads them).
 import { spawnPeer } from "../children";
-import { startCpuSampling, stopCpuSampling } from "./cpu-sampling";
-import type { GcSummary } from "./gc-stats";
 import { latencyBlock, type Rig, throughputBlock } from "../measure";
 import { summarize } from "../stats";
 import { turnRig } from "../whole-turn";
+import { startCpuSampling, stopCpuSampling } from "./cpu-sampling";
+import type { GcSummary } from "./gc-stats";
 import { procCpuUs, procWrites } from "./proc-cpu";
 
 const arg = (name: string, fallback: number) => {
