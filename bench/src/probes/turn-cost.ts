@@ -11,7 +11,8 @@ import { latencyBlock, type Rig, throughputBlock } from "../measure";
 import { summarize } from "../stats";
 import { turnRig } from "../whole-turn";
 import { startCpuSampling, stopCpuSampling } from "./cpu-sampling";
-import type { GcSummary } from "./gc-stats";
+import { type GcSummary, startGcStats, stopGcStats } from "./gc-stats";
+import { startHeapSampling, stopHeapSampling } from "./heap-sampling";
 import { procCpuUs, procWrites } from "./proc-cpu";
 
 const arg = (name: string, fallback: number) => {
@@ -25,6 +26,9 @@ const rounds = arg("rounds", 2);
 const onlyOne = process.argv.includes("--one");
 const profileAt = process.argv.indexOf("--profile");
 const profileDir = profileAt > 0 ? process.argv[profileAt + 1] : undefined;
+/** `--heap <file>`: what of the client's allocations outlived a scavenge, over the last round at 64 sessions. */
+const heapAt = process.argv.indexOf("--heap");
+const heapFile = heapAt > 0 ? process.argv[heapAt + 1] : undefined;
 
 function counted(rig: Rig): Rig & { done: number } {
   const out = {
@@ -71,7 +75,10 @@ try {
       const profiled = profileDir !== undefined && round === rounds - 1;
       const tag = inFlight === 1 ? "one" : "many";
       if (profiled) await Promise.all([startCpuSampling(), worker.request({ type: "cpu-start" })]);
+      const heaped = heapFile !== undefined && round === rounds - 1 && inFlight > 1;
+      if (heaped) await startHeapSampling();
       await worker.request({ type: "gc-start" });
+      startGcStats();
       const start = performance.now();
       let p50 = "";
       if (inFlight === 1) {
@@ -84,6 +91,8 @@ try {
       const seconds = (performance.now() - start) / 1000;
       const n = rig.done - doneBefore;
       const selfCpu = process.cpuUsage(self);
+      const clientGc = stopGcStats();
+      if (heaped) await stopHeapSampling(heapFile);
       const { gc } = await worker.request<{ gc: GcSummary }>({ type: "gc-stop" });
       if (profiled)
         await Promise.all([
@@ -93,7 +102,8 @@ try {
       const per = (us: number) => `${Math.round(us / n)} µs`;
       const writesAfter = procWrites(pid);
       const workerGc = `; worker GC per turn: young ${Math.round(gc.youngBytes / n)} B, promoted ${Math.round(gc.promotedBytes / n)} B, scavenges ${per(gc.scavengeUs)} (${gc.scavenges}, survived ${Math.round(gc.survivedBytes / Math.max(1, gc.scavenges) / 1024)} KiB each, new space ${Math.round(gc.newSpaceBytes / 1024)} KiB), full ${per(gc.fullGcUs)} (${gc.fullGcs})`;
-      const writes = `${workerGc}; server writes per turn ${((writesAfter.calls - writesBefore.calls) / n).toFixed(1)}, ${((writesAfter.bytes - writesBefore.bytes) / n / 1024).toFixed(1)} KiB`;
+      const ownGc = `; client GC per turn: promoted ${Math.round(clientGc.promotedBytes / n)} B, scavenges ${per(clientGc.scavengeUs)} (${clientGc.scavenges}, survived ${Math.round(clientGc.survivedBytes / Math.max(1, clientGc.scavenges) / 1024)} KiB each), full ${per(clientGc.fullGcUs)} (${clientGc.fullGcs})`;
+      const writes = `${workerGc}${ownGc}; server writes per turn ${((writesAfter.calls - writesBefore.calls) / n).toFixed(1)}, ${((writesAfter.bytes - writesBefore.bytes) / n / 1024).toFixed(1)} KiB`;
       const sqlAfter = await sql();
       const commit =
         process.env.BENCH_TIME_SQL === "1" ? `, COMMIT ${per((await commitUs()) - commitBefore)} (wall)` : "";
