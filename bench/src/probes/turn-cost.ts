@@ -3,11 +3,16 @@
 // SQLite statements and transactions per turn in the server. Runs scenario 4's processes and
 // rig; alternate it between two builds in the same minutes to compare them.
 //   node --import tsx src/probes/turn-cost.ts [--sessions 64] [--turns 3000] [--rounds 2] [--one]
-// BENCH_CPU_PROF=<dir> profiles the server and the worker (see children.ts).
+// BENCH_CPU_PROF=<dir> profiles the server and the worker (see children.ts) from their start;
+// `--profile <dir>` samples the client (this process) and the worker over the last round only, at
+// steady state: <dir>/{client,worker}-{many,one}.cpuprofile (`profile-top.ts` reads them).
 import { spawnPeer } from "../children";
 import { latencyBlock, type Rig, throughputBlock } from "../measure";
 import { summarize } from "../stats";
 import { turnRig } from "../whole-turn";
+import { startCpuSampling, stopCpuSampling } from "./cpu-sampling";
+import { type GcSummary, startGcStats, stopGcStats } from "./gc-stats";
+import { startHeapSampling, stopHeapSampling } from "./heap-sampling";
 import { procCpuUs, procWrites } from "./proc-cpu";
 
 const arg = (name: string, fallback: number) => {
@@ -19,6 +24,11 @@ const turns = arg("turns", 3000);
 const rounds = arg("rounds", 2);
 /** `--one` measures only turns one at a time (for a profile of that alone). */
 const onlyOne = process.argv.includes("--one");
+const profileAt = process.argv.indexOf("--profile");
+const profileDir = profileAt > 0 ? process.argv[profileAt + 1] : undefined;
+/** `--heap <file>`: what of the client's allocations outlived a scavenge, over the last round at 64 sessions. */
+const heapAt = process.argv.indexOf("--heap");
+const heapFile = heapAt > 0 ? process.argv[heapAt + 1] : undefined;
 
 function counted(rig: Rig): Rig & { done: number } {
   const out = {
@@ -62,6 +72,13 @@ try {
       const sqlBefore = await sql();
       const commitBefore = await commitUs();
       const doneBefore = rig.done;
+      const profiled = profileDir !== undefined && round === rounds - 1;
+      const tag = inFlight === 1 ? "one" : "many";
+      if (profiled) await Promise.all([startCpuSampling(), worker.request({ type: "cpu-start" })]);
+      const heaped = heapFile !== undefined && round === rounds - 1 && inFlight > 1;
+      if (heaped) await startHeapSampling();
+      await worker.request({ type: "gc-start" });
+      startGcStats();
       const start = performance.now();
       let p50 = "";
       if (inFlight === 1) {
@@ -74,9 +91,19 @@ try {
       const seconds = (performance.now() - start) / 1000;
       const n = rig.done - doneBefore;
       const selfCpu = process.cpuUsage(self);
+      const clientGc = stopGcStats();
+      if (heaped) await stopHeapSampling(heapFile);
+      const { gc } = await worker.request<{ gc: GcSummary }>({ type: "gc-stop" });
+      if (profiled)
+        await Promise.all([
+          stopCpuSampling(`${profileDir}/client-${tag}.cpuprofile`),
+          worker.request({ type: "cpu-stop", file: `${profileDir}/worker-${tag}.cpuprofile` }),
+        ]);
       const per = (us: number) => `${Math.round(us / n)} µs`;
       const writesAfter = procWrites(pid);
-      const writes = `; server writes per turn ${((writesAfter.calls - writesBefore.calls) / n).toFixed(1)}, ${((writesAfter.bytes - writesBefore.bytes) / n / 1024).toFixed(1)} KiB`;
+      const workerGc = `; worker GC per turn: young ${Math.round(gc.youngBytes / n)} B, promoted ${Math.round(gc.promotedBytes / n)} B, scavenges ${per(gc.scavengeUs)} (${gc.scavenges}, survived ${Math.round(gc.survivedBytes / Math.max(1, gc.scavenges) / 1024)} KiB each, new space ${Math.round(gc.newSpaceBytes / 1024)} KiB), full ${per(gc.fullGcUs)} (${gc.fullGcs})`;
+      const ownGc = `; client GC per turn: promoted ${Math.round(clientGc.promotedBytes / n)} B, scavenges ${per(clientGc.scavengeUs)} (${clientGc.scavenges}, survived ${Math.round(clientGc.survivedBytes / Math.max(1, clientGc.scavenges) / 1024)} KiB each), full ${per(clientGc.fullGcUs)} (${clientGc.fullGcs})`;
+      const writes = `${workerGc}${ownGc}; server writes per turn ${((writesAfter.calls - writesBefore.calls) / n).toFixed(1)}, ${((writesAfter.bytes - writesBefore.bytes) / n / 1024).toFixed(1)} KiB`;
       const sqlAfter = await sql();
       const commit =
         process.env.BENCH_TIME_SQL === "1" ? `, COMMIT ${per((await commitUs()) - commitBefore)} (wall)` : "";

@@ -219,7 +219,7 @@ export class ClientCore extends EventEmitter<ClientEvents> {
    */
   close(): void {
     for (const channel of [...this.#channels.values()]) channel.close();
-    this.#requests.failAll(new DisconnectedError("the client was closed"));
+    this.#requests.failAll(() => new DisconnectedError("the client was closed"));
     if (this.#connection) this.#connection.close();
     else this.#connection = this.#newConnection("closed");
   }
@@ -300,13 +300,13 @@ export class ClientCore extends EventEmitter<ClientEvents> {
       this.emit("state", state, previous);
     });
     connection.on("welcome", () => this.#onWelcome(connection));
-    connection.on("lost", (error) => {
+    connection.on("lost", (why) => {
       for (const channel of this.#channels.values()) channel.detached();
       // A reconnect resume of a known session: the next welcome sends a fresh one.
-      this.#requests.lost(error, (request) => request.context.channel !== undefined);
+      this.#requests.lost(why, (request) => request.context.channel !== undefined);
     });
     connection.on("failed", (error) => {
-      this.#requests.failAll(error);
+      this.#requests.failAll(() => error);
       for (const channel of this.#channels.values()) channel.handleError(error, undefined);
       this.emit("error", error);
     });

@@ -120,8 +120,8 @@ describe("Connection", () => {
     expect(await socket.next("pong")).toEqual({ type: "pong", nonce: "srv" });
     await socket.next("ping", 2_000);
     // The scripted server never answers: after twice the interval the socket counts as dead.
-    const lost = waitFor<Error>(connection, "lost");
-    expect((await lost).message).toMatch(/nothing received/);
+    const lost = waitFor<string>(connection, "lost");
+    expect(await lost).toMatch(/^connection lost: .*nothing received/);
     const next = await server.nextConnection();
     expect(await next.next("hello")).toMatchObject({ type: "hello" });
   });

@@ -67,8 +67,11 @@ export interface ConnectionEvents {
   welcome: [frame: WelcomeFrame, reconnect: boolean];
   /** A frame after `welcome` other than heartbeats. */
   frame: [frame: ServerToClientFrame];
-  /** A welcomed socket went away; a reconnect follows. */
-  lost: [error: DisconnectedError];
+  /**
+   * A welcomed socket went away (why, as a sentence); a reconnect follows. A string, not an
+   * error: a deliberate close made one with its stack for nothing to throw.
+   */
+  lost: [why: string];
   /** The connection stopped trying (credentials refused, protocol refused, or too many failed dials). */
   failed: [error: ClientError];
   /** Something worth reporting that did not end the connection. */
@@ -104,7 +107,7 @@ export class Connection extends EventEmitter<ConnectionEvents> {
         this.emit("welcome", frame as WelcomeFrame, reconnect);
       },
       frame: (frame) => this.emit("frame", frame),
-      lost: (reason) => this.emit("lost", new DisconnectedError(`connection lost: ${reason}`)),
+      lost: (reason) => this.emit("lost", `connection lost: ${reason}`),
       reconnecting: () => {},
       failed: (error) => {
         this.#authRefreshed = false;

@@ -63,13 +63,28 @@ describe("PendingRequests", () => {
     const written: string[] = [];
     requests.sendUnsent((frame) => written.push(frame.requestId) > 0);
     expect(written).toEqual(["r1", "r2", "r3"]);
-    requests.lost(new DisconnectedError("reset"), (request) => request.context === "known session");
+    requests.lost("reset", (request) => request.context === "known session");
     expect(created.outcome.error?.message).toBe("session.create was cut off: reset");
     expect(resumed.outcome).toEqual({});
     expect(resumed.request.sent).toBe(false);
     expect(requests.get("r3")).toBeUndefined();
     expect(renewed.outcome).toEqual({});
-    requests.failAll(new DisconnectedError("closed"));
+    requests.failAll(() => new DisconnectedError("closed"));
     expect(resumed.outcome.error?.message).toBe("closed");
+  });
+
+  it("makes the error of failAll only for a request that waits", () => {
+    const requests = new PendingRequests<string, string>(60_000);
+    let made = 0;
+    const fail = () => {
+      made++;
+      return new DisconnectedError("closed");
+    };
+    requests.failAll(fail);
+    expect(made).toBe(0);
+    const created = track(requests, create("r1"), false);
+    requests.failAll(fail);
+    expect(made).toBe(1);
+    expect(created.outcome.error?.message).toBe("closed");
   });
 });

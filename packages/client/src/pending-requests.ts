@@ -83,20 +83,21 @@ export class PendingRequests<T, C> {
   }
 
   /**
-   * The socket went away. A request `renewed` says a fresh one replaces after the next welcome is
-   * dropped; one written and not repeatable fails with `error`; the rest wait for the next socket.
+   * The socket went away (`why`). A request `renewed` says a fresh one replaces after the next
+   * welcome is dropped; one written and not repeatable fails, cut off; the rest wait for the next
+   * socket.
    */
-  lost(error: DisconnectedError, renewed: (request: PendingRequest<T, C>) => boolean): void {
+  lost(why: string, renewed: (request: PendingRequest<T, C>) => boolean): void {
     for (const request of [...this.#requests.values()]) {
       if (renewed(request)) this.drop(request);
       else if (request.sent && !request.repeatable) {
-        this.settle(request, new DisconnectedError(`${request.frame.type} was cut off: ${error.message}`));
+        this.settle(request, new DisconnectedError(`${request.frame.type} was cut off: ${why}`));
       } else request.sent = false;
     }
   }
 
-  /** Fails every request with `error`. */
-  failAll(error: ClientError): void {
-    for (const request of [...this.#requests.values()]) this.settle(request, error);
+  /** Fails every request with the error `fail` makes: none is made when no request waits. */
+  failAll(fail: () => ClientError): void {
+    for (const request of [...this.#requests.values()]) this.settle(request, fail());
   }
 }

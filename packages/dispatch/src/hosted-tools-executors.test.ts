@@ -97,6 +97,37 @@ describe("hosted tools: session executors", () => {
     hosted.close();
   });
 
+  it("reads the latest call's conversation while a call of the session runs, and none once idle", async () => {
+    const item = (id: string) =>
+      ({ type: "message", id, role: "user", text: id, status: "completed", createdAt: 1 }) as const;
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const contexts: ToolCallContext[] = [];
+    const seen: string[][] = [];
+    const { hosted, call } = rig(async (ctx) => {
+      contexts.push(ctx);
+      seen.push(ctx.conversation.map((i) => i.id));
+      if (ctx.id === "c1") await held;
+      return "ok";
+    });
+    const first = call("c1", "s_1", { conversation: [item("m_1")] });
+    // A second call of the session while the first runs: both read what it brought.
+    await call("c2", "s_1", { conversation: [item("m_1"), item("m_2")] });
+    expect(contexts[0]!.conversation.map((i) => i.id)).toEqual(["m_1", "m_2"]);
+    release();
+    await first;
+    // No call of the session runs: its items are not kept for a context held past its call.
+    expect(contexts[0]!.conversation).toEqual([]);
+    expect(contexts[1]!.conversation).toEqual([]);
+    // The session's next call (the same executor) reads its own items.
+    await call("c3", "s_1", { conversation: [item("m_3")] });
+    expect(seen.at(-1)).toEqual(["m_3"]);
+    expect(hosted.executorCount).toBe(1);
+    hosted.close();
+  });
+
   it("gives an idle session a new executor when the call's user changes", async () => {
     const users: string[] = [];
     const { hosted, call } = rig((ctx) => {

@@ -82,7 +82,10 @@ interface SessionExecutor {
   readonly user: string;
   /** When the last call ended (`now()`); meaningful while `calls` is 0. */
   idleSince: number;
-  /** The conversation's most recent items, as the latest call of this session brought them. */
+  /**
+   * The conversation's most recent items, as the latest call of this session brought them; empty
+   * while the session has no call here (see `#rest`).
+   */
   conversation: readonly ConversationItem[];
 }
 
@@ -105,6 +108,9 @@ export interface HostedToolsLink {
   /** Whether anyone listens to the event: a call's events are not built for no one. */
   listens?: (event: string) => boolean;
 }
+
+/** The conversation of a session with no call here. */
+const NO_ITEMS: readonly ConversationItem[] = Object.freeze([]);
 
 /** Hosted results kept for redelivered calls, at most. */
 const STORED_RESULTS = 10_000;
@@ -434,6 +440,10 @@ export class HostedTools {
 
   /** The session's executor becomes idle: kept for the TTL, within the bound of idle ones. */
   #rest(session: SessionExecutor): void {
+    // No tool of the session runs to read the items, and the next call brings its own: kept, the
+    // last call's items of up to `maxIdle` idle sessions outlived the young generation, and the
+    // worker copied and promoted them (most of what it promoted per call in a whole turn).
+    session.conversation = NO_ITEMS;
     if (this.#executors.get(session.key) !== session) return; // replaced while it ran
     session.idleSince = this.#now();
     this.#idle.set(session.key, session);
