@@ -14,7 +14,12 @@ function site(): string {
   const ours = stack.filter((line) => !line.includes("node:") && !line.includes("promise-count"));
   return ours
     .slice(0, 3)
-    .map((line) => line.trim().replace(/^at /, "").replace(/file:\/\/\/work\/[^ ]*?\/packages\//, ""))
+    .map((line) =>
+      line
+        .trim()
+        .replace(/^at /, "")
+        .replace(/file:\/\/\/work\/[^ ]*?\/packages\//, ""),
+    )
     .join(" < ");
 }
 

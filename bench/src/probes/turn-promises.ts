@@ -20,7 +20,8 @@ const turns = arg("turns", 2000);
 const warm = arg("warm", 2000);
 const sessions = arg("sessions", 64);
 const benchAt = process.argv.indexOf("--bench");
-const bench = benchAt > 0 ? resolve(process.argv[benchAt + 1]!) : fileURLToPath(new URL("../..", import.meta.url));
+const bench =
+  benchAt > 0 ? resolve(process.argv[benchAt + 1]!) : fileURLToPath(new URL("../..", import.meta.url));
 
 const server = fork(resolve(bench, "src/peers/server-process.ts"), [], {
   execArgv: ["--import", "tsx", "--import", fileURLToPath(new URL("./promise-count.ts", import.meta.url))],
@@ -60,9 +61,12 @@ try {
     await run();
     const taken = await ask("take");
     const after = taken.promiseCountReply!;
-    console.log(`${name}: ${((after - before) / turns).toFixed(1)} promises per turn in the server (${bench})`);
+    console.log(
+      `${name}: ${((after - before) / turns).toFixed(1)} promises per turn in the server (${bench})`,
+    );
     // With PROMISE_SITES=1: where they were made, per turn.
-    for (const [where, n] of taken.sites ?? []) console.log(`  ${(n / turns).toFixed(2).padStart(6)}  ${where}`);
+    for (const [where, n] of taken.sites ?? [])
+      console.log(`  ${(n / turns).toFixed(2).padStart(6)}  ${where}`);
   }
 } finally {
   await one.close();

@@ -243,7 +243,8 @@ describe("scripted", () => {
       {
         match: "order (?<order_id>\\w+)",
         toolCalls: [{ tool: "lookup_order", arguments: { order_id: "{order_id}" } }],
-        reply: "Order {order_id} is {results.lookup_order.status}, due {results.lookup_order.eta}; {result.status}.",
+        reply:
+          "Order {order_id} is {results.lookup_order.status}, due {results.lookup_order.eta}; {result.status}.",
       },
     ];
     const user: ModelMessage = { role: "user", content: "order A1" };
