@@ -3,7 +3,9 @@
 // preloaded into the server), which the machine's load does not move. Each promise is an
 // allocation and most are a microtask hop. `--bench <dir>` runs the server of another checkout's
 // bench (its `src/peers/server-process.ts`, on that checkout's build), to compare two builds:
-// PROMISE_SITES=1 lists where the server made them (slow).
+// PROMISE_SITES=1 lists where the server made them (slow). It also gives the bytes the server's
+// scavenges found young and promoted per turn; PROMISE_HOOK=0 leaves the promise hook (and its
+// own allocations) out of those.
 //   node --import tsx src/probes/turn-promises.ts [--turns 2000] [--warm 2000] [--sessions 64] [--bench /work/main/bench]
 import { fork } from "node:child_process";
 import { resolve } from "node:path";
@@ -36,7 +38,11 @@ const url = await new Promise<string>((done, fail) => {
   });
 });
 const worker = await spawnPeer("worker", { args: [url] });
-type Counted = { promiseCountReply?: number; sites?: [string, number][] };
+type Counted = {
+  promiseCountReply?: number;
+  sites?: [string, number][];
+  gc?: { scavenges: number; youngBytes: number; promotedBytes: number };
+};
 const ask = (command: "take" | "reset") =>
   new Promise<Counted>((done) => {
     const onMessage = (message: Counted) => {
@@ -61,8 +67,9 @@ try {
     await run();
     const taken = await ask("take");
     const after = taken.promiseCountReply!;
+    const gc = taken.gc!;
     console.log(
-      `${name}: ${((after - before) / turns).toFixed(1)} promises per turn in the server (${bench})`,
+      `${name}: ${((after - before) / turns).toFixed(1)} promises per turn in the server; young bytes ${(gc.youngBytes / turns / 1024).toFixed(1)} KiB, promoted ${(gc.promotedBytes / turns).toFixed(0)} B per turn, ${gc.scavenges} scavenges (${bench})`,
     );
     // With PROMISE_SITES=1: where they were made, per turn.
     for (const [where, n] of taken.sites ?? [])
