@@ -238,6 +238,63 @@ describe("scripted", () => {
     expect(seen).toEqual(["one ", "two "]);
   });
 
+  it("streams the same events with and without a delay, and stops with `aborted` without one too", async () => {
+    const rules = [
+      {
+        match: "order (?<order_id>\\w+)",
+        toolCalls: [{ tool: "lookup_order", arguments: { order_id: "{order_id}" } }],
+        reply:
+          "Order {order_id} is {results.lookup_order.status}, due {results.lookup_order.eta}; {result.status}.",
+      },
+    ];
+    const user: ModelMessage = { role: "user", content: "order A1" };
+    const asked = await collect(scripted({ rules }).stream({ messages: [user], tools: [] }));
+    const calls = asked.flatMap((e) => (e.type === "tool-call" ? [e.call] : []));
+    const answered: ModelMessage[] = [
+      user,
+      { role: "assistant", content: "", toolCalls: calls },
+      {
+        role: "tool",
+        toolCallId: calls[0]!.id,
+        toolName: "lookup_order",
+        content: { text: '{"status":"shipped","eta":"Friday"}', images: [] },
+      },
+    ];
+    const immediate = await collect(scripted({ rules }).stream({ messages: answered, tools: [] }));
+    const paced = await collect(scripted({ rules, delayMs: 1 }).stream({ messages: answered, tools: [] }));
+    expect(immediate).toEqual(paced);
+    expect(text(immediate)).toBe("Order A1 is shipped, due Friday; shipped.");
+
+    const controller = new AbortController();
+    const seen: string[] = [];
+    const run = async () => {
+      for await (const event of scripted({ rules }).stream({
+        messages: answered,
+        tools: [],
+        signal: controller.signal,
+      })) {
+        if (event.type === "text-delta") seen.push(event.delta);
+        if (seen.length === 2) controller.abort();
+      }
+    };
+    await expect(run()).rejects.toMatchObject({ code: "aborted" });
+    expect(seen).toEqual(["Order ", "A1 "]);
+  });
+
+  it("ends a stream its reader leaves early, and a stream ended gives nothing more", async () => {
+    const stream = scripted({ rules: [{ match: ".", reply: "one two three" }] }).stream({
+      messages: [{ role: "user", content: "x" }],
+      tools: [],
+    });
+    const iterator = stream[Symbol.asyncIterator]();
+    expect(await iterator.next()).toEqual({ done: false, value: { type: "text-delta", delta: "one " } });
+    for await (const event of { [Symbol.asyncIterator]: () => iterator }) {
+      expect(event).toEqual({ type: "text-delta", delta: "two " });
+      break;
+    }
+    expect(await iterator.next()).toEqual({ done: true, value: undefined });
+  });
+
   it("rejects a config with a broken regex or a rule that says nothing, naming the field", () => {
     const broken = ScriptedModelConfigSchema.safeParse({ rules: [{ match: "(unclosed", reply: "x" }] });
     expect(broken.success).toBe(false);

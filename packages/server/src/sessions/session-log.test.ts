@@ -134,6 +134,20 @@ describe("SessionLog.append", () => {
     ]);
   });
 
+  it("joins a tick's deltas without changing the drafts it was given", async () => {
+    const runtime = await runtimeWith([]);
+    const drafts = ["One ", "two ", "three ", "four."].map((text) => ({
+      type: "text.delta" as const,
+      responseId: "r_1",
+      itemId: "m_1",
+      delta: text,
+    }));
+    await Promise.all(drafts.map((draft) => runtime.appendTextDelta(draft)));
+    expect(drafts.map((draft) => draft.delta)).toEqual(["One ", "two ", "three ", "four."]);
+    const logged = await runtime.readEvents(0);
+    expect(logged.map((e) => (e.type === "text.delta" ? e.delta : e.type))).toEqual(["One two three four."]);
+  });
+
   it("logs appends made before a commit ahead of it, in its transaction, and those made after it behind it", async () => {
     const runtime = await runtimeWith([]);
     const seen = countingCommits();

@@ -107,6 +107,8 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
         reject: (error: unknown) => void;
         /** The admission undecided when the batch was begun (see {@link undecidedAdmission}). */
         after: Admission | undefined;
+        /** The `text.delta` this batch made by joining pieces (see {@link appendTextDelta}). */
+        joinedDelta: TextDeltaDraft | undefined;
       }
     | undefined;
   private closed = false;
@@ -285,7 +287,10 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
     const events = batch.events;
     const last = events[events.length - 1];
     if (last?.type === "text.delta" && last.itemId === delta.itemId && last.responseId === delta.responseId) {
-      events[events.length - 1] = { ...last, delta: last.delta + delta.delta };
+      // The joined delta is the batch's own (a copy made at the first join), so later pieces are
+      // added to it in place instead of copying it again for every word.
+      if (last === batch.joinedDelta) last.delta += delta.delta;
+      else events[events.length - 1] = batch.joinedDelta = { ...last, delta: last.delta + delta.delta };
     } else {
       events.push(delta);
     }
@@ -301,7 +306,15 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
         resolve = res;
         reject = rej;
       });
-      batch = { events: [], settledCalls: [], done, resolve, reject, after: this.undecidedAdmission() };
+      batch = {
+        events: [],
+        settledCalls: [],
+        done,
+        resolve,
+        reject,
+        after: this.undecidedAdmission(),
+        joinedDelta: undefined,
+      };
       this.pendingAppends = batch;
       if (this.group) this.group.schedule(this);
       else setImmediate(() => this.flushAppends());

@@ -32,5 +32,8 @@ export function forEndUsers<T extends ConversationItem>(item: T): T {
 
 /** The event as clients see it: an item it carries passes through {@link forEndUsers}. */
 export function eventForEndUsers(event: EventDraft): EventDraft {
-  return "item" in event && event.item ? ({ ...event, item: forEndUsers(event.item) } as EventDraft) : event;
+  if (!("item" in event) || !event.item) return event;
+  const item = forEndUsers(event.item);
+  // Most items carry no reasoning: the event is then passed on as it is, not copied.
+  return item === event.item ? event : ({ ...event, item } as EventDraft);
 }

@@ -286,6 +286,9 @@ export class Turn {
     // `flushDeltas` waits for them (every 32 events, and at the turn's end) and surfaces a failure.
     let opened: Promise<unknown> | undefined;
     let deltaWrites: Promise<unknown> = Promise.resolve();
+    // The log's promise for the words of this tick: the same one for every word of a burst, so
+    // its failure is caught once per burst rather than once per word.
+    let deltaBatch: Promise<unknown> | undefined;
     let deltaError: { error: unknown } | undefined;
     const flushDeltas = async () => {
       if (opened) await opened;
@@ -327,16 +330,18 @@ export class Turn {
             this.queueWrite(opened);
           }
           text += event.delta;
-          deltaWrites = runtime
-            .appendTextDelta({
-              type: "text.delta",
-              responseId: this.responseId,
-              itemId: item.id,
-              delta: event.delta,
-            })
-            .catch((error: unknown) => {
+          const written = runtime.appendTextDelta({
+            type: "text.delta",
+            responseId: this.responseId,
+            itemId: item.id,
+            delta: event.delta,
+          });
+          if (written !== deltaBatch) {
+            deltaBatch = written;
+            deltaWrites = written.catch((error: unknown) => {
               deltaError ??= { error };
             });
+          }
         } else if (event.type === "tool-call") {
           calls.push(event.call);
         } else if (event.type === "reasoning") {
