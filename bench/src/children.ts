@@ -112,16 +112,12 @@ export async function spawnPeer<Ready = Record<string, unknown>>(
     },
     async kill() {
       if (child.exitCode !== null || child.signalCode !== null) return;
-      if (process.env.BENCH_CPU_PROF) {
-        // A profiled peer must exit on its own to write its profile; give it a moment.
-        child.kill("SIGTERM");
-        const timer = setTimeout(() => child.kill("SIGKILL"), 3_000);
-        await exited;
-        clearTimeout(timer);
-        return;
-      }
-      child.kill("SIGKILL");
+      // A moment to exit on its own (peer-runtime.ts): a profiled peer writes its profile, a
+      // server removes its data directory (patchbay-server.ts). Then it is killed.
+      child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), 3_000);
       await exited;
+      clearTimeout(timer);
     },
   };
 }

@@ -34,6 +34,9 @@ export async function startBenchServer(
 ): Promise<BenchServer> {
   // BENCH_DATA_ROOT=/dev/shm puts SQLite on tmpfs, to tell the disk's share of a figure from the CPU's.
   const dataDir = mkdtempSync(join(process.env.BENCH_DATA_ROOT ?? tmpdir(), "patchbay-bench-"));
+  // A server in a peer process is stopped by its exit (SIGTERM, children.ts), not by close().
+  const removeDataDir = () => rmSync(dataDir, { recursive: true, force: true });
+  process.once("exit", removeDataDir);
   let dispatch: DispatchModule | undefined;
   // The cluster scenario runs this server on Postgres, and as a node of a cluster over NATS.
   // A probe may join nodes in one process over a `MemoryBus` instead (the cluster's JS cost alone).
@@ -84,7 +87,8 @@ export async function startBenchServer(
     dispatch: dispatch!,
     async close() {
       await server.close();
-      rmSync(dataDir, { recursive: true, force: true });
+      process.off("exit", removeDataDir);
+      removeDataDir();
     },
   };
 }
