@@ -3,7 +3,9 @@
 // turn of scenario 4 commits (the message with its command and queued turn; the turn running with
 // its call pending and running; the call's end with the reply and the turn's end), after ten such
 // turns in each of 64 sessions. Counts exactly, so the machine's load does not move it.
-//   node --import tsx src/probes/store-pages.ts [--turns 20] [--sessions 64] [--apart]
+//   node --import tsx src/probes/store-pages.ts [--turns 20] [--sessions 64] [--history 10] [--apart]
+// `--history` is the turns each session had before the count: the tables keyed by a random id
+// (a turn's response id) are as large as every turn ever run, so a short history undercounts them.
 // Since the message's change and the turn's first share a transaction (the message's command id is
 // checked before its turn starts), a turn is two transactions; `--apart` writes the first two
 // changes apart, as the server did before. One at a time: each transaction alone, its pages named. In groups: every session's same step in
@@ -11,8 +13,8 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { SessionChange } from "@patchbay/server";
 import { SqliteStore } from "@patchbay/server";
+import { turnChanges } from "./store-turn";
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -20,6 +22,7 @@ const arg = (name: string, fallback: number) => {
 };
 const turns = arg("turns", 20);
 const sessions = arg("sessions", 64);
+const history = arg("history", 10);
 const apart = process.argv.includes("--apart");
 
 interface Db {
@@ -30,91 +33,6 @@ interface Db {
 const dir = mkdtempSync(join(tmpdir(), "patchbay-store-pages-"));
 const store = new SqliteStore({ dataDir: dir });
 const db = (store as unknown as { db: Db }).db;
-
-let n = 0;
-const id = (prefix: string) => `${prefix}_${(n++).toString(36)}${Math.random().toString(36).slice(2, 10)}`;
-const message = (itemId: string, role: "user" | "assistant", text: string, status = "completed") =>
-  ({ type: "message", id: itemId, role, text, status, createdAt: Date.now() }) as const;
-const call = (callId: string, status: string) => ({
-  type: "tool_call" as const,
-  id: callId,
-  providerCallId: `p${callId}`,
-  name: "lookup_order",
-  arguments: { orderId: "A1001" },
-  location: "worker" as const,
-  status,
-  createdAt: Date.now(),
-  ...(status === "completed" ? { result: { ok: true, content: { status: "shipped", eta: "2 days" } } } : {}),
-});
-const REPLY = "Order A1001 is shipped, arriving in 2 days.";
-
-/** The changes of one turn, as scenario 4's server commits them (see `--apart`). */
-function turnChanges(sessionId: string): SessionChange[] {
-  const responseId = id("r");
-  const commandId = id("c");
-  const callId = id("call");
-  const reply = id("m");
-  const turn = (status: "queued" | "running" | "completed") => ({
-    responseId,
-    sessionId,
-    commandId,
-    status,
-    startedAt: 1,
-    ...(status === "completed" ? { endedAt: 2 } : {}),
-  });
-  const user = message(id("m"), "user", "Where is order A1001?");
-  const changes = [
-    {
-      command: { commandId, kind: "message" },
-      items: [user],
-      turn: turn("queued"),
-      events: [{ type: "message.created", commandId, item: user }],
-    },
-    {
-      turn: turn("running"),
-      items: [call(callId, "pending"), call(callId, "running")],
-      events: [
-        { type: "response.started", responseId, commandId },
-        { type: "conversation.updated", item: call(callId, "pending") },
-        { type: "conversation.updated", item: call(callId, "running") },
-      ],
-    },
-    {
-      turn: turn("completed"),
-      items: [
-        call(callId, "completed"),
-        message(reply, "assistant", "", "in_progress"),
-        message(reply, "assistant", REPLY),
-      ],
-      events: [
-        { type: "conversation.updated", item: call(callId, "completed") },
-        { type: "conversation.updated", item: message(reply, "assistant", "", "in_progress") },
-        { type: "text.delta", responseId, itemId: reply, delta: REPLY },
-        { type: "message.completed", item: message(reply, "assistant", REPLY) },
-        {
-          type: "response.completed",
-          responseId,
-          commandId,
-          reason: "stop",
-          text: REPLY,
-          usage: { inputTokens: 1, outputTokens: 1 },
-        },
-      ],
-    },
-  ];
-  if (!apart) {
-    // The message and the turn's start in one change, the turn's record the later one.
-    const [message, started, end] = changes as unknown as SessionChange[];
-    const joined: SessionChange = {
-      ...message!,
-      turn: started!.turn!,
-      items: [...message!.items!, ...started!.items!],
-      events: [...message!.events!, ...started!.events!],
-    };
-    return [joined, end!];
-  }
-  return changes as unknown as SessionChange[];
-}
 
 /** Copies the WAL into the file; the next write starts it over, so the next count is its frames. */
 const walFrames = (): number => (db.pragma("wal_checkpoint(PASSIVE)") as { log: number }[])[0]!.log;
@@ -150,16 +68,16 @@ try {
       createdAt: 0,
       lastSeq: 0,
     });
-  for (let t = 0; t < 10; t++)
+  for (let t = 0; t < history; t++)
     for (const sessionId of ids)
-      for (const change of turnChanges(sessionId)) await store.commit(sessionId, change);
+      for (const change of turnChanges(sessionId, apart)) await store.commit(sessionId, change);
   walFrames();
 
   const steps = apart ? 3 : 2;
   const alone = Array.from({ length: steps }, () => 0);
   for (let t = 0; t < turns; t++) {
     const sessionId = ids[t % sessions]!;
-    const changes = turnChanges(sessionId);
+    const changes = turnChanges(sessionId, apart);
     for (let step = 0; step < steps; step++) {
       walFrames();
       await store.commit(sessionId, changes[step]!);
@@ -174,7 +92,7 @@ try {
   const grouped = Array.from({ length: steps }, () => 0);
   const rounds = Math.max(1, Math.ceil(turns / 4));
   for (let t = 0; t < rounds; t++) {
-    const changes = ids.map((sessionId) => turnChanges(sessionId));
+    const changes = ids.map((sessionId) => turnChanges(sessionId, apart));
     for (let step = 0; step < steps; step++) {
       walFrames();
       await store.commitMany(ids.map((sessionId, i) => ({ sessionId, change: changes[i]![step]! })));
