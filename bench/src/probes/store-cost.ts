@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SqliteStore } from "@patchbay/server";
 import { procCpuUs, procWrites } from "./proc-cpu";
-import { turnChanges } from "./store-turn";
+import { seedSessions, turnChanges } from "./store-turn";
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -43,19 +43,7 @@ function otherThreadsUs(): number {
 const dir = mkdtempSync(join(tmpdir(), "patchbay-store-cost-"));
 const store = new SqliteStore({ dataDir: dir });
 try {
-  const ids = Array.from({ length: sessions }, (_, i) => `s_${i}`);
-  for (const sessionId of ids)
-    await store.createSession({
-      id: sessionId,
-      agent: "a",
-      userId: "u",
-      metadata: {},
-      createdAt: 0,
-      lastSeq: 0,
-    });
-  for (let t = 0; t < history; t++)
-    for (const sessionId of ids)
-      for (const change of turnChanges(sessionId)) await store.commit(sessionId, change);
+  const ids = await seedSessions(store, sessions, history);
 
   for (let block = 0; block < blocks; block++) {
     const changes = Array.from({ length: turns }, (_, t) => {

@@ -14,7 +14,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SqliteStore } from "@patchbay/server";
-import { turnChanges } from "./store-turn";
+import { seedSessions, turnChanges } from "./store-turn";
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -58,19 +58,7 @@ function framePages(): string[] {
 }
 
 try {
-  const ids = Array.from({ length: sessions }, (_, i) => `s_${i}`);
-  for (const sessionId of ids)
-    await store.createSession({
-      id: sessionId,
-      agent: "a",
-      userId: "u",
-      metadata: {},
-      createdAt: 0,
-      lastSeq: 0,
-    });
-  for (let t = 0; t < history; t++)
-    for (const sessionId of ids)
-      for (const change of turnChanges(sessionId, apart)) await store.commit(sessionId, change);
+  const ids = await seedSessions(store, sessions, history, apart);
   walFrames();
 
   const steps = apart ? 3 : 2;

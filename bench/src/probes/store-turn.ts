@@ -1,12 +1,12 @@
 // The changes a turn of scenario 4 commits, for the probes that drive a SqliteStore directly
 // (store-pages.ts, store-cost.ts): the message with its command and queued turn; the turn running
 // with its call pending and running; the call's end with the reply and the turn's end.
-import type { SessionChange } from "@patchbay/server";
+import type { SessionChange, SqliteStore } from "@patchbay/server";
 
 let n = 0;
 // Random ids, as the server's (`r_${nanoid(12)}` and the like): where a key by id puts a new row
-// depends on it. `--ordered-ids` gives ids that grow instead (the probes' ids until the eighth
-// schema step).
+// depends on it. `--ordered-ids` gives ids that grow instead (the probes' ids before the
+// turn-store pass, which hid the cost of keys by random id).
 const orderedIds = process.argv.includes("--ordered-ids");
 /** A new id with this prefix. */
 export const id = (prefix: string) =>
@@ -95,4 +95,27 @@ export function turnChanges(sessionId: string, apart = false): SessionChange[] {
     return [joined, end!];
   }
   return changes as unknown as SessionChange[];
+}
+
+/** `sessions` new sessions (`s_0`, `s_1`...) with `history` turns each committed; their ids. */
+export async function seedSessions(
+  store: SqliteStore,
+  sessions: number,
+  history: number,
+  apart = false,
+): Promise<string[]> {
+  const ids = Array.from({ length: sessions }, (_, i) => `s_${i}`);
+  for (const sessionId of ids)
+    await store.createSession({
+      id: sessionId,
+      agent: "a",
+      userId: "u",
+      metadata: {},
+      createdAt: 0,
+      lastSeq: 0,
+    });
+  for (let t = 0; t < history; t++)
+    for (const sessionId of ids)
+      for (const change of turnChanges(sessionId, apart)) await store.commit(sessionId, change);
+  return ids;
 }
