@@ -289,6 +289,36 @@ describe("opening a SqliteStore", () => {
 });
 
 describe("migrateSqlite", () => {
+  it("runs beforeSteps once the version is accepted and before any step (the store switches to WAL there)", () => {
+    const path = join(tempDir(), "modes.sqlite");
+    const db = new Database(path);
+    const modes: string[] = [];
+    const steps = [1, 2].map((version) => ({
+      version,
+      why: `step ${version}`,
+      up: (d: Database.Database) => {
+        modes.push(d.pragma("journal_mode", { simple: true }) as string);
+      },
+    }));
+    migrateSqlite(db, steps, (d) => d.pragma("journal_mode = WAL"));
+    expect(modes).toEqual(["wal", "wal"]);
+    db.close();
+
+    // A file newer than the steps: refused before beforeSteps could change it.
+    const newer = new Database(path);
+    newer.pragma("journal_mode = DELETE");
+    newer.pragma("user_version = 9");
+    let called = false;
+    expect(() =>
+      migrateSqlite(newer, steps, () => {
+        called = true;
+      }),
+    ).toThrow(StoreVersionError);
+    expect(called).toBe(false);
+    expect(newer.pragma("journal_mode", { simple: true })).toBe("delete");
+    newer.close();
+  });
+
   it("leaves a database at the last step that succeeded when a later one fails", () => {
     const db = new Database(join(tempDir(), "steps.sqlite"));
     try {

@@ -117,16 +117,21 @@ export interface SqliteMigrationResult {
  * Brings a database up to the latest schema version: a new file gets every step, an older one the
  * steps after its version, each in its own immediate transaction (a step that fails leaves the
  * database at the version before it). A database newer than the steps known here is refused
- * with a {@link StoreVersionError} before anything in it changes.
+ * with a {@link StoreVersionError} before anything in it changes. `beforeSteps` runs once the
+ * version was found acceptable and before any step: the connection's settings that change the
+ * file (the journal mode) go there, so a refused file is left as it was and the steps already
+ * run in the mode the server writes in.
  */
 export function migrateSqlite(
   db: Database.Database,
   migrations: readonly SqliteMigration[] = SQLITE_MIGRATIONS,
+  beforeSteps?: (db: Database.Database) => void,
 ): SqliteMigrationResult {
   const latest = migrations.at(-1)?.version ?? 0;
   const version = () => db.pragma("user_version", { simple: true }) as number;
   const from = version();
   if (from > latest) throw new StoreVersionError(db.name, from, latest);
+  beforeSteps?.(db);
   db.transaction(() => {
     if (version() === 0) adoptUnversioned(db);
   }).immediate();
