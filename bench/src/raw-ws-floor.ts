@@ -4,17 +4,22 @@
 import type { AddressInfo } from "node:net";
 import type WebSocket from "ws";
 import { WebSocketServer } from "ws";
-import { spawnPeer } from "./children";
+import { type Peer, spawnPeer } from "./children";
 import { hostedCallFrame } from "./lookup-order";
 import type { Rig } from "./measure";
 
-/** Starts the floor: a socket server here, the answering peer in a child process. */
-export async function startRawWsFloor(): Promise<Rig & { peerPid: number }> {
+/**
+ * Starts the floor: a socket server here, the answering peer in a child process (with Node flags
+ * `execArgv`: a probe's preload).
+ */
+export async function startRawWsFloor(
+  execArgv: string[] = [],
+): Promise<Rig & { peer: Peer<unknown>; peerPid: number }> {
   const server = new WebSocketServer({ host: "127.0.0.1", port: 0 });
   await new Promise<void>((resolve) => server.once("listening", () => resolve()));
   const port = (server.address() as AddressInfo).port;
   const connected = new Promise<WebSocket>((resolve) => server.once("connection", resolve));
-  const peer = await spawnPeer("raw-ws-peer", { args: [`ws://127.0.0.1:${port}`] });
+  const peer = await spawnPeer("raw-ws-peer", { args: [`ws://127.0.0.1:${port}`], execArgv });
   const socket = await connected;
 
   const pending = new Map<string, () => void>();
@@ -27,6 +32,7 @@ export async function startRawWsFloor(): Promise<Rig & { peerPid: number }> {
   let next = 0;
   return {
     name: "raw ws",
+    peer,
     peerPid: peer.child.pid ?? 0,
     call() {
       const callId = `call_${(next++).toString(36)}`;

@@ -5,7 +5,10 @@
 // `hosted.result` encoded and kept for replay as the connection keeps it. `--in-flight 64` keeps
 // that many calls going, the next ones issued a turn of the event loop after results came back
 // (as a socket read would bring them).
-//   node --import tsx src/probes/worker-path.ts [--calls 100000] [--rounds 3] [--in-flight 64]
+// `--cold <MiB>` reads that many MiB of other memory before each refill, as a process woken from
+// sleep finds its caches filled by the processes that ran meanwhile (the bench's one in flight):
+// the difference from a run without it is what the path's footprint costs a cold call.
+//   node --import tsx src/probes/worker-path.ts [--calls 100000] [--rounds 3] [--in-flight 64] [--cold 8]
 // BENCH_HEAP_PROF=<file> writes a sampling heap profile of what outlived young collections.
 import { decodeFrame, encodeResultFrame, type ServerToWorkerFrame } from "@patchbay/protocol";
 import { Tools } from "@patchbay/tools";
@@ -21,6 +24,17 @@ const arg = (name: string, fallback: number) => {
 const calls = arg("calls", 100_000);
 const rounds = arg("rounds", 3);
 const inFlight = arg("in-flight", 64);
+const coldMiB = arg("cold", 0);
+const other = new Float64Array((coldMiB * 1024 * 1024) / 8);
+let otherSum = 0;
+/** Microseconds spent in `evict`, taken off the path's CPU. */
+let evictUs = 0;
+/** Reads `other` a cache line at a time (64 B), so the path's data leaves the CPU's caches. */
+const evict = () => {
+  const start = performance.now();
+  for (let i = 0; i < other.length; i += 8) otherSum += other[i]!;
+  evictUs += (performance.now() - start) * 1000;
+};
 
 const tools = new Tools().register({
   ...LOOKUP_ORDER,
@@ -62,6 +76,7 @@ function block(n: number, lanes: number): Promise<void> {
     let scheduled = false;
     const refill = () => {
       scheduled = false;
+      if (coldMiB > 0) evict();
       while (owed > 0 && issued < n) {
         owed--;
         issued++;
@@ -92,13 +107,14 @@ for (let round = 0; round < rounds; round++) {
   if (heapFile) await startHeapSampling();
   startGcStats();
   const before = cpu();
+  evictUs = 0;
   await block(calls, inFlight);
-  const us = cpu() - before;
+  const us = cpu() - before - evictUs;
   const gc = stopGcStats();
   if (heapFile) await stopHeapSampling(heapFile);
   console.log(
-    `${inFlight} in flight: CPU ${(us / calls).toFixed(2)} µs per call; GC ${((gc.scavengeUs + gc.fullGcUs) / calls).toFixed(2)} µs, promoted ${(gc.promotedBytes / calls).toFixed(0)} B, kept young ${(gc.survivedBytes / calls).toFixed(0)} B per call (${gc.scavenges} scavenges, ${gc.fullGcs} full)`,
+    `${inFlight} in flight${coldMiB > 0 ? `, cold (${coldMiB} MiB read before each refill)` : ""}: CPU ${(us / calls).toFixed(2)} µs per call; GC ${((gc.scavengeUs + gc.fullGcUs) / calls).toFixed(2)} µs, promoted ${(gc.promotedBytes / calls).toFixed(0)} B, kept young ${(gc.survivedBytes / calls).toFixed(0)} B per call (${gc.scavenges} scavenges, ${gc.fullGcs} full)`,
   );
 }
 hosted.close();
-process.exit(answered > 0 ? 0 : 1);
+process.exit(answered > 0 && otherSum === 0 ? 0 : 1);
