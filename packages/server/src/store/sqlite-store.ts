@@ -97,7 +97,7 @@ export class SqliteStore implements Store {
       this.db.pragma("busy_timeout = 5000");
       // Before anything else touches the file: a database a newer server wrote is refused as it is.
       // Then WAL, before the schema steps: in the rollback journal each step's transaction of a
-      // new file synced the file and its journal (36 fsyncs to open a new store, 1 now).
+      // new file synced the file and its journal (36 fsyncs to open a new store, 6 now).
       migrateSqlite(this.db, undefined, (db) => {
         db.pragma("journal_mode = WAL");
         // NORMAL in WAL mode loses at most the last transactions on power loss, never corrupts.
