@@ -465,3 +465,28 @@ describe("SessionLog listener subscribers", () => {
     expect(seen).toEqual(["a 1", "b 1", "b 2", "a 4"]);
   });
 });
+
+describe("SessionLog.readEvents", () => {
+  it("asks the store only for a reader behind the last applied seq", async () => {
+    const runtime = await runtimeWith([]);
+    let asked = 0;
+    const read = store!.readEvents.bind(store!);
+    store!.readEvents = (...args) => {
+      asked++;
+      return read(...args);
+    };
+    // A new session: nothing to read, and the store is not asked.
+    expect(await runtime.readEvents(0)).toEqual([]);
+    expect(asked).toBe(0);
+    await runtime.append({ type: "tool.held", callId: "call_1" });
+    await runtime.append({ type: "tool.held", callId: "call_2" });
+    expect(runtime.lastSeq).toBe(2);
+    // Behind: read from the store, everything after the reader's seq.
+    expect((await runtime.readEvents(1)).map((event) => event.seq)).toEqual([2]);
+    expect(asked).toBe(1);
+    // At (or past) the last seq: nothing to read, and the store is not asked.
+    expect(await runtime.readEvents(2)).toEqual([]);
+    expect(await runtime.readEvents(5)).toEqual([]);
+    expect(asked).toBe(1);
+  });
+});

@@ -520,8 +520,14 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
     }
   }
 
-  /** Logged events after `afterSeq`, at most `limit`. */
+  /**
+   * Logged events after `afterSeq`, at most `limit`: every event up to {@link lastSeq}, and maybe
+   * some of a change being applied (its events reach subscribers when it is, so a subscriber reads
+   * this after subscribing and skips what it saw). A reader already at `lastSeq` (an attach right
+   * after `session.create`, a resume that missed nothing) is answered without asking the store.
+   */
   readEvents(afterSeq: number, limit?: number): Promise<SessionEvent[]> {
+    if (afterSeq >= this.record.lastSeq) return Promise.resolve([]);
     return this.store.readEvents(this.id, afterSeq, limit);
   }
 
