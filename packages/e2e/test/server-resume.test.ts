@@ -1,5 +1,9 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Client, Tools } from "@patchbay/client";
 import type { SessionEvent } from "@patchbay/protocol";
+import { SqliteStore, type Store } from "@patchbay/server";
 import { afterEach, describe, expect, it } from "vitest";
 import { closeAllClients, userClient } from "./helpers/clients";
 import { RawClient } from "./helpers/raw-client";
@@ -235,5 +239,49 @@ describe("restart", () => {
       "message:Hello there, how can I help you today?:completed",
     ]);
     await after.close();
+  });
+});
+
+describe("opening a session", () => {
+  it("reads nothing back for a session just created over the socket, and reads the store on a resume", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "patchbay-reads-"));
+    const sqlite = new SqliteStore({ dataDir: dir });
+    const reads: string[] = [];
+    const counted = new Set(["getSession", "conversation", "pageTools", "readEvents"]);
+    // The server's store, with the reads a session's load and replay make counted.
+    const store = new Proxy(sqlite, {
+      get(target, key, receiver) {
+        const value = Reflect.get(target, key, receiver);
+        if (typeof key !== "string" || !counted.has(key) || typeof value !== "function") return value;
+        return (...args: unknown[]) => {
+          reads.push(key);
+          return value.apply(target, args);
+        };
+      },
+    }) as Store;
+    try {
+      server = await startTestServer({ agents: agents(), store, dataDir: undefined });
+      const token = await server.token("u_1");
+      const first = await RawClient.open(server.wsUrl, { kind: "user", token });
+      const sessionId = await first.create("support", { tools: [locate] });
+      expect(reads).toEqual([]);
+      first.send({ type: "message.send", sessionId, commandId: "c_1", text: "hello" });
+      const ended = await first.turnEnd("c_1");
+      expect(ended.type).toBe("response.completed");
+      await first.close();
+      // A resume from the start replays the session's events from the store.
+      const second = await RawClient.open(server.wsUrl, { kind: "user", token });
+      second.send({ type: "session.resume", requestId: "r_1", sessionId, afterSeq: 0, tools: [] });
+      await second.next((f) => f.type === "response.completed");
+      expect(reads).toContain("readEvents");
+      const replayed = second.events(sessionId);
+      expect(replayed.map((e) => e.seq)).toEqual(first.events(sessionId).map((e) => e.seq));
+      await second.close();
+    } finally {
+      await server?.close();
+      server = undefined;
+      await sqlite.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

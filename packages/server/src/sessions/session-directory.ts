@@ -216,11 +216,14 @@ export class SessionDirectory {
 
   /**
    * {@link acquire} without the closure: the holder calls {@link releaseHold} once (a socket's
-   * attachment does, since an idle connection's memory is mostly what it holds).
+   * attachment does, since an idle connection's memory is mostly what it holds). `created`: the
+   * record {@link create} just returned, for a session nothing has loaded or written since; on a
+   * single node its first load reads nothing back (its conversation and page tools are empty).
+   * A cluster node reads it under its lease as any other.
    */
-  async hold(principal: Principal, sessionId: string): Promise<LiveSession> {
+  async hold(principal: Principal, sessionId: string, created?: SessionRecord): Promise<LiveSession> {
     this.assertOpen();
-    const live = this.live.get(sessionId) ?? (await this.load(sessionId, principal));
+    const live = this.live.get(sessionId) ?? (await this.load(sessionId, principal, undefined, created));
     assertCanAccess(principal, live.runtime.info, sessionId);
     // Keyed by the session's own id string (the argument is often a frame's copy of it).
     this.holds.set(live.id, (this.holds.get(sessionId) ?? 0) + 1);
@@ -327,11 +330,17 @@ export class SessionDirectory {
     void live.close(0);
   }
 
-  private async load(sessionId: string, principal: Principal, onFresh?: () => void): Promise<LiveSession> {
+  private async load(
+    sessionId: string,
+    principal: Principal,
+    onFresh?: () => void,
+    created?: SessionRecord,
+  ): Promise<LiveSession> {
     let pending = this.loading.get(sessionId);
     if (!pending) {
       pending = (async () => {
-        const record = await this.options.store.getSession(sessionId);
+        const known = this.ownership || created?.id !== sessionId ? undefined : created;
+        const record = known ?? (await this.options.store.getSession(sessionId));
         assertCanAccess(principal, record, sessionId);
         const agent = this.options.agents.get(record.agent);
         if (!agent) {
@@ -368,8 +377,8 @@ export class SessionDirectory {
             throw error;
           }
         }
-        const conversation = await store.conversation(sessionId);
-        const pageTools = await store.pageTools(sessionId);
+        const conversation = known ? [] : await store.conversation(sessionId);
+        const pageTools = known ? [] : await store.pageTools(sessionId);
         const runtime = new SessionLog(
           compactRecord(current, agent),
           agent,

@@ -5,6 +5,7 @@ import type { LiveSession } from "../sessions/live-session";
 import type { SessionDirectory } from "../sessions/session-directory";
 import type { SessionCloseReason, SessionListener } from "../sessions/session-log";
 import { committedEventJson } from "../store/change-json";
+import type { SessionRecord } from "../store/store";
 
 /** One session open on a client socket. */
 export interface Attachment {
@@ -158,7 +159,7 @@ export class SessionAttachments {
    * Attaches a session: `session.opened`, then every logged event after `afterSeq`, then live
    * events, with none lost or doubled. The live subscription starts before the log is read;
    * events that arrive meanwhile wait, and anything at or below the last sequence number sent
-   * is skipped.
+   * is skipped. `created`: the record `session.create` just wrote (see `SessionDirectory.hold`).
    */
   async attach(
     principal: Principal,
@@ -166,11 +167,12 @@ export class SessionAttachments {
     requestId: string,
     afterSeq: number,
     tools: ToolSpec[],
+    created?: SessionRecord,
   ): Promise<void> {
     if (!this.get(sessionId) && this.size >= this.maxSessions) {
       throw new ServerError("conflict", `a socket may have at most ${this.maxSessions} sessions open`);
     }
-    const live = await this.sessions.hold(principal, sessionId);
+    const live = await this.sessions.hold(principal, sessionId, created);
     this.detach(sessionId);
     const socket = this.socket;
     const attachment = new SessionAttachment(this, live, afterSeq);

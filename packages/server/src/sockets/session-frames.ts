@@ -43,7 +43,8 @@ export async function handleSessionFrame(frame: SessionFrame, context: SessionFr
         ...(frame.userId === undefined ? {} : { userId: frame.userId }),
         ...(frame.metadata === undefined ? {} : { metadata: frame.metadata }),
       });
-      await attachments.attach(principal, info.id, frame.requestId, 0, frame.tools);
+      // The record just written: the session's first load needs nothing read back.
+      await attachments.attach(principal, info.id, frame.requestId, 0, frame.tools, info);
       return;
     }
     case "session.resume":
