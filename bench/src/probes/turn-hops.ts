@@ -11,7 +11,14 @@
 import { fileURLToPath } from "node:url";
 import { type Peer, spawnPeer } from "../children";
 import { turnRig } from "../whole-turn";
-import { type HopMark, hopMark, hopMarks, hopProfile } from "./hop-marks";
+import { hopMark, hopMarks, hopProfile } from "./hop-marks";
+import {
+  askPeerMarks,
+  type LabelledMark,
+  markSequences,
+  printSequence,
+  rankSequences,
+} from "./hop-sequences";
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -28,17 +35,6 @@ const server = await spawnPeer<{ url: string }>("server-process", {
   env: { HOP_MARKS_SQL: "1" },
 });
 const worker = await spawnPeer("worker", { args: [server.ready.url], execArgv: preload });
-
-const ask = (peer: Peer<unknown>, command: "on" | "off" | "take") =>
-  new Promise<HopMark[]>((resolve) => {
-    const onMessage = (message: { hopMarksReply?: string; marks?: HopMark[] }) => {
-      if (message?.hopMarksReply !== command) return;
-      peer.child.off("message", onMessage);
-      resolve(message.marks ?? []);
-    };
-    peer.child.on("message", onMessage);
-    peer.child.send({ hopMarks: command });
-  });
 
 const profile = (peer: Peer<unknown>, command: "start" | "stop", arg: number | string) =>
   new Promise<void>((resolve) => {
@@ -65,7 +61,7 @@ try {
     console.log(`profiles of ${turns} turns in ${profileDir}`);
     process.exit(0);
   }
-  await Promise.all([ask(server, "on"), ask(worker, "on")]);
+  await Promise.all([askPeerMarks(server, "on"), askPeerMarks(worker, "on")]);
   hopMarks("on");
   for (let i = 0; i < turns; i++) {
     hopMark("turn");
@@ -73,12 +69,14 @@ try {
     hopMark("turn end");
   }
   hopMarks("off");
-  await Promise.all([ask(server, "off"), ask(worker, "off")]);
-  const [serverMarks, workerMarks] = await Promise.all([ask(server, "take"), ask(worker, "take")]);
+  await Promise.all([askPeerMarks(server, "off"), askPeerMarks(worker, "off")]);
+  const [serverMarks, workerMarks] = await Promise.all([
+    askPeerMarks(server, "take"),
+    askPeerMarks(worker, "take"),
+  ]);
   const clientMarks = hopMarks("take");
   const workerPorts = new Set(workerMarks.map((m) => m[2]).filter((p) => p > 0));
-  type Mark = { label: string; ns: number };
-  const all: Mark[] = [
+  const all: LabelledMark[] = [
     ...clientMarks.map(([l, ns, , r]) => ({ label: r ? `client ${l} (server)` : `client ${l}`, ns })),
     ...workerMarks.map(([l, ns, , r]) => ({ label: r ? `worker ${l} (server)` : `worker ${l}`, ns })),
     ...serverMarks.map(([l, ns, , r]) => ({
@@ -86,21 +84,7 @@ try {
       ns,
     })),
   ].sort((a, b) => a.ns - b.ns);
-  const sequences = new Map<string, number[][]>();
-  let current: Mark[] | undefined;
-  let t0 = 0;
-  for (const m of all) {
-    if (m.label === "client turn") {
-      current = [];
-      t0 = m.ns;
-    } else if (m.label === "client turn end" && current) {
-      const key = `${current.map((x) => x.label).join("|")}|turn end`;
-      const rows = sequences.get(key) ?? [];
-      rows.push([...current.map((x) => (x.ns - t0) / 1000), (m.ns - t0) / 1000]);
-      sequences.set(key, rows);
-      current = undefined;
-    } else current?.push(m);
-  }
+  const sequences = markSequences(all, "client turn", "client turn end", "turn end");
   // Milestones every turn has, whatever the order of the marks between them: the median of each
   // step over all turns (a turn missing one is left out of that step).
   const milestones = [
@@ -157,19 +141,13 @@ try {
       `  ${milestones[m]!.padEnd(42)} ${median(ends[m]!).toFixed(1).padStart(8)}  (+${median(steps[m]!).toFixed(1)})`,
     );
   }
-  const ranked = [...sequences].sort((x, y) => y[1].length - x[1].length);
-  const turnUs = ranked.flatMap(([, rows]) => rows.map((r) => r[r.length - 1]!)).sort((a, b) => a - b);
+  const { ranked, p50Us } = rankSequences(sequences);
   console.log(
-    `${turns} turns one at a time: p50 ${(turnUs[turnUs.length >> 1]! / 1000).toFixed(2)} ms; ${ranked.length} sequences, the most common ${ranked[0]![1].length} turns`,
+    `${turns} turns one at a time: p50 ${(p50Us / 1000).toFixed(2)} ms; ${ranked.length} sequences, the most common ${ranked[0]![1].length} turns`,
   );
   const [key, rows] = ranked[0]!;
   console.log("median µs since the turn began (step from the mark before):");
-  let before = 0;
-  for (const [i, label] of key.split("|").entries()) {
-    const at = rows.map((r) => r[i]!).sort((x, y) => x - y)[rows.length >> 1]!;
-    console.log(`  ${label.padEnd(32)} ${at.toFixed(1).padStart(8)}  (+${(at - before).toFixed(1)})`);
-    before = at;
-  }
+  printSequence(key, rows, 32);
 } finally {
   await rig.close();
   await worker.kill();
