@@ -3,6 +3,7 @@
 import type { ClientCredentials } from "@patchbay/client";
 import type { InboundCall, InboundMessage, WireError } from "@patchbay/protocol";
 import type { BackoffPolicy } from "./backoff";
+import type { ConversationCacheOptions } from "./conversation-cache";
 import type { DispatchError } from "./dispatch-error";
 import type { ConnectionState } from "./worker-connection";
 
@@ -45,6 +46,12 @@ export interface DispatchOptions {
   maxChannelSessions?: number;
   /** Where to read `PATCHBAY_*` settings from. Default `process.env`. */
   env?: Record<string, string | undefined>;
+  /**
+   * Keeps each session's recent conversation between hosted calls, so the server sends each item
+   * once instead of with every call (tools still read the whole of it as `ctx.conversation`).
+   * Default `{ sessions: 1000, bytes: 64 MiB }`; `false` has every call carry its conversation whole.
+   */
+  conversationCache?: ConversationCacheOptions | false;
   /**
    * Where the worker tells the developer what went wrong in this process, at warn level: each
    * failed connection attempt (URL, reason, the wait before the next) and each tool that threw

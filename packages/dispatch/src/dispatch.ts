@@ -7,6 +7,8 @@ import type { ReplyResult } from "@patchbay/client";
 import type { ConnectorSet } from "@patchbay/connectors";
 import {
   type InboundMessage,
+  MAX_CACHED_CONVERSATION_BYTES,
+  MAX_CACHED_CONVERSATIONS,
   PROTOCOL_VERSION,
   type ServerToWorkerFrame,
   type WireError,
@@ -15,6 +17,11 @@ import {
 import { EventEmitter, RecentMap } from "@patchbay/protocol/runtime";
 import type { Tools } from "@patchbay/tools";
 import { ChannelSessions, type SessionFactory } from "./channel-sessions";
+import {
+  ConversationCache,
+  type ConversationCacheOptions,
+  DEFAULT_CONVERSATION_CACHE,
+} from "./conversation-cache";
 import { DispatchError } from "./dispatch-error";
 import {
   type CallHandler,
@@ -81,6 +88,9 @@ export class Dispatch extends EventEmitter<DispatchEvents> {
   #onMessage: MessageHandler | undefined;
   #onCall: CallHandler | undefined;
   readonly #hosted: HostedTools;
+  /** What this worker keeps of conversations (`undefined`: nothing; every call brings it whole). */
+  readonly #cacheLimits: Required<ConversationCacheOptions> | undefined;
+  readonly #conversations = new ConversationCache();
   readonly #connectorSets: ConnectorSet[] = [];
   readonly #replies: WorkerReplies;
   readonly #channels: ChannelSessions;
@@ -109,9 +119,11 @@ export class Dispatch extends EventEmitter<DispatchEvents> {
       client: options.client,
       env,
     });
+    const cache = options.conversationCache;
     for (const [name, value] of [
       ["connectTimeoutMs", options.connectTimeoutMs],
       ["maxChannelSessions", options.maxChannelSessions],
+      ["conversationCache.sessions", cache ? cache.sessions : undefined],
     ] as const) {
       if (value !== undefined && (!Number.isInteger(value) || value < 1)) {
         throw new DispatchError(
@@ -121,6 +133,23 @@ export class Dispatch extends EventEmitter<DispatchEvents> {
         );
       }
     }
+    if (cache && cache.bytes !== undefined && (!Number.isInteger(cache.bytes) || cache.bytes < 0)) {
+      throw new DispatchError(
+        "invalid_options",
+        `conversationCache.bytes must be a whole number of bytes, 0 or more; got ${String(cache.bytes)}`,
+        { path: "conversationCache.bytes" },
+      );
+    }
+    this.#cacheLimits =
+      cache === false
+        ? undefined
+        : {
+            sessions: Math.min(
+              cache?.sessions ?? DEFAULT_CONVERSATION_CACHE.sessions,
+              MAX_CACHED_CONVERSATIONS,
+            ),
+            bytes: Math.min(cache?.bytes ?? DEFAULT_CONVERSATION_CACHE.bytes, MAX_CACHED_CONVERSATION_BYTES),
+          };
     // 0: offered no messages or calls (a worker that only hosts tools); run() checks handlers.
     this.capacity = options.capacity ?? 0;
     this.workerId = options.workerId ?? `w_${randomUUID()}`;
@@ -364,6 +393,8 @@ export class Dispatch extends EventEmitter<DispatchEvents> {
       if (this.#phase === "running") this.emit("state", { state });
     });
     connection.on("ready", ({ workerId, reconnected }) => {
+      // The server keeps nothing of the last connection's conversations either.
+      this.#conversations.clear();
       if (reconnected) this.#hosted.reattached();
       this.emit("ready", { workerId, reconnected });
       this.#sendLoad();
@@ -487,6 +518,7 @@ export class Dispatch extends EventEmitter<DispatchEvents> {
       handles: { messages: this.#onMessage !== undefined, calls: this.#onCall !== undefined },
       hosts: this.#hosted.specs(),
       running: { work: [...this.#active.keys()], calls: this.#hosted.runningIds() },
+      ...(this.#cacheLimits ? { conversationCache: this.#cacheLimits } : {}),
     };
   }
 
@@ -501,9 +533,26 @@ export class Dispatch extends EventEmitter<DispatchEvents> {
       case "work.offered":
         this.#onOffer(frame);
         return;
-      case "hosted.call":
+      case "hosted.call": {
+        const conversation = this.#conversations.read(frame);
+        if (conversation === undefined) {
+          // Only a new connection, which starts both ends empty, puts them back in step; the
+          // server delivers the call again then.
+          this.emit(
+            "error",
+            new DispatchError(
+              "protocol",
+              `hosted.call ${frame.callId} names a conversation item this worker does not keep; reconnecting`,
+            ),
+          );
+          this.#connection?.reconnect("conversation out of step");
+          return;
+        }
+        // The frame is this worker's own parse: it carries its whole conversation from here on.
+        frame.conversation = conversation;
         this.#hosted.call(frame);
         return;
+      }
       case "hosted.cancel":
         this.#hosted.cancel(frame);
         return;

@@ -9,6 +9,8 @@ export { CallNotHeld, InMemoryIdempotencyStore, ToolError, ToolOutput, Tools } f
 export type { BackoffPolicy } from "./backoff";
 export { DEFAULT_BACKOFF } from "./backoff";
 export type { ChannelSessionOptions, SessionFactory, SessionSource } from "./channel-sessions";
+export type { ConversationCacheOptions } from "./conversation-cache";
+export { DEFAULT_CONVERSATION_CACHE } from "./conversation-cache";
 export { Dispatch, REFUSAL_CODES } from "./dispatch";
 export type { DispatchErrorCode } from "./dispatch-error";
 export { DispatchError, DispatchErrorCodes } from "./dispatch-error";

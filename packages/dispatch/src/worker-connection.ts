@@ -178,6 +178,11 @@ export class WorkerConnection extends EventEmitter<WorkerConnectionEvents> {
     }
   }
 
+  /** Drops the socket and dials again at once (the worker and the server are out of step). */
+  reconnect(reason: string): void {
+    this.#socket.reconnect(reason);
+  }
+
   /** Closes the socket for good and stops reconnecting. */
   close(reason = "worker stopping"): Promise<void> {
     this.#closed ??= this.#socket.close(1000, reason).then(() => this.#finish());

@@ -28,6 +28,13 @@ const isObject = (value: unknown): value is Json =>
 const isId = (value: unknown): boolean =>
   typeof value === "string" && value.length >= 1 && value.length <= 256;
 
+/** `z.array(IdSchema)`. */
+function isIdList(value: unknown): boolean {
+  if (!Array.isArray(value)) return false;
+  for (const id of value) if (!isId(id)) return false;
+  return true;
+}
+
 /** `z.number().int().positive()`. */
 const isPositive = (value: unknown): boolean =>
   typeof value === "number" && Number.isSafeInteger(value) && value >= 1;
@@ -102,6 +109,8 @@ const CALL_FRAME_KEYS = new Set([
   "conversation",
   "timeoutMs",
   "conversationTrimmed",
+  "conversationIds",
+  "forgetSessions",
 ]);
 const USER_KEYS = new Set(["id", "name"]);
 
@@ -193,6 +202,8 @@ export function checkedHostedCall(value: Json): Json | undefined {
   const trimmed = value.conversationTrimmed;
   if (trimmed !== undefined && typeof trimmed !== "boolean") return undefined;
   if (!isJsonObject(value.arguments)) return undefined;
+  if (value.conversationIds !== undefined && !isIdList(value.conversationIds)) return undefined;
+  if (value.forgetSessions !== undefined && !isIdList(value.forgetSessions)) return undefined;
   const user = value.user;
   if (!isObject(user) || !onlyKeys(user, USER_KEYS) || !isId(user.id)) return undefined;
   if (user.name !== undefined && typeof user.name !== "string") return undefined;

@@ -59,6 +59,27 @@ export const DEFAULT_WORKER_RECEIVE_BYTES = 1024 * 1024;
 export const MIN_WORKER_RECEIVE_BYTES = 64 * 1024;
 
 /**
+ * The most sessions a worker may ask the server to let it keep conversations for
+ * (`worker.hello.conversationCache.sessions`).
+ *
+ * @example
+ * ```ts
+ * const sessions = Math.min(wanted, MAX_CACHED_CONVERSATIONS);
+ * ```
+ */
+export const MAX_CACHED_CONVERSATIONS = 100_000;
+
+/**
+ * The most bytes of conversation items a worker may ask to keep (`worker.hello.conversationCache.bytes`): 1 GiB.
+ *
+ * @example
+ * ```ts
+ * const bytes = Math.min(wanted, MAX_CACHED_CONVERSATION_BYTES);
+ * ```
+ */
+export const MAX_CACHED_CONVERSATION_BYTES = 1024 * 1024 * 1024;
+
+/**
  * The largest image a tool result or a message may carry, in bytes of image data.
  *
  * @example

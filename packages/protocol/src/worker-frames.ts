@@ -9,7 +9,7 @@ import { ConversationItemSchema, TimestampSchema } from "./conversation";
 import { IdSchema, JsonObjectSchema, UserSchema, WireErrorSchema } from "./primitives";
 import { ToolResultSchema } from "./tool-call";
 import { ToolSpecSchema } from "./tool-spec";
-import { MIN_WORKER_RECEIVE_BYTES } from "./version";
+import { MAX_CACHED_CONVERSATION_BYTES, MAX_CACHED_CONVERSATIONS, MIN_WORKER_RECEIVE_BYTES } from "./version";
 
 // ---------------------------------------------------------------------------------------------
 // Worker -> server: what a dispatch worker sends on `/v1/worker`.
@@ -58,6 +58,19 @@ export const WorkerHelloFrameSchema = z.object({
    * server never sends it a larger frame. 1 MiB when absent.
    */
   maxFrameBytes: z.number().int().min(MIN_WORKER_RECEIVE_BYTES).optional(),
+  /**
+   * Asks the server to send each conversation item once on this connection: the worker keeps the
+   * recent conversation of at most `sessions` sessions and `bytes` bytes of items (as JSON) between
+   * calls, and a `hosted.call` then carries only the items new or changed since the session's last
+   * call here (`conversationIds`). The server decides what is kept: it never asks for more, and
+   * `forgetSessions` says what to drop. Absent: every call carries its conversation whole.
+   */
+  conversationCache: z
+    .object({
+      sessions: z.number().int().min(1).max(MAX_CACHED_CONVERSATIONS),
+      bytes: z.number().int().min(0).max(MAX_CACHED_CONVERSATION_BYTES),
+    })
+    .optional(),
 });
 
 /**
@@ -340,6 +353,16 @@ export const HostedCallFrameSchema = z.object({
    * frame fits the worker's `maxFrameBytes`. Absent otherwise.
    */
   conversationTrimmed: z.boolean().optional(),
+  /**
+   * Present only for a worker that declared `worker.hello.conversationCache`: the ids of the whole
+   * conversation, oldest first. `conversation` then carries only the items new or changed since
+   * the session's last `hosted.call` on this connection; every other id is an item the worker
+   * kept. The worker then keeps exactly these items for the session. A `hosted.call` without it
+   * carries the conversation whole, and the worker drops what it kept of the session.
+   */
+  conversationIds: z.array(IdSchema).optional(),
+  /** Sessions whose kept conversation the worker drops before it reads this frame's. */
+  forgetSessions: z.array(IdSchema).optional(),
 });
 
 /**

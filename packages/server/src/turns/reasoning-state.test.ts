@@ -68,6 +68,18 @@ describe("reasoning state on tool calls", () => {
     expect(eventForEndUsers(held)).toBe(held);
   });
 
+  it("gives end users the same object each time for a session's (frozen) item, so a worker's kept copy compares by identity", () => {
+    const [call] = [callItem("call_1", "toolu_1")];
+    attachReasoning([call!], [thinking]);
+    const unfrozen = forEndUsers(call!);
+    expect(forEndUsers(call!)).not.toBe(unfrozen);
+    Object.freeze(call);
+    const shown = forEndUsers(call!);
+    expect(forEndUsers(call!)).toBe(shown);
+    expect(Object.isFrozen(shown)).toBe(true);
+    expect(shown).not.toHaveProperty("reasoning");
+  });
+
   it("is stored with the item while the event clients get and replay carries none", async () => {
     const dir = mkdtempSync(join(tmpdir(), "patchbay-reasoning-"));
     dirs.push(dir);

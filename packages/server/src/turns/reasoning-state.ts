@@ -23,10 +23,19 @@ export function reasoningOfCalls(calls: readonly ToolCallItem[]): ReasoningPart[
   return calls.flatMap((call) => (call as ToolCallItem & WithReasoning).reasoning ?? []);
 }
 
+/**
+ * Each item with reasoning, as end users see it: items are frozen and replaced when they change,
+ * so the same item always gives the same object (a worker that keeps items compares them so).
+ */
+const withoutReasoning = new WeakMap<ConversationItem, ConversationItem>();
+
 /** The item as anyone but the model may see it: without the provider's reasoning state. */
 export function forEndUsers<T extends ConversationItem>(item: T): T {
   if (item.type !== "tool_call" || !("reasoning" in item)) return item;
+  const known = withoutReasoning.get(item);
+  if (known !== undefined) return known as T;
   const { reasoning: _reasoning, ...rest } = item as T & WithReasoning;
+  if (Object.isFrozen(item)) withoutReasoning.set(item, Object.freeze(rest) as unknown as ConversationItem);
   return rest as T;
 }
 

@@ -1,6 +1,7 @@
 import type { ConversationItem, ServerToWorkerFrame } from "@patchbay/protocol";
 
-type HostedCallFrame = ServerToWorkerFrame & { type: "hosted.call" };
+/** A `hosted.call` as the server builds it. */
+export type HostedCallFrame = ServerToWorkerFrame & { type: "hosted.call" };
 
 /** A `hosted.call` within the worker's limit, encoded once, or how large it stays at best. */
 export type FittedHostedCall =

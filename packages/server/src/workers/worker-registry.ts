@@ -1,4 +1,5 @@
 import type { HostedAgent, ServerToWorkerFrame, ToolSpec } from "@patchbay/protocol";
+import type { KeptConversations } from "./kept-conversations";
 
 /**
  * A dispatch worker connected on `/v1/worker`, as the server keeps track of it. `reserved` is the
@@ -21,6 +22,8 @@ export interface ConnectedWorker {
   lastGivenAt: number;
   /** The largest frame it accepts (`worker.hello.maxFrameBytes`, 1 MiB when it did not say). */
   readonly maxFrameBytes: number;
+  /** What it keeps of sessions' conversations, when its hello asked to keep them. */
+  readonly conversations?: KeptConversations;
   /** Sends a frame; `text` is the frame already encoded, when the caller had to measure it. */
   send(frame: ServerToWorkerFrame, text?: string): void;
   /** Cuts the socket (a replaced or dead worker). */

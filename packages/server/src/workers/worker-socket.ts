@@ -14,6 +14,7 @@ import { oversizedResult } from "../sockets/oversized-result";
 import { PeerCloseCodes, PeerSocket } from "../sockets/peer-socket";
 import type { ConnectionGuards } from "../sockets/socket-guards";
 import type { DispatchMetrics } from "./dispatch-metrics";
+import { KeptConversations } from "./kept-conversations";
 import type { WorkRouter } from "./work-router";
 import { type ConnectedWorker, hostsFromHello, type WorkerRegistry } from "./worker-registry";
 import type { WorkerToolRouter } from "./worker-tool-router";
@@ -195,6 +196,7 @@ export function acceptWorkerSocket(ws: WebSocket, deps: WorkerSocketDeps, guards
       calls: new Set(),
       lastGivenAt: 0,
       maxFrameBytes: frame.maxFrameBytes ?? DEFAULT_WORKER_RECEIVE_BYTES,
+      ...(frame.conversationCache ? { conversations: new KeptConversations(frame.conversationCache) } : {}),
       send,
       terminate: () => peer.terminate(),
       close: (code, reason) => peer.close(code, reason),

@@ -9,7 +9,7 @@ import type {
 } from "../extensions/dispatch-seams";
 import { type Logger, silentLogger } from "../observability/logger";
 import type { DispatchMetrics } from "./dispatch-metrics";
-import { fitHostedCall } from "./fit-hosted-call";
+import { fitHostedCall, type HostedCallFrame } from "./fit-hosted-call";
 import type { ConnectedWorker, WorkerRegistry } from "./worker-registry";
 
 interface PendingCall {
@@ -294,21 +294,21 @@ export class WorkerToolRouter implements HostedToolRouter {
     worker.lastGivenAt = now;
     const { request } = call;
     const timeoutMs = Math.max(1, call.deadline - now);
-    const fitted = fitHostedCall(
-      {
-        type: "hosted.call",
-        callId: request.callId,
-        attempt: call.attempt,
-        agent: request.agent,
-        sessionId: request.sessionId,
-        tool: request.tool,
-        arguments: request.arguments,
-        user: request.user,
-        conversation: request.conversation,
-        timeoutMs,
-      },
-      worker.maxFrameBytes,
-    );
+    const frame: HostedCallFrame = {
+      type: "hosted.call",
+      callId: request.callId,
+      attempt: call.attempt,
+      agent: request.agent,
+      sessionId: request.sessionId,
+      tool: request.tool,
+      arguments: request.arguments,
+      user: request.user,
+      conversation: request.conversation,
+      timeoutMs,
+    };
+    const fitted = worker.conversations
+      ? worker.conversations.fit(frame, worker.maxFrameBytes)
+      : fitHostedCall(frame, worker.maxFrameBytes);
     if (!fitted.ok) {
       // Sending it would close the worker's socket and deliver it again, forever: fail it once.
       this.#logger.warn("hosted call too large for its worker; the call fails", {

@@ -1,0 +1,157 @@
+import type { ConversationItem } from "@patchbay/protocol";
+import { type FittedHostedCall, fitHostedCall, type HostedCallFrame } from "./fit-hosted-call";
+
+/** What a worker asked to keep (`worker.hello.conversationCache`). */
+export interface ConversationCacheLimits {
+  sessions: number;
+  /** Bytes of items as JSON (UTF-8). */
+  bytes: number;
+}
+
+interface KeptItem {
+  readonly item: ConversationItem;
+  readonly size: number;
+}
+
+interface KeptSession {
+  items: Map<string, KeptItem>;
+  bytes: number;
+}
+
+/**
+ * What one worker connection keeps of each session's conversation, as the server knows it, and
+ * the `hosted.call` frames that send only the rest. The server decides everything: the worker
+ * keeps exactly the items a frame's `conversationIds` names and drops what `forgetSessions` names
+ * (or a frame without `conversationIds` names in `sessionId`), so both ends agree as long as the
+ * frames arrive in order, which one socket guarantees. A new connection starts with nothing kept.
+ *
+ * Items are compared by identity first: a session's items are frozen and replaced whole when
+ * they change, so an item that is the same object as the one kept is the same item. A session
+ * loaded again (its turn ran with no one attached, then it was unloaded) has new objects for the
+ * same items: those are compared by value.
+ */
+export class KeptConversations {
+  /** Least recently called first. */
+  readonly #sessions = new Map<string, KeptSession>();
+  #bytes = 0;
+  /** Sessions dropped here that the worker has not been told to drop yet. */
+  #forget: string[] = [];
+
+  constructor(readonly limits: ConversationCacheLimits) {}
+
+  /** Sessions kept now. */
+  get size(): number {
+    return this.#sessions.size;
+  }
+
+  /** Bytes of the items kept now, all sessions. */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  /**
+   * The call as it goes to this worker: its new and changed items sent, the others by id, within
+   * `maxBytes`. When the session's items could not all be kept (more than the worker's `bytes`,
+   * or a whole frame would not fit `maxBytes`), the conversation goes whole, as
+   * {@link fitHostedCall} fits it, and nothing of the session is kept. The answer's frame must be
+   * sent (or the connection dropped): what it says is kept is taken as kept.
+   */
+  fit(frame: HostedCallFrame, maxBytes: number): FittedHostedCall {
+    const sessionId = frame.sessionId;
+    const kept = this.#sessions.get(sessionId);
+    if (kept) this.#drop(sessionId, kept);
+    const window = frame.conversation;
+    const items = new Map<string, KeptItem>();
+    const changed: ConversationItem[] = [];
+    const encoded: string[] = [];
+    let bytes = 0;
+    let sentBytes = 0;
+    for (const item of window) {
+      const known = kept?.items.get(item.id);
+      if (known !== undefined && (known.item === item || sameJson(known.item, item))) {
+        // An equal copy (the session was loaded again) is kept from now on: the next call
+        // compares by identity again, and the old copy can go.
+        items.set(item.id, known.item === item ? known : { item, size: known.size });
+        bytes += known.size;
+        continue;
+      }
+      const text = JSON.stringify(item);
+      changed.push(item);
+      encoded.push(text);
+      const size = Buffer.byteLength(text, "utf8");
+      items.set(item.id, { item, size });
+      bytes += size;
+      sentBytes += size;
+    }
+    // Kept only when the whole conversation would fit one frame (the items, their commas, and
+    // the rest of the frame, which the delta's text below bounds): the worker's tools then see
+    // what a frame without a cache would carry.
+    if (bytes > this.limits.bytes || bytes + window.length > maxBytes) {
+      return this.#whole(frame, maxBytes, kept !== undefined);
+    }
+    // Room for this session: the least recently called leave, and the worker is told.
+    for (const [id, session] of this.#sessions) {
+      if (this.#sessions.size < this.limits.sessions && this.#bytes + bytes <= this.limits.bytes) break;
+      this.#drop(id, session);
+      this.#forget.push(id);
+    }
+    const { conversation: _whole, ...rest } = frame;
+    const head: Omit<HostedCallFrame, "conversation"> = {
+      ...rest,
+      conversationIds: window.map((item) => item.id),
+      ...(this.#forget.length > 0 ? { forgetSessions: this.#forget } : {}),
+    };
+    // The conversation goes last, spliced from the items' own JSON: each is encoded once.
+    const start = JSON.stringify(head);
+    const text = `${start.slice(0, -1)},"conversation":[${encoded.join(",")}]}`;
+    // The frame as it would go whole (this one, plus the kept items it leaves out) must fit. A
+    // UTF-16 code unit is at most 3 UTF-8 bytes: most frames are judged without encoding them.
+    const left = maxBytes - (bytes - sentBytes) - window.length;
+    if (text.length * 3 > left && Buffer.byteLength(text, "utf8") > left) {
+      return this.#whole(frame, maxBytes, kept !== undefined);
+    }
+    this.#forget = [];
+    this.#sessions.set(sessionId, { items, bytes });
+    this.#bytes += bytes;
+    return { ok: true, frame: { ...head, conversation: changed } as HostedCallFrame, text };
+  }
+
+  /**
+   * The conversation whole: the worker drops what it kept of the session. `wasKept`: it is also
+   * told to forget the session, should this frame not be sent (too large).
+   */
+  #whole(frame: HostedCallFrame, maxBytes: number, wasKept: boolean): FittedHostedCall {
+    if (wasKept) this.#forget.push(frame.sessionId);
+    const forget = this.#forget;
+    const fitted = fitHostedCall(forget.length > 0 ? { ...frame, forgetSessions: forget } : frame, maxBytes);
+    if (fitted.ok) this.#forget = [];
+    return fitted;
+  }
+
+  #drop(sessionId: string, session: KeptSession): void {
+    this.#sessions.delete(sessionId);
+    this.#bytes -= session.bytes;
+  }
+}
+
+/** Whether two JSON values are equal (objects whatever the order of their keys). */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const left = a as Record<string, unknown>;
+  const right = b as Record<string, unknown>;
+  let keys = 0;
+  for (const key in left) {
+    if (left[key] === undefined) continue;
+    keys++;
+    if (!sameJson(left[key], right[key])) return false;
+  }
+  for (const key in right) if (right[key] !== undefined) keys--;
+  return keys === 0;
+}

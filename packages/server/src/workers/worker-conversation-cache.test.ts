@@ -1,0 +1,179 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { ConversationItem, ServerToWorkerFrame } from "@patchbay/protocol";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createServer, type PatchbayServer } from "../create-server";
+import { silentLogger } from "../observability/logger";
+import { backendHttp } from "../testing/backend-http";
+import { TestWorkerSocket } from "../testing/test-worker-socket";
+import { createDispatch } from "./create-dispatch";
+
+// A worker that asked to keep conversations (worker.hello.conversationCache), over a real socket:
+// each item travels once per connection, the worker can always rebuild the whole conversation,
+// and what it keeps stays within what it asked for.
+
+type HostedCall = ServerToWorkerFrame & { type: "hosted.call" };
+
+let server: PatchbayServer;
+let dataDir: string;
+const sockets: TestWorkerSocket[] = [];
+
+beforeEach(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), "patchbay-conversation-cache-"));
+  server = await createServer({
+    port: 0,
+    dataDir,
+    apiKey: "pk_test",
+    secret: "sk_test",
+    logger: silentLogger,
+    agents: {
+      support: {
+        model: {
+          provider: "scripted",
+          rules: [
+            { match: "^recall", toolCalls: [{ tool: "recall", arguments: {} }], reply: "Said: {result}" },
+          ],
+        },
+      },
+    },
+    dispatch: (context) => createDispatch(context, { heartbeatIntervalMs: 5_000 }),
+  });
+});
+
+afterEach(async () => {
+  for (const socket of sockets.splice(0)) socket.drop();
+  await server.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function worker(workerId: string, sessions = 10): Promise<TestWorkerSocket> {
+  const socket = await TestWorkerSocket.connect(server.url, {
+    workerId,
+    capacity: 0,
+    handles: { messages: false, calls: false },
+    hosts: [
+      {
+        agent: "support",
+        tools: [{ name: "recall", description: "Recall", parameters: { type: "object" } }],
+      },
+    ],
+    conversationCache: { sessions, bytes: 1024 * 1024 },
+  });
+  sockets.push(socket);
+  await socket.next("worker.ready");
+  return socket;
+}
+
+/** The worker's side, by the protocol's rules: what it keeps per session, and each call's whole conversation. */
+class Kept {
+  readonly sessions = new Map<string, Map<string, ConversationItem>>();
+
+  read(frame: HostedCall): ConversationItem[] {
+    for (const id of frame.forgetSessions ?? []) this.sessions.delete(id);
+    if (!frame.conversationIds) {
+      this.sessions.delete(frame.sessionId);
+      return frame.conversation;
+    }
+    const kept = this.sessions.get(frame.sessionId);
+    const sent = new Map(frame.conversation.map((item) => [item.id, item]));
+    const whole = frame.conversationIds.map((id) => {
+      const item = sent.get(id) ?? kept?.get(id);
+      if (!item) throw new Error(`${frame.callId} names ${id}, which is not kept`);
+      return item;
+    });
+    this.sessions.set(frame.sessionId, new Map(whole.map((item) => [item.id, item])));
+    return whole;
+  }
+}
+
+const http = () => backendHttp(server.url);
+
+async function conversation(sessionId: string): Promise<ConversationItem[]> {
+  const res = await fetch(`${server.url}/v1/sessions/${sessionId}`, { headers: http().headers });
+  return ((await res.json()) as { conversation: ConversationItem[] }).conversation;
+}
+
+/** Sends `text`, waits for its call on `socket` and answers it; returns the call's frame. */
+async function turn(
+  socket: TestWorkerSocket,
+  sessionId: string,
+  text: string,
+  turns: number,
+): Promise<HostedCall> {
+  const seen = socket.frames.length;
+  await http().send(sessionId, text);
+  const call = await socket.next(
+    "hosted.call",
+    (f) => f.sessionId === sessionId && socket.frames.indexOf(f) >= seen,
+  );
+  socket.send({
+    type: "hosted.result",
+    callId: call.callId,
+    attempt: call.attempt,
+    result: { outcome: "completed", content: { text: `answer to ${text}`, images: [] } },
+  });
+  await http().turnsEnded(sessionId, turns, 10_000);
+  return call;
+}
+
+describe("a worker that keeps conversations", () => {
+  it("gets each item once, and every call rebuilds to the session's conversation at the time", async () => {
+    const socket = await worker("w_1");
+    const kept = new Kept();
+    const id = await http().createSession("support");
+    const first = await turn(socket, id, "recall one", 1);
+    expect(first.conversation.map((item) => item.id)).toEqual(first.conversationIds);
+    kept.read(first);
+
+    await http().send(id, "recall two");
+    const second = await socket.next("hosted.call", (f) => f.callId !== first.callId);
+    // While the call waits, the session's conversation is what the worker must be able to rebuild.
+    expect(kept.read(second)).toEqual(await conversation(id));
+    const ids = second.conversationIds!;
+    expect(ids).toHaveLength(5); // message, call, reply, message, call
+    // The first message did not change since the first call: it stays on the worker's side. The
+    // first call (now completed) and everything after it travel.
+    expect(second.conversation.map((item) => item.id)).toEqual(ids.slice(1));
+    expect(second.conversation[0]).toMatchObject({ id: first.callId, status: "completed" });
+    socket.send({
+      type: "hosted.result",
+      callId: second.callId,
+      attempt: second.attempt,
+      result: { outcome: "completed", content: { text: "two", images: [] } },
+    });
+    await http().turnsEnded(id, 2, 10_000);
+  });
+
+  it("drops the least recently called session beyond what the worker keeps, and tells it", async () => {
+    const socket = await worker("w_2", 2);
+    const kept = new Kept();
+    const [a, b, c] = [
+      await http().createSession("support"),
+      await http().createSession("support"),
+      await http().createSession("support"),
+    ];
+    kept.read(await turn(socket, a, "recall a", 1));
+    kept.read(await turn(socket, b, "recall b", 1));
+    const third = await turn(socket, c, "recall c", 1);
+    expect(third.forgetSessions).toEqual([a]);
+    kept.read(third);
+    expect([...kept.sessions.keys()].sort()).toEqual([b, c].sort());
+    // a comes back: its whole conversation travels again, and b (now least recent) leaves.
+    const back = await turn(socket, a, "recall a again", 2);
+    expect(back.forgetSessions).toEqual([b]);
+    expect(back.conversation.map((item) => item.id)).toEqual(back.conversationIds);
+    expect(kept.read(back)).toHaveLength(5);
+  });
+
+  it("starts from nothing on a new connection: the first call there sends every item", async () => {
+    const first = await worker("w_3");
+    const id = await http().createSession("support");
+    await turn(first, id, "recall one", 1);
+    first.drop();
+    const second = await worker("w_3");
+    const call = await turn(second, id, "recall two", 2);
+    expect(call.conversationIds).toHaveLength(5);
+    expect(call.conversation.map((item) => item.id)).toEqual(call.conversationIds);
+  });
+});
