@@ -53,24 +53,34 @@ export class ConversationCache {
       this.#sessions.delete(frame.sessionId);
       return frame.conversation;
     }
-    const kept = this.#sessions.get(frame.sessionId);
-    const sent = frame.conversation;
-    const items = new Map<string, ConversationItem>();
-    for (const item of sent) items.set(item.id, item);
-    const conversation: ConversationItem[] = [];
-    for (const id of ids) {
-      const item = items.get(id) ?? kept?.get(id);
+    // The kept map is in conversation order (a changed item keeps its place): it is updated in
+    // place, and the items that left the window are the oldest, at its front.
+    let kept = this.#sessions.get(frame.sessionId);
+    if (kept === undefined) {
+      kept = new Map();
+      this.#sessions.set(frame.sessionId, kept);
+    }
+    for (const item of frame.conversation) kept.set(item.id, item);
+    const conversation: ConversationItem[] = new Array(ids.length);
+    for (let i = 0; i < ids.length; i++) {
+      const item = kept.get(ids[i]!);
       if (item === undefined) {
         this.#sessions.delete(frame.sessionId);
         return undefined;
       }
-      conversation.push(item);
+      conversation[i] = item;
     }
-    // Exactly the items named: those older than the window leave with this call.
-    if (kept !== undefined && kept.size === ids.length && sent.length === 0) return conversation;
-    const next = new Map<string, ConversationItem>();
-    for (const item of conversation) next.set(item.id, item);
-    this.#sessions.set(frame.sessionId, next);
+    if (kept.size !== ids.length) {
+      for (const id of kept.keys()) {
+        if (id === ids[0] || kept.size === ids.length) break;
+        kept.delete(id);
+      }
+      // Anything else not named (not expected from a server): keep exactly what was named.
+      if (kept.size !== ids.length) {
+        kept = new Map(conversation.map((item) => [item.id, item]));
+        this.#sessions.set(frame.sessionId, kept);
+      }
+    }
     return conversation;
   }
 
