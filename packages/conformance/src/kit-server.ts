@@ -47,6 +47,7 @@ export const KIT_AGENTS: Record<string, AgentFileInput> = {
         rule("^sleepy$", "sleepy"),
         rule("^fail$", "fail"),
         rule("^image$", "image"),
+        rule("^recall (?<n>\\d+)$", "recall", { n: "{n:integer}" }),
       ],
     },
     max_tool_rounds: 2,

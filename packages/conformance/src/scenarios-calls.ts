@@ -1,6 +1,7 @@
 // Scenarios of hosted tool calls: results, validation on both sides, progress and say, images,
 // cancel, hold and timeout.
 import assert from "node:assert/strict";
+import type { ToolCallItem } from "@patchbay/protocol";
 import type { Scenario } from "./scenario";
 import { endedCall, injectedCall, say } from "./scenario";
 import type { Frame } from "./worker-proxy";
@@ -227,6 +228,51 @@ export const callScenarios: Scenario[] = [
       say(session, "echo after");
       assert.equal((await endedCall(session, "echo")).result?.content.text, "echo:after");
       assert.equal(world.proxy.connections.length, 1, "no reconnect");
+    },
+  },
+  {
+    name: "conversation kept between calls",
+    async run(world) {
+      const { connection } = await world.startReadyWorker(W);
+      const conn = world.proxy.connections[connection]!;
+      const session = await world.session();
+      for (let n = 1; n <= 3; n++) await session.responses.create(`recall ${n}`);
+      // Each call's tool read the whole conversation of its moment, whatever the frames carried:
+      // every earlier item as it ended, the call itself running.
+      const items = session.conversation;
+      const calls = items.filter((item): item is ToolCallItem => item.type === "tool_call");
+      assert.equal(calls.length, 3, JSON.stringify(items).slice(0, 600));
+      for (const call of calls) {
+        assert.equal(call.status, "completed", JSON.stringify(call.result));
+        const at = items.findIndex((item) => item.id === call.id);
+        const expected = items
+          .slice(0, at + 1)
+          .map((item) => [
+            item.id,
+            item.type === "message" ? item.text : item === call ? "running" : item.status,
+          ]);
+        assert.deepEqual(JSON.parse(call.result!.content.text), expected, `what ${call.id} read`);
+      }
+      // Optional in the protocol: a worker that asks for it gets only new and changed items.
+      if (conn.hello?.conversationCache === undefined) return;
+      const last = conn.toWorker.filter((f) => f.type === "hosted.call").at(-1)!;
+      const ids = last.conversationIds as string[];
+      assert.ok(Array.isArray(ids), "a worker that keeps conversations gets conversationIds");
+      assert.ok((last.conversation as unknown[]).length < ids.length, "kept items are not sent again");
+      // A call that names an item the worker never got: it cannot rebuild the conversation, so
+      // it drops the socket (both ends start empty on the next) and does not run the call.
+      conn.intercepted.add("call_conf_out_of_step");
+      conn.inject({
+        ...injectedCall("call_conf_out_of_step", "recall", { n: 0 }),
+        sessionId: session.info.id,
+        conversationIds: ["m_conf_never_sent"],
+      });
+      await conn.closed;
+      await world.proxy.connection(connection + 1);
+      assert.ok(
+        !conn.fromWorker.some((f) => f.type === "hosted.result" && f.callId === "call_conf_out_of_step"),
+        "a call out of step is not run",
+      );
     },
   },
 ];

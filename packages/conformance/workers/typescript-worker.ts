@@ -62,6 +62,15 @@ agent.tools
         workerId,
       }),
   })
+  .register<{ n: number }>({
+    name: "recall",
+    description: "What the conversation holds",
+    parameters: { type: "object", properties: { n: { type: "integer" } }, required: ["n"] },
+    run: (_args, _signal, ctx) =>
+      JSON.stringify(
+        ctx.conversation.map((item) => [item.id, item.type === "message" ? item.text : item.status]),
+      ),
+  })
   .register<{ steps: number }>({
     name: "report",
     description: "Report progress",

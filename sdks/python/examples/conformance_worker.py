@@ -56,6 +56,15 @@ async def describe_call() -> str:
     )
 
 
+@tools.register(description="What the conversation holds")
+async def recall(n: int) -> str:
+    items = get_tool_call_context().conversation
+    return json.dumps(
+        [[item["id"], item["text"] if item["type"] == "message" else item["status"]] for item in items],
+        separators=(",", ":"),
+    )
+
+
 @tools.register(
     description="Report progress",
     parameters_schema={

@@ -4,6 +4,7 @@
 """
 
 from .client import AgentHandle, Client, ClientError, Reply, Session, Sessions
+from .conversations import ConversationCacheLimits
 from .dispatch import Channel, Dispatch, DispatchError, InboundCall, InboundMessage, StopResult, WorkContext
 from .hosted import IdempotencyStore, InMemoryIdempotencyStore
 from .normalize import ToolCallFormatError, normalize_tool_calls
@@ -34,6 +35,7 @@ __all__ = [
     "PROTOCOL_VERSION",
     "CallNotHeld",
     "Channel",
+    "ConversationCacheLimits",
     "Dispatch",
     "DispatchError",
     "FrameError",

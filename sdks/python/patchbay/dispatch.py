@@ -25,6 +25,7 @@ from typing import Any
 
 import websockets
 
+from .conversations import ConversationCacheLimits, KeptConversations
 from .hosted import HostedAgent, HostedCalls, IdempotencyStore, InMemoryIdempotencyStore
 from .protocol import (
     DEFAULT_MAX_FRAME_BYTES,
@@ -132,6 +133,9 @@ class Dispatch:
     ``capacity`` is how many messages and calls it handles at once (hosted tool calls do not
     count). ``backoff`` is the first and the longest reconnect delay in seconds (full jitter).
     ``idempotency_store`` keeps finished hosted results by call id (default: in memory).
+    ``conversation_cache`` keeps sessions' recent conversations between hosted calls, so the
+    server sends each item once (default 1,000 sessions, 64 MiB; ``None``: every call carries its
+    conversation whole). Tools read the whole conversation either way.
     """
 
     def __init__(
@@ -147,6 +151,7 @@ class Dispatch:
         idempotency_store: IdempotencyStore | None = None,
         receive_frame_bytes: int = 16 * 1024 * 1024,
         client: Any = None,
+        conversation_cache: ConversationCacheLimits | None = ConversationCacheLimits(),
     ) -> None:
         if not isinstance(capacity, int) or isinstance(capacity, bool) or capacity < 1:
             raise DispatchError("invalid_options", f"capacity must be an integer of 1 or more; got {capacity!r}")
@@ -170,6 +175,10 @@ class Dispatch:
         self._max_frame_bytes = DEFAULT_MAX_FRAME_BYTES
         self._max_result_bytes = DEFAULT_MAX_RESULT_FRAME_BYTES
         self._client = client
+        # Conversations kept between hosted calls, so the server sends each item once (None: every
+        # call carries its conversation whole).
+        self._conversation_cache = conversation_cache
+        self._kept = KeptConversations()
         self._on_message: Handler | None = None
         self._on_call: Handler | None = None
         self._hosted = HostedCalls(
@@ -343,6 +352,7 @@ class Dispatch:
             "hosts": self._hosted.specs(),
             "running": {"work": list(self._active), "calls": list(self._hosted.running)},
             "maxFrameBytes": self._receive_bytes,
+            **({"conversationCache": self._conversation_cache.to_wire()} if self._conversation_cache else {}),
         }
 
     async def _connect_once(self) -> None:
@@ -367,6 +377,8 @@ class Dispatch:
             self._max_frame_bytes = first["maxFrameBytes"]
             self._max_result_bytes = first.get("maxResultFrameBytes", first["maxFrameBytes"])
             self._ws = ws
+            # The server keeps nothing of the last connection's conversations either.
+            self._kept.clear()
             self.connections += 1
             log.info("worker %s connected (%s)", self.worker_id, self._ws_url)
             queued, self._queue = self._queue, []
@@ -406,6 +418,15 @@ class Dispatch:
         if kind == "ping":
             await self._send({"type": "pong", **({"nonce": frame["nonce"]} if "nonce" in frame else {})}, False)
         elif kind == "hosted.call":
+            conversation = self._kept.read(frame)
+            if conversation is None:
+                # Only a new connection, which starts both ends empty, puts them back in step; the
+                # server delivers the call again then.
+                log.warning("hosted.call %s names a conversation item this worker does not keep; reconnecting", frame["callId"])
+                if self._ws is not None:
+                    self._ws.transport.abort()
+                return
+            frame["conversation"] = conversation
             await self._hosted.call(frame)
         elif kind == "hosted.cancel":
             await self._hosted.cancel(frame)
