@@ -1,3 +1,5 @@
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import type { ConversationItem, MessageItem } from "@patchbay/protocol";
 import { describe, expect, it } from "vitest";
 import type { HostedCallFrame } from "./fit-hosted-call";
@@ -184,5 +186,26 @@ describe("KeptConversations", () => {
     const changed = { ...original, images: [{ type: "image" as const, url: "https://example.com/b.png" }] };
     const third = fitted(kept, call("s_1", [changed, message("m_2", "edited")]));
     expect(third.frame.conversation).toEqual([changed]);
+  });
+
+  it("holds no item alive: once a session's items are gone from memory, they are sent again", async () => {
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    const kept = new KeptConversations({ sessions: 10, bytes: MiB });
+    const worker = new FollowingWorker();
+    const sent = (() => {
+      // Items only the frame and the kept conversations refer to.
+      const items = [message("m_1"), message("m_2")];
+      worker.read(fitted(kept, call("s_1", items)).text);
+      return new WeakRef(items[0]!);
+    })();
+    // A WeakRef holds its target until the current job ends.
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    gc();
+    expect(sent.deref()).toBeUndefined();
+    const again = fitted(kept, call("s_1", [message("m_1"), message("m_2")]));
+    expect(again.frame.conversation.map((item) => item.id)).toEqual(["m_1", "m_2"]);
+    expect(worker.read(again.text)).toEqual([message("m_1"), message("m_2")]);
+    expect(kept.bytes).toBe(Buffer.byteLength(JSON.stringify(message("m_1"))) * 2);
   });
 });

@@ -9,7 +9,11 @@ export interface ConversationCacheLimits {
 }
 
 interface KeptItem {
-  readonly item: ConversationItem;
+  /**
+   * The item as it was sent. Weak: what a worker keeps must not keep a session's items alive on
+   * the server once the session has let them go (it was unloaded); such an item is sent again.
+   */
+  readonly ref: WeakRef<ConversationItem>;
   readonly size: number;
 }
 
@@ -28,7 +32,9 @@ interface KeptSession {
  * Items are compared by identity first: a session's items are frozen and replaced whole when
  * they change, so an item that is the same object as the one kept is the same item. A session
  * loaded again (its turn ran with no one attached, then it was unloaded) has new objects for the
- * same items: those are compared by value.
+ * same items: those are compared by value while the old ones are still in memory, and sent again
+ * once they are not (the server holds them weakly). So is every item of a call relayed from
+ * another cluster node, which arrives as new objects.
  */
 export class KeptConversations {
   /** Least recently called first. */
@@ -68,18 +74,19 @@ export class KeptConversations {
     let sentBytes = 0;
     for (const item of window) {
       const known = kept?.items.get(item.id);
-      if (known !== undefined && (known.item === item || sameJson(known.item, item))) {
+      const sent = known?.ref.deref();
+      if (sent !== undefined && (sent === item || sameJson(sent, item))) {
         // An equal copy (the session was loaded again) is kept from now on: the next call
         // compares by identity again, and the old copy can go.
-        items.set(item.id, known.item === item ? known : { item, size: known.size });
-        bytes += known.size;
+        items.set(item.id, sent === item ? known! : { ref: new WeakRef(item), size: known!.size });
+        bytes += known!.size;
         continue;
       }
       const text = JSON.stringify(item);
       changed.push(item);
       encoded.push(text);
       const size = Buffer.byteLength(text, "utf8");
-      items.set(item.id, { item, size });
+      items.set(item.id, { ref: new WeakRef(item), size });
       bytes += size;
       sentBytes += size;
     }

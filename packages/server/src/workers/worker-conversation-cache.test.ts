@@ -1,8 +1,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { ConversationItem, ServerToWorkerFrame } from "@patchbay/protocol";
+import { type ConversationItem, PROTOCOL_VERSION, type ServerToWorkerFrame } from "@patchbay/protocol";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import WebSocket from "ws";
 import { createServer, type PatchbayServer } from "../create-server";
 import { silentLogger } from "../observability/logger";
 import { backendHttp } from "../testing/backend-http";
@@ -41,7 +42,10 @@ beforeEach(async () => {
   });
 });
 
+const clients: WebSocket[] = [];
+
 afterEach(async () => {
+  for (const client of clients.splice(0)) client.terminate();
   for (const socket of sockets.splice(0)) socket.drop();
   await server.close();
   rmSync(dataDir, { recursive: true, force: true });
@@ -89,6 +93,29 @@ class Kept {
 
 const http = () => backendHttp(server.url);
 
+/** A session a client socket holds open, so the server keeps it (and its items) loaded. */
+async function heldSession(): Promise<string> {
+  const ws = new WebSocket(`${server.url.replace(/^http/, "ws")}/v1/client`);
+  clients.push(ws);
+  await new Promise((resolve, reject) => ws.once("open", resolve).once("error", reject));
+  const frames: Array<{ type: string; session?: { id: string } }> = [];
+  ws.on("message", (data) => frames.push(JSON.parse(String(data))));
+  const until = async (type: string) => {
+    while (!frames.some((f) => f.type === type)) await new Promise((resolve) => setTimeout(resolve, 5));
+    return frames.find((f) => f.type === type)!;
+  };
+  ws.send(
+    JSON.stringify({
+      type: "hello",
+      protocol: PROTOCOL_VERSION,
+      auth: { kind: "api_key", apiKey: "pk_test", secret: "sk_test" },
+    }),
+  );
+  await until("welcome");
+  ws.send(JSON.stringify({ type: "session.create", requestId: "r_1", agent: "support", userId: "u_1" }));
+  return (await until("session.opened")).session!.id;
+}
+
 async function conversation(sessionId: string): Promise<ConversationItem[]> {
   const res = await fetch(`${server.url}/v1/sessions/${sessionId}`, { headers: http().headers });
   return ((await res.json()) as { conversation: ConversationItem[] }).conversation;
@@ -121,7 +148,7 @@ describe("a worker that keeps conversations", () => {
   it("gets each item once, and every call rebuilds to the session's conversation at the time", async () => {
     const socket = await worker("w_1");
     const kept = new Kept();
-    const id = await http().createSession("support");
+    const id = await heldSession();
     const first = await turn(socket, id, "recall one", 1);
     expect(first.conversation.map((item) => item.id)).toEqual(first.conversationIds);
     kept.read(first);
@@ -143,6 +170,26 @@ describe("a worker that keeps conversations", () => {
       result: { outcome: "completed", content: { text: "two", images: [] } },
     });
     await http().turnsEnded(id, 2, 10_000);
+  });
+
+  it("rebuilds the conversation of a session the server loaded again between turns", async () => {
+    const socket = await worker("w_4");
+    const kept = new Kept();
+    // No client holds it: its log is unloaded after each turn and loaded again for the next.
+    const id = await http().createSession("support");
+    for (let n = 1; n <= 3; n++) {
+      const seen = socket.frames.length;
+      await http().send(id, `recall ${n}`);
+      const call = await socket.next("hosted.call", (f) => socket.frames.indexOf(f) >= seen);
+      expect(kept.read(call)).toEqual(await conversation(id));
+      socket.send({
+        type: "hosted.result",
+        callId: call.callId,
+        attempt: call.attempt,
+        result: { outcome: "completed", content: { text: `${n}`, images: [] } },
+      });
+      await http().turnsEnded(id, n, 10_000);
+    }
   });
 
   it("drops the least recently called session beyond what the worker keeps, and tells it", async () => {
