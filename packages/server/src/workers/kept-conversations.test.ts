@@ -208,4 +208,18 @@ describe("KeptConversations", () => {
     expect(worker.read(again.text)).toEqual([message("m_1"), message("m_2")]);
     expect(kept.bytes).toBe(Buffer.byteLength(JSON.stringify(message("m_1"))) * 2);
   });
+
+  it("sends an empty conversation as to any worker, and the worker keeps nothing of the session", () => {
+    const kept = new KeptConversations({ sessions: 10, bytes: MiB });
+    const worker = new FollowingWorker();
+    worker.read(fitted(kept, call("s_1", [message("m_1")])).text);
+    const empty = fitted(kept, call("s_1", []));
+    expect(empty.frame).toEqual(call("s_1", []));
+    expect(empty.text).toBe(JSON.stringify(call("s_1", [])));
+    expect(worker.read(empty.text)).toEqual([]);
+    expect(worker.sessions.has("s_1")).toBe(false);
+    expect(kept.size).toBe(0);
+    // The next frame tells the worker nothing more: it was not sent a forget it did not need.
+    expect(fitted(kept, call("s_2", [message("m_2")])).frame.forgetSessions).toBeUndefined();
+  });
 });

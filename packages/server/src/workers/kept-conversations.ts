@@ -67,6 +67,8 @@ export class KeptConversations {
     const kept = this.#sessions.get(sessionId);
     if (kept) this.#drop(sessionId, kept);
     const window = frame.conversation;
+    // Nothing to keep: the frame goes as to any worker, which then keeps nothing of the session.
+    if (window.length === 0) return this.#whole(frame, maxBytes, kept !== undefined);
     const items = new Map<string, KeptItem>();
     const changed: ConversationItem[] = [];
     const encoded: string[] = [];
@@ -124,14 +126,14 @@ export class KeptConversations {
   }
 
   /**
-   * The conversation whole: the worker drops what it kept of the session. `wasKept`: it is also
-   * told to forget the session, should this frame not be sent (too large).
+   * The conversation whole: the worker drops what it kept of the session. `wasKept`: should the
+   * frame not be sent (too large), the worker is told to forget the session with the next one.
    */
   #whole(frame: HostedCallFrame, maxBytes: number, wasKept: boolean): FittedHostedCall {
-    if (wasKept) this.#forget.push(frame.sessionId);
     const forget = this.#forget;
     const fitted = fitHostedCall(forget.length > 0 ? { ...frame, forgetSessions: forget } : frame, maxBytes);
     if (fitted.ok) this.#forget = [];
+    else if (wasKept) forget.push(frame.sessionId);
     return fitted;
   }
 
