@@ -2,6 +2,7 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import type { ConversationItem, MessageItem } from "@patchbay/protocol";
 import { describe, expect, it } from "vitest";
+import { ConversationFollower } from "../testing/conversation-follower";
 import type { HostedCallFrame } from "./fit-hosted-call";
 import { KeptConversations } from "./kept-conversations";
 
@@ -32,26 +33,10 @@ function call(sessionId: string, conversation: ConversationItem[], callId = "cal
   };
 }
 
-/** What a worker that follows the frames holds: the same rules as the dispatch worker's cache. */
-class FollowingWorker {
-  readonly sessions = new Map<string, Map<string, ConversationItem>>();
-
-  read(text: string): ConversationItem[] {
-    const frame = JSON.parse(text) as HostedCallFrame;
-    for (const id of frame.forgetSessions ?? []) this.sessions.delete(id);
-    if (!frame.conversationIds) {
-      this.sessions.delete(frame.sessionId);
-      return frame.conversation;
-    }
-    const kept = this.sessions.get(frame.sessionId);
-    const sent = new Map(frame.conversation.map((item) => [item.id, item]));
-    const whole = frame.conversationIds.map((id) => {
-      const item = sent.get(id) ?? kept?.get(id);
-      if (!item) throw new Error(`out of step: ${id}`);
-      return item;
-    });
-    this.sessions.set(frame.sessionId, new Map(whole.map((item) => [item.id, item])));
-    return whole;
+/** A worker that follows the frames, reading each as it would arrive: as text. */
+class FollowingWorker extends ConversationFollower {
+  readText(text: string): ConversationItem[] {
+    return this.read(JSON.parse(text) as HostedCallFrame);
   }
 }
 
@@ -70,21 +55,21 @@ describe("KeptConversations", () => {
     const first = fitted(kept, call("s_1", [m1, m2]));
     expect(first.frame.conversation).toEqual([m1, m2]);
     expect(first.frame.conversationIds).toEqual(["m_1", "m_2"]);
-    expect(worker.read(first.text)).toEqual([m1, m2]);
+    expect(worker.readText(first.text)).toEqual([m1, m2]);
 
     const m2done = message("m_2", "changed");
     const m3 = message("m_3");
     const second = fitted(kept, call("s_1", [m1, m2done, m3], "call_2"));
     expect(second.frame.conversation.map((item) => item.id)).toEqual(["m_2", "m_3"]);
     expect(second.frame.conversationIds).toEqual(["m_1", "m_2", "m_3"]);
-    expect(worker.read(second.text)).toEqual([m1, m2done, m3]);
+    expect(worker.readText(second.text)).toEqual([m1, m2done, m3]);
     // The text is the frame: what the worker parses is what the frame object says.
     expect(JSON.parse(second.text)).toEqual(second.frame);
 
     // Nothing changed: no item travels, and the window that slid drops m_1 on both ends.
     const third = fitted(kept, call("s_1", [m2done, m3], "call_3"));
     expect(third.frame.conversation).toEqual([]);
-    expect(worker.read(third.text)).toEqual([m2done, m3]);
+    expect(worker.readText(third.text)).toEqual([m2done, m3]);
     expect(worker.sessions.get("s_1")?.has("m_1")).toBe(false);
     const size = Buffer.byteLength(JSON.stringify(m2done)) + Buffer.byteLength(JSON.stringify(m3));
     expect(kept.bytes).toBe(size);
@@ -93,21 +78,21 @@ describe("KeptConversations", () => {
   it("keeps at most `sessions` sessions, and tells the worker which least recently called one to drop", () => {
     const kept = new KeptConversations({ sessions: 2, bytes: MiB });
     const worker = new FollowingWorker();
-    for (const id of ["s_1", "s_2"]) worker.read(fitted(kept, call(id, [message(`m_${id}`)])).text);
+    for (const id of ["s_1", "s_2"]) worker.readText(fitted(kept, call(id, [message(`m_${id}`)])).text);
     // s_1 is called again: s_2 is now the least recent.
     const again = fitted(kept, call("s_1", [message("m_s_1")]));
     expect(again.frame.forgetSessions).toBeUndefined();
-    worker.read(again.text);
+    worker.readText(again.text);
     const third = fitted(kept, call("s_3", [message("m_s_3")]));
     expect(third.frame.forgetSessions).toEqual(["s_2"]);
-    worker.read(third.text);
+    worker.readText(third.text);
     expect([...worker.sessions.keys()].sort()).toEqual(["s_1", "s_3"]);
     expect(kept.size).toBe(2);
     // s_2 comes back: all of its items travel again.
     const back = fitted(kept, call("s_2", [message("m_s_2")]));
     expect(back.frame.conversation.map((item) => item.id)).toEqual(["m_s_2"]);
     expect(back.frame.forgetSessions).toEqual(["s_1"]);
-    expect(worker.read(back.text)).toEqual([message("m_s_2")]);
+    expect(worker.readText(back.text)).toEqual([message("m_s_2")]);
   });
 
   it("keeps at most `bytes` of items, dropping the least recent sessions first", () => {
@@ -115,11 +100,11 @@ describe("KeptConversations", () => {
     const one = Buffer.byteLength(JSON.stringify(item("m_a")));
     const kept = new KeptConversations({ sessions: 100, bytes: 2 * one + 10 });
     const worker = new FollowingWorker();
-    worker.read(fitted(kept, call("s_a", [item("m_a")])).text);
-    worker.read(fitted(kept, call("s_b", [item("m_b")])).text);
+    worker.readText(fitted(kept, call("s_a", [item("m_a")])).text);
+    worker.readText(fitted(kept, call("s_b", [item("m_b")])).text);
     const third = fitted(kept, call("s_c", [item("m_c")]));
     expect(third.frame.forgetSessions).toEqual(["s_a"]);
-    worker.read(third.text);
+    worker.readText(third.text);
     expect(kept.bytes).toBeLessThanOrEqual(kept.limits.bytes);
     expect([...worker.sessions.keys()]).toEqual(["s_b", "s_c"]);
   });
@@ -127,12 +112,12 @@ describe("KeptConversations", () => {
   it("sends a conversation larger than the worker keeps whole, keeps none of it, and the worker drops its copy", () => {
     const kept = new KeptConversations({ sessions: 10, bytes: 1_000 });
     const worker = new FollowingWorker();
-    worker.read(fitted(kept, call("s_1", [message("m_1")])).text);
+    worker.readText(fitted(kept, call("s_1", [message("m_1")])).text);
     const big = message("m_2", "y".repeat(2_000));
     const whole = fitted(kept, call("s_1", [message("m_1"), big]));
     expect(whole.frame.conversationIds).toBeUndefined();
     expect(whole.frame.conversation).toHaveLength(2);
-    expect(worker.read(whole.text)).toHaveLength(2);
+    expect(worker.readText(whole.text)).toHaveLength(2);
     expect(worker.sessions.has("s_1")).toBe(false);
     expect(kept.size).toBe(0);
     expect(kept.bytes).toBe(0);
@@ -167,7 +152,7 @@ describe("KeptConversations", () => {
       ...message("m_1"),
       images: [{ type: "image" as const, url: "https://example.com/a.png" }],
     };
-    worker.read(fitted(kept, call("s_1", [Object.freeze(original), message("m_2")])).text);
+    worker.readText(fitted(kept, call("s_1", [Object.freeze(original), message("m_2")])).text);
     // The same values in another key order, as a store gives them back.
     const loaded = JSON.parse(
       JSON.stringify({
@@ -182,7 +167,7 @@ describe("KeptConversations", () => {
     ) as ConversationItem;
     const again = fitted(kept, call("s_1", [loaded, message("m_2", "edited")]));
     expect(again.frame.conversation.map((item) => item.id)).toEqual(["m_2"]);
-    expect(worker.read(again.text)).toEqual([original, message("m_2", "edited")]);
+    expect(worker.readText(again.text)).toEqual([original, message("m_2", "edited")]);
     const changed = { ...original, images: [{ type: "image" as const, url: "https://example.com/b.png" }] };
     const third = fitted(kept, call("s_1", [changed, message("m_2", "edited")]));
     expect(third.frame.conversation).toEqual([changed]);
@@ -196,7 +181,7 @@ describe("KeptConversations", () => {
     const sent = (() => {
       // Items only the frame and the kept conversations refer to.
       const items = [message("m_1"), message("m_2")];
-      worker.read(fitted(kept, call("s_1", items)).text);
+      worker.readText(fitted(kept, call("s_1", items)).text);
       return new WeakRef(items[0]!);
     })();
     // A WeakRef holds its target until the current job ends.
@@ -205,18 +190,18 @@ describe("KeptConversations", () => {
     expect(sent.deref()).toBeUndefined();
     const again = fitted(kept, call("s_1", [message("m_1"), message("m_2")]));
     expect(again.frame.conversation.map((item) => item.id)).toEqual(["m_1", "m_2"]);
-    expect(worker.read(again.text)).toEqual([message("m_1"), message("m_2")]);
+    expect(worker.readText(again.text)).toEqual([message("m_1"), message("m_2")]);
     expect(kept.bytes).toBe(Buffer.byteLength(JSON.stringify(message("m_1"))) * 2);
   });
 
   it("sends an empty conversation as to any worker, and the worker keeps nothing of the session", () => {
     const kept = new KeptConversations({ sessions: 10, bytes: MiB });
     const worker = new FollowingWorker();
-    worker.read(fitted(kept, call("s_1", [message("m_1")])).text);
+    worker.readText(fitted(kept, call("s_1", [message("m_1")])).text);
     const empty = fitted(kept, call("s_1", []));
     expect(empty.frame).toEqual(call("s_1", []));
     expect(empty.text).toBe(JSON.stringify(call("s_1", [])));
-    expect(worker.read(empty.text)).toEqual([]);
+    expect(worker.readText(empty.text)).toEqual([]);
     expect(worker.sessions.has("s_1")).toBe(false);
     expect(kept.size).toBe(0);
     // The next frame tells the worker nothing more: it was not sent a forget it did not need.

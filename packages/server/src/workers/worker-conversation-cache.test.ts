@@ -7,6 +7,7 @@ import WebSocket from "ws";
 import { createServer, type PatchbayServer } from "../create-server";
 import { silentLogger } from "../observability/logger";
 import { backendHttp } from "../testing/backend-http";
+import { ConversationFollower } from "../testing/conversation-follower";
 import { TestWorkerSocket } from "../testing/test-worker-socket";
 import { createDispatch } from "./create-dispatch";
 
@@ -69,28 +70,6 @@ async function worker(workerId: string, sessions = 10): Promise<TestWorkerSocket
   return socket;
 }
 
-/** The worker's side, by the protocol's rules: what it keeps per session, and each call's whole conversation. */
-class Kept {
-  readonly sessions = new Map<string, Map<string, ConversationItem>>();
-
-  read(frame: HostedCall): ConversationItem[] {
-    for (const id of frame.forgetSessions ?? []) this.sessions.delete(id);
-    if (!frame.conversationIds) {
-      this.sessions.delete(frame.sessionId);
-      return frame.conversation;
-    }
-    const kept = this.sessions.get(frame.sessionId);
-    const sent = new Map(frame.conversation.map((item) => [item.id, item]));
-    const whole = frame.conversationIds.map((id) => {
-      const item = sent.get(id) ?? kept?.get(id);
-      if (!item) throw new Error(`${frame.callId} names ${id}, which is not kept`);
-      return item;
-    });
-    this.sessions.set(frame.sessionId, new Map(whole.map((item) => [item.id, item])));
-    return whole;
-  }
-}
-
 const http = () => backendHttp(server.url);
 
 /** A session a client socket holds open, so the server keeps it (and its items) loaded. */
@@ -147,7 +126,7 @@ async function turn(
 describe("a worker that keeps conversations", () => {
   it("gets each item once, and every call rebuilds to the session's conversation at the time", async () => {
     const socket = await worker("w_1");
-    const kept = new Kept();
+    const kept = new ConversationFollower();
     const id = await heldSession();
     const first = await turn(socket, id, "recall one", 1);
     expect(first.conversation.map((item) => item.id)).toEqual(first.conversationIds);
@@ -174,7 +153,7 @@ describe("a worker that keeps conversations", () => {
 
   it("rebuilds the conversation of a session the server loaded again between turns", async () => {
     const socket = await worker("w_4");
-    const kept = new Kept();
+    const kept = new ConversationFollower();
     // No client holds it: its log is unloaded after each turn and loaded again for the next.
     const id = await http().createSession("support");
     for (let n = 1; n <= 3; n++) {
@@ -194,7 +173,7 @@ describe("a worker that keeps conversations", () => {
 
   it("drops the least recently called session beyond what the worker keeps, and tells it", async () => {
     const socket = await worker("w_2", 2);
-    const kept = new Kept();
+    const kept = new ConversationFollower();
     const [a, b, c] = [
       await http().createSession("support"),
       await http().createSession("support"),
