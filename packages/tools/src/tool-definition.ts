@@ -27,7 +27,10 @@ export interface ToolCallContext {
   readonly sessionId: string;
   /** The user whose turn triggered the call. */
   readonly user: User;
-  /** The conversation as it is now. */
+  /**
+   * The conversation as it is now. Read it, do not change it: a dispatch worker keeps these items
+   * between calls of the session, so a change would be what its later calls read.
+   */
   readonly conversation: readonly ConversationItem[];
   /** How many times this call id has been delivered (1 the first time). */
   readonly attempt: number;

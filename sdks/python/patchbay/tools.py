@@ -113,6 +113,8 @@ class ToolCallContext:
     user: User
     attempt: int
     conversation: list[dict[str, Any]] = field(default_factory=list)
+    """The conversation as it is now. Read it, do not change it: the worker keeps these items
+    between calls of the session, so a change would be what its later calls read."""
     _update: Callable[[str], Awaitable[None]] | None = None
     _say: Callable[[str], Awaitable[None]] | None = None
     _hold: Callable[[], Awaitable[None]] | None = None
