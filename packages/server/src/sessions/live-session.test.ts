@@ -53,9 +53,14 @@ const stores = {
  * A live session on the store `open` makes; `transactions` lists each transaction's changes, and
  * `failNext` makes the next transaction carrying a command id fail.
  */
-async function liveSession(open: () => Promise<Store>): Promise<{
+async function liveSession(
+  open: () => Promise<Store>,
+  created: boolean,
+): Promise<{
   live: LiveSession;
   events: SessionEvent[];
+  /** The store's `hasCommand` reads. */
+  checks: { reads: number };
   transactions: SessionChange[][];
   failNext(): void;
 }> {
@@ -83,7 +88,13 @@ async function liveSession(open: () => Promise<Store>): Promise<{
         () => commitMany(writes),
       );
   }
-  const log = new SessionLog(record, agent, [], opened, silentLogger);
+  const checks = { reads: 0 };
+  const hasCommand = opened.hasCommand.bind(opened);
+  opened.hasCommand = (sessionId, commandId) => {
+    checks.reads++;
+    return hasCommand(sessionId, commandId);
+  };
+  const log = new SessionLog(record, agent, [], opened, silentLogger, [], created);
   const events: SessionEvent[] = [];
   log.subscribe((event) => events.push(event));
   const live = new LiveSession(log, {
@@ -95,6 +106,7 @@ async function liveSession(open: () => Promise<Store>): Promise<{
   return {
     live,
     events,
+    checks,
     transactions,
     failNext: () => {
       failing = true;
@@ -104,11 +116,18 @@ async function liveSession(open: () => Promise<Store>): Promise<{
 
 const types = (events: SessionEvent[]) => events.map((event) => event.type);
 
-describe.each(Object.entries(stores))("LiveSession.sendMessage on a %s", (name, open) => {
+// Each store with a log that reads command ids from the store (a session loaded), and with one made
+// at the session's creation, which knows them all and reads none.
+const setups = Object.entries(stores).flatMap(([name, open]) => [
+  [name, open, false] as const,
+  [`${name}, the log made at the session's creation`, open, true] as const,
+]);
+
+describe.each(setups)("LiveSession.sendMessage on a %s", (name, open, created) => {
   it("writes a message to an idle session in one transaction with its turn's start", {
     timeout: 60_000,
   }, async () => {
-    const { live, events, transactions } = await liveSession(open);
+    const { live, events, transactions } = await liveSession(open, created);
     const sent = await live.sendMessage({ commandId: "c_1", text: "hello" });
     expect(sent).toEqual({ duplicate: false, responseId: expect.stringMatching(/^r_/) });
     await live.idle();
@@ -130,7 +149,7 @@ describe.each(Object.entries(stores))("LiveSession.sendMessage on a %s", (name, 
     ]);
     expect(first!.turn).toMatchObject({ responseId: sent.responseId });
     expect(first!.turn?.status).not.toBe("queued");
-    if (name === "SqliteStore") {
+    if (name.startsWith("SqliteStore")) {
       // Its writes wait for the end of the tick: the scripted reply, one burst, joins them too.
       expect(transactions).toHaveLength(1);
       expect(transactions[0]).toHaveLength(1);
@@ -141,7 +160,7 @@ describe.each(Object.entries(stores))("LiveSession.sendMessage on a %s", (name, 
   });
 
   it("answers a command id seen before as a duplicate and starts no second turn, idle or busy", async () => {
-    const { live, events } = await liveSession(open);
+    const { live, events, checks } = await liveSession(open, created);
     await live.sendMessage({ commandId: "c_1", text: "hello" });
     await live.idle();
     expect(await live.sendMessage({ commandId: "c_1", text: "hello" })).toEqual({ duplicate: true });
@@ -155,18 +174,21 @@ describe.each(Object.entries(stores))("LiveSession.sendMessage on a %s", (name, 
     expect(types(events).filter((type) => type === "message.created")).toHaveLength(2);
     expect(types(events).filter((type) => type === "response.started")).toHaveLength(2);
     expect(await store!.turnsWithStatus("completed")).toHaveLength(2);
+    // The messages were checked from memory by a log that knows every command id, else by the store.
+    if (created) expect(checks.reads).toBe(0);
+    else expect(checks.reads).toBeGreaterThan(0);
   });
 
   it("keeps messages in the order they came while the first one's command id is checked", async () => {
-    const { live, events } = await liveSession(open);
+    const { live, events } = await liveSession(open, created);
     const answers = await Promise.all([
       live.sendMessage({ commandId: "c_1", text: "hello one" }),
       live.sendMessage({ commandId: "c_2", text: "hello two" }),
     ]);
     expect(answers.map((answer) => answer.duplicate)).toEqual([false, false]);
     await live.idle();
-    const created = events.flatMap((event) => (event.type === "message.created" ? [event.commandId] : []));
-    expect(created).toEqual(["c_1", "c_2"]);
+    const order = events.flatMap((event) => (event.type === "message.created" ? [event.commandId] : []));
+    expect(order).toEqual(["c_1", "c_2"]);
     // The first turn ends (its burst of a reply was made before the second message was written,
     // so it may end either way), then the second answers.
     const ends = events.flatMap((event) =>
@@ -179,7 +201,7 @@ describe.each(Object.entries(stores))("LiveSession.sendMessage on a %s", (name, 
   });
 
   it("starts nothing when the message's commit fails: no turn, no event, and the next message works", async () => {
-    const { live, events, failNext } = await liveSession(open);
+    const { live, events, failNext } = await liveSession(open, created);
     failNext();
     await expect(live.sendMessage({ commandId: "c_1", text: "hello" })).rejects.toThrow("disk full");
     await live.idle();

@@ -386,6 +386,7 @@ export class SessionDirectory {
           store,
           this.options.logger,
           pageTools,
+          known !== undefined,
         );
         if (this.options.liveWindowItems !== undefined) runtime.limitWindow(this.options.liveWindowItems);
         const live = new LiveSession(runtime, deps);

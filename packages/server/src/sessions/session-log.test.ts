@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { defineAgent } from "../config/agent-config";
 import { silentLogger } from "../observability/logger";
 import { SqliteStore } from "../store/sqlite-store";
-import { SessionLog } from "./session-log";
+import { MAX_KNOWN_COMMANDS, SessionLog } from "./session-log";
 
 let dir: string | undefined;
 let store: SqliteStore | undefined;
@@ -19,13 +19,13 @@ function message(id: string, text: string): MessageItem {
   return { type: "message", id, role: "user", text, status: "completed", createdAt: 0 };
 }
 
-async function runtimeWith(conversation: ConversationItem[]): Promise<SessionLog> {
+async function runtimeWith(conversation: ConversationItem[], created = false): Promise<SessionLog> {
   dir = mkdtempSync(join(tmpdir(), "patchbay-runtime-"));
   store = new SqliteStore({ dataDir: dir });
   const record = { id: "s_1", agent: "a", userId: "u", metadata: {}, createdAt: 0, lastSeq: 0 };
   await store.createSession(record);
   const agent = defineAgent("a", { model: { provider: "scripted" } });
-  return new SessionLog(record, agent, conversation, store, silentLogger);
+  return new SessionLog(record, agent, conversation, store, silentLogger, [], created);
 }
 
 describe("SessionLog.conversation", () => {
@@ -386,6 +386,66 @@ describe("SessionLog admitted messages", () => {
     expect(await runtime.isNewCommand("cmd_1")).toBe(false);
     await queued;
     expect(await runtime.isNewCommand("cmd_2")).toBe(true);
+  });
+});
+
+describe("SessionLog command ids known in memory", () => {
+  /** Counts the store's `hasCommand` reads. */
+  function countingChecks(): { reads: number } {
+    const seen = { reads: 0 };
+    const hasCommand = store!.hasCommand.bind(store!);
+    store!.hasCommand = (sessionId, commandId) => {
+      seen.reads++;
+      return hasCommand(sessionId, commandId);
+    };
+    return seen;
+  }
+  const command = (commandId: string) => ({ command: { commandId, kind: "message" } });
+
+  it("answers for a session it was made for at its creation without reading the store", async () => {
+    const runtime = await runtimeWith([], true);
+    const checks = countingChecks();
+    expect(await runtime.isNewCommand("cmd_1")).toBe(true);
+    await runtime.commit({ ...command("cmd_1"), items: [message("m_1", "hello")] }, { admits: true });
+    // A duplicate found by the transaction is known as well.
+    expect(await runtime.commit(command("cmd_1"))).toBeNull();
+    expect(await runtime.isNewCommand("cmd_1")).toBe(false);
+    expect(await runtime.isNewCommand("cmd_2")).toBe(true);
+    expect(checks.reads).toBe(0);
+  });
+
+  it("reads the store for a session it loaded, whose earlier commands it never saw", async () => {
+    const runtime = await runtimeWith([]);
+    await store!.commit("s_1", command("cmd_before"));
+    const checks = countingChecks();
+    expect(await runtime.isNewCommand("cmd_before")).toBe(false);
+    expect(await runtime.isNewCommand("cmd_new")).toBe(true);
+    expect(checks.reads).toBe(2);
+  });
+
+  it("reads the store once a session has more commands than it keeps", async () => {
+    const runtime = await runtimeWith([], true);
+    for (let i = 0; i <= MAX_KNOWN_COMMANDS; i++) await runtime.commit(command(`cmd_${i}`));
+    const checks = countingChecks();
+    expect(await runtime.isNewCommand("cmd_0")).toBe(false);
+    expect(await runtime.isNewCommand(`cmd_${MAX_KNOWN_COMMANDS}`)).toBe(false);
+    expect(await runtime.isNewCommand("cmd_next")).toBe(true);
+    expect(checks.reads).toBe(3);
+  });
+
+  it("reads the store after a write of a command failed, which the store may hold all the same", async () => {
+    const runtime = await runtimeWith([], true);
+    const commitMany = store!.commitMany.bind(store!);
+    // The transaction is written, and its answer is lost (a connection dropped after COMMIT).
+    store!.commitMany = async (writes) => {
+      await commitMany(writes);
+      throw new Error("connection lost after COMMIT");
+    };
+    await expect(runtime.commit(command("cmd_1"))).rejects.toThrow("connection lost");
+    store!.commitMany = commitMany;
+    const checks = countingChecks();
+    expect(await runtime.isNewCommand("cmd_1")).toBe(false);
+    expect(checks.reads).toBe(1);
   });
 });
 

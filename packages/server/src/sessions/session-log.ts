@@ -20,6 +20,12 @@ import { ConversationWindow } from "./conversation-window";
 import { type GroupCommit, type GroupCommitMember, groupCommitFor, type PreparedWrite } from "./group-commit";
 import { PageToolRegistry } from "./page-tool-registry";
 
+/**
+ * The most command ids a session log keeps to answer {@link SessionLog.isNewCommand} from memory;
+ * a session with more asks the store, as one loaded from it does.
+ */
+export const MAX_KNOWN_COMMANDS = 512;
+
 /** How a queued change stands to admitted messages (see `QueuedChange`). */
 type AdmissionTags = { admits?: Admission | undefined; after?: Admission | undefined };
 
@@ -119,6 +125,12 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
   private admission: Admission | undefined;
   /** Command ids of changes queued and not written yet (made on the first). */
   private commandsQueued: Map<string, number> | undefined;
+  /**
+   * Every command id the session's store has, while this log knows them all: it was made for
+   * the session at its creation, every write of a command since was applied here, none failed,
+   * and there are at most {@link MAX_KNOWN_COMMANDS}. Undefined otherwise, and for good.
+   */
+  private knownCommands: Set<string> | undefined;
   /** The store's group commit, when it has one: changes are then written with other sessions'. */
   private readonly group: GroupCommit | undefined;
 
@@ -130,8 +142,14 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
     /** The server's logger; {@link logger} names the session in its lines. */
     private readonly serverLogger: Logger,
     pageTools: ToolSpec[] = [],
+    /**
+     * The session was created just now by this process, which alone writes it (no cluster): it
+     * has no commands yet, and every one it gets is written through this log.
+     */
+    created = false,
   ) {
     super();
+    if (created) this.knownCommands = new Set();
     if (pageTools.length > 0) this.pageTools = new PageToolRegistry(pageTools);
     this.id = record.id;
     this.agent = agent;
@@ -398,7 +416,13 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
     const stored = this.enqueueChange(change, { after: this.undecidedAdmission(), ...tags });
     if (commandId === undefined) return stored;
     const done = () => this.countCommand(commandId, -1);
-    stored.then(done, done);
+    // A write that failed may still be in the store (a commit whose answer was lost): from now
+    // on the store says which ids it has.
+    const failed = () => {
+      this.knownCommands = undefined;
+      done();
+    };
+    stored.then(done, failed);
     return stored;
   }
 
@@ -491,6 +515,11 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
 
   /** A written change takes effect here: its items, the last seq, and its events broadcast. */
   private applyResult(change: SessionChange, result: CommitResult): SessionEvent[] | null {
+    const commandId = change.command?.commandId;
+    if (commandId !== undefined && this.knownCommands) {
+      if (this.knownCommands.size < MAX_KNOWN_COMMANDS) this.knownCommands.add(commandId);
+      else this.knownCommands = undefined;
+    }
     if (result.duplicate) return null;
     for (const item of change.items ?? []) this.applyItem(item);
     const last = result.events.at(-1);
@@ -508,11 +537,14 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
    * Whether no change with this command id was applied or is queued to be: the check a message
    * passes before its turn starts without waiting for its commit (see {@link commit}'s
    * `admits`). A change queued with the id is waited for first, so the answer is the store's.
-   * The caller keeps other messages of the session from being checked meanwhile.
+   * The caller keeps other messages of the session from being checked meanwhile. A log that
+   * knows every command id the session has (see {@link knownCommands}) answers without asking
+   * the store; the message's own transaction still refuses an id the store has.
    */
   async isNewCommand(commandId: string): Promise<boolean> {
     for (;;) {
       while (this.commandsQueued?.has(commandId)) await this.settled();
+      if (this.knownCommands) return !this.knownCommands.has(commandId);
       const known = await this.store.hasCommand(this.id, commandId);
       if (known) return false;
       // Queued while the store was asked: it is written first, so ask again once it is.
