@@ -243,11 +243,11 @@ describe("restart", () => {
 });
 
 describe("opening a session", () => {
-  it("reads nothing back for a session just created over the socket, and reads the store on a resume", async () => {
+  it("reads nothing back for a session just created over the socket (not even whether a command id is new), and reads the store on a resume", async () => {
     const dir = mkdtempSync(join(tmpdir(), "patchbay-reads-"));
     const sqlite = new SqliteStore({ dataDir: dir });
     const reads: string[] = [];
-    const counted = new Set(["getSession", "conversation", "pageTools", "readEvents"]);
+    const counted = new Set(["getSession", "conversation", "pageTools", "readEvents", "hasCommand"]);
     // The server's store, with the reads a session's load and replay make counted.
     const store = new Proxy(sqlite, {
       get(target, key, receiver) {
@@ -268,6 +268,14 @@ describe("opening a session", () => {
       first.send({ type: "message.send", sessionId, commandId: "c_1", text: "hello" });
       const ended = await first.turnEnd("c_1");
       expect(ended.type).toBe("response.completed");
+      // The same command again is a duplicate, known without asking the store; a new one runs.
+      first.send({ type: "message.send", sessionId, commandId: "c_1", text: "hello" });
+      first.send({ type: "message.send", sessionId, commandId: "c_2", text: "hello" });
+      expect((await first.turnEnd("c_2")).type).toBe("response.completed");
+      const created = (client: RawClient) =>
+        client.events(sessionId).flatMap((e) => (e.type === "message.created" ? [e.commandId] : []));
+      expect(created(first)).toEqual(["c_1", "c_2"]);
+      expect(reads).toEqual([]);
       await first.close();
       // A resume from the start replays the session's events from the store.
       const second = await RawClient.open(server.wsUrl, { kind: "user", token });
@@ -276,6 +284,12 @@ describe("opening a session", () => {
       expect(reads).toContain("readEvents");
       const replayed = second.events(sessionId);
       expect(replayed.map((e) => e.seq)).toEqual(first.events(sessionId).map((e) => e.seq));
+      // Loaded from the store, the session asks it whether a command id is new.
+      second.send({ type: "message.send", sessionId, commandId: "c_1", text: "hello" });
+      second.send({ type: "message.send", sessionId, commandId: "c_3", text: "hello" });
+      expect((await second.turnEnd("c_3")).type).toBe("response.completed");
+      expect(created(second)).toEqual(["c_1", "c_2", "c_3"]);
+      expect(reads).toContain("hasCommand");
       await second.close();
     } finally {
       await server?.close();
