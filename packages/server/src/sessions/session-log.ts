@@ -26,6 +26,9 @@ import { PageToolRegistry } from "./page-tool-registry";
  */
 export const MAX_KNOWN_COMMANDS = 512;
 
+/** The command ids of a session that has none yet: one shared set, as idle sessions are many. */
+const NO_COMMANDS: ReadonlySet<string> = new Set();
+
 /** How a queued change stands to admitted messages (see `QueuedChange`). */
 type AdmissionTags = { admits?: Admission | undefined; after?: Admission | undefined };
 
@@ -130,7 +133,7 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
    * the session at its creation, every write of a command since was applied here, none failed,
    * and there are at most {@link MAX_KNOWN_COMMANDS}. Undefined otherwise, and for good.
    */
-  private knownCommands: Set<string> | undefined;
+  private knownCommands: ReadonlySet<string> | undefined;
   /** The store's group commit, when it has one: changes are then written with other sessions'. */
   private readonly group: GroupCommit | undefined;
 
@@ -149,7 +152,7 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
     created = false,
   ) {
     super();
-    if (created) this.knownCommands = new Set();
+    if (created) this.knownCommands = NO_COMMANDS;
     if (pageTools.length > 0) this.pageTools = new PageToolRegistry(pageTools);
     this.id = record.id;
     this.agent = agent;
@@ -516,9 +519,11 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
   /** A written change takes effect here: its items, the last seq, and its events broadcast. */
   private applyResult(change: SessionChange, result: CommitResult): SessionEvent[] | null {
     const commandId = change.command?.commandId;
-    if (commandId !== undefined && this.knownCommands) {
-      if (this.knownCommands.size < MAX_KNOWN_COMMANDS) this.knownCommands.add(commandId);
-      else this.knownCommands = undefined;
+    const known = this.knownCommands;
+    if (commandId !== undefined && known) {
+      if (known.size >= MAX_KNOWN_COMMANDS) this.knownCommands = undefined;
+      else if (known === NO_COMMANDS) this.knownCommands = new Set([commandId]);
+      else (known as Set<string>).add(commandId);
     }
     if (result.duplicate) return null;
     for (const item of change.items ?? []) this.applyItem(item);
