@@ -1,21 +1,26 @@
 // The Patchbay server in a process of its own (the bench server: scripted `support` agent,
 // dispatch installed, SQLite in a temp dir). Answers `memory` (after a full GC when started with
 // --expose-gc) and `sessions` (how many are loaded) for the scale scenario, and `sql` (the
-// statements run so far, when started with BENCH_COUNT_SQL=1) for the probes, and `heap-snapshot`
+// statements run so far and the JSON.stringify calls, when started with BENCH_COUNT_SQL=1) for
+// the probes, and `heap-snapshot`
 // (writes one to `file` after a full GC) and `heap-spaces` (V8's spaces, used and committed, after
 // one), for the idle-heap probe.
 import { getHeapSpaceStatistics, writeHeapSnapshot } from "node:v8";
 import { startBenchServer } from "../patchbay-server";
+import { countJson, jsonCounts } from "../probes/json-counter";
 import { countSql, sqlCounts, sqlTimes } from "../probes/sql-counter";
 import { measureMemory } from "./memory";
 import { failed, onRequest, ready } from "./peer-runtime";
 
 try {
-  if (process.env.BENCH_COUNT_SQL === "1") countSql();
+  if (process.env.BENCH_COUNT_SQL === "1") {
+    countSql();
+    countJson();
+  }
   const bench = await startBenchServer();
   onRequest(async (message) => {
     if (message.type === "memory") return measureMemory();
-    if (message.type === "sql") return { counts: sqlCounts(), times: sqlTimes() };
+    if (message.type === "sql") return { counts: sqlCounts(), times: sqlTimes(), json: jsonCounts() };
     if (message.type === "heap-snapshot") {
       await measureMemory();
       return { file: writeHeapSnapshot(String(message.file)) };

@@ -47,7 +47,10 @@ const server = await spawnPeer<{ url: string }>("server-process", {
 });
 const worker = await spawnPeer("worker", { args: [server.ready.url] });
 type Times = Record<string, { n: number; us: number }>;
-const sqlAll = () => server.request<{ counts: Record<string, number>; times: Times }>({ type: "sql" });
+const sqlAll = () =>
+  server.request<{ counts: Record<string, number>; times: Times; json: { calls: number; chars: number } }>({
+    type: "sql",
+  });
 const sql = async () => (await sqlAll()).counts;
 const commitUs = async () => (await sqlAll()).times.COMMIT?.us ?? 0;
 const many = counted(await turnRig(server.ready.url, sessions));
@@ -70,6 +73,7 @@ try {
       const writesBefore = procWrites(pid);
       const self = process.cpuUsage();
       const sqlBefore = await sql();
+      const jsonBefore = (await sqlAll()).json;
       const commitBefore = await commitUs();
       const doneBefore = rig.done;
       const profiled = profileDir !== undefined && round === rounds - 1;
@@ -105,6 +109,8 @@ try {
       const ownGc = `; client GC per turn: promoted ${Math.round(clientGc.promotedBytes / n)} B, scavenges ${per(clientGc.scavengeUs)} (${clientGc.scavenges}, survived ${Math.round(clientGc.survivedBytes / Math.max(1, clientGc.scavenges) / 1024)} KiB each), full ${per(clientGc.fullGcUs)} (${clientGc.fullGcs})`;
       const writes = `${workerGc}${ownGc}; server writes per turn ${((writesAfter.calls - writesBefore.calls) / n).toFixed(1)}, ${((writesAfter.bytes - writesBefore.bytes) / n / 1024).toFixed(1)} KiB`;
       const sqlAfter = await sql();
+      const jsonAfter = (await sqlAll()).json;
+      const json = `; server JSON.stringify per turn ${((jsonAfter.calls - jsonBefore.calls) / n).toFixed(2)} calls, ${Math.round((jsonAfter.chars - jsonBefore.chars) / n)} chars`;
       const commit =
         process.env.BENCH_TIME_SQL === "1" ? `, COMMIT ${per((await commitUs()) - commitBefore)} (wall)` : "";
       const stmts: string[] = [];
@@ -115,7 +121,7 @@ try {
         if (d > 0) stmts.push(`${word} ${(d / n).toFixed(2)}`);
       }
       console.log(
-        `${name}: ${n} turns, ${Math.round(n / seconds)} turns/s${p50}; CPU per turn: server ${per(procCpuUs(pid) - before.server)} (its main thread ${per(procCpuUs(pid, pid) - before.loop)}), worker ${per(procCpuUs(worker.child.pid!) - before.worker)}, client ${per(selfCpu.user + selfCpu.system)}; SQL per turn ${(total / n).toFixed(2)} (${stmts.join(", ")})${commit}${writes}`,
+        `${name}: ${n} turns, ${Math.round(n / seconds)} turns/s${p50}; CPU per turn: server ${per(procCpuUs(pid) - before.server)} (its main thread ${per(procCpuUs(pid, pid) - before.loop)}), worker ${per(procCpuUs(worker.child.pid!) - before.worker)}, client ${per(selfCpu.user + selfCpu.system)}; SQL per turn ${(total / n).toFixed(2)} (${stmts.join(", ")})${commit}${json}${writes}`,
       );
     }
   }

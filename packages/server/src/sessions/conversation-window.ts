@@ -1,4 +1,5 @@
 import type { ConversationItem } from "@patchbay/protocol";
+import { itemJson } from "../store/item-json";
 
 /**
  * The part of a session's conversation a live session keeps in memory: the last `limit` items
@@ -143,7 +144,7 @@ export class ConversationWindow {
     for (const position of this.unmeasured) {
       const offset = position - this.dropped;
       if (offset < 0 || this.sizes[offset] !== UNMEASURED) continue; // cut off (measured then), or twice
-      const size = JSON.stringify(this.items[offset]).length;
+      const size = itemJson(this.items[offset]!).length;
       this.sizes[offset] = size;
       this.bytes += size;
     }

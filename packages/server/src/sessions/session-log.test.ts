@@ -6,6 +6,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { defineAgent } from "../config/agent-config";
 import { silentLogger } from "../observability/logger";
 import { SqliteStore } from "../store/sqlite-store";
+import { fitHostedCall, type HostedCallFrame } from "../workers/fit-hosted-call";
+import { KeptConversations } from "../workers/kept-conversations";
 import { MAX_KNOWN_COMMANDS, SessionLog } from "./session-log";
 
 let dir: string | undefined;
@@ -63,6 +65,64 @@ describe("SessionLog.conversation", () => {
     expect(runtime.recentConversation(3).map((item) => item.id)).toEqual(["m_4", "m_5", "m_6"]);
     expect(runtime.recentConversation(50)).toHaveLength(7);
     expect(runtime.recentConversation(0)).toEqual([]);
+  });
+});
+
+describe("SessionLog committed items' JSON", () => {
+  it("serializes a committed item once for the store, its event, the quota and a worker's frame", async () => {
+    const runtime = await runtimeWith([]);
+    let made = 0;
+    // JSON.stringify calls `toJSON` each time the item is serialized.
+    const toJSON = () => {
+      made++;
+      return { order_id: "A1" };
+    };
+    const args = { toJSON } as unknown as Record<string, unknown>;
+    const item: ConversationItem = {
+      type: "tool_call",
+      id: "call_1",
+      name: "lookup_order",
+      arguments: args,
+      status: "running",
+      held: false,
+      attempt: 1,
+      createdAt: 0,
+    };
+    await runtime.commit({ items: [item], events: [{ type: "conversation.updated", item }] });
+    expect(made).toBe(1);
+    expect(Object.isFrozen(item)).toBe(true);
+    const stored = (await store!.readEvents("s_1", 0)).at(-1) as SessionEvent & { item: unknown };
+    expect(stored.item).toMatchObject({ id: "call_1", arguments: { order_id: "A1" } });
+    expect(runtime.conversationSize.bytes).toBe(JSON.stringify(item).length);
+    made = 0;
+    const frame: HostedCallFrame = {
+      type: "hosted.call",
+      callId: "call_2",
+      attempt: 1,
+      agent: "a",
+      sessionId: "s_1",
+      tool: "lookup_order",
+      arguments: {},
+      user: { id: "u" },
+      conversation: runtime.conversation(),
+      timeoutMs: 1_000,
+    };
+    const kept = new KeptConversations({ sessions: 10, bytes: 1 << 20 }).fit(frame, 1 << 20);
+    const whole = fitHostedCall(frame, 1 << 20);
+    expect(made).toBe(0);
+    expect(kept.ok && JSON.parse(kept.text).conversation).toEqual([JSON.parse(JSON.stringify(item))]);
+    expect(whole.ok && JSON.parse(whole.text)).toEqual(JSON.parse(JSON.stringify(frame)));
+  });
+
+  it("freezes an item when it is committed, so a change to it afterwards throws", async () => {
+    const runtime = await runtimeWith([]);
+    const item = message("m_1", "one");
+    const committed = runtime.commit({ items: [item] });
+    expect(() => {
+      item.text = "changed before the write";
+    }).toThrow(TypeError);
+    await committed;
+    expect(await store!.conversation("s_1")).toEqual([message("m_1", "one")]);
   });
 });
 

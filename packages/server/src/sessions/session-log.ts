@@ -414,6 +414,9 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
    * more than its rows. One that fails fails the changes it carried, and no later one.
    */
   private enqueue(change: SessionChange, tags?: AdmissionTags): Promise<SessionEvent[] | null> {
+    // Frozen from here, not only once applied: an item's JSON text is then made once and shared
+    // by the store, the quota's measure and the workers' frames (store/item-json.ts).
+    if (change.items) for (const item of change.items) Object.freeze(item);
     const commandId = change.command?.commandId;
     if (commandId !== undefined) this.countCommand(commandId, 1);
     const stored = this.enqueueChange(change, { after: this.undecidedAdmission(), ...tags });
@@ -653,9 +656,9 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
   }
 
   private applyItem(item: ConversationItem): void {
-    // Frozen (shallowly: its fields are replaced, never edited) so that sharing it through
-    // conversation() cannot let a reader change the session's copy by accident.
-    this.window.apply(Object.freeze(item));
+    // Frozen since it was queued (shallowly: its fields are replaced, never edited) so that
+    // sharing it through conversation() cannot let a reader change the session's copy by accident.
+    this.window.apply(item);
   }
 
   private broadcast(event: SessionEvent): void {

@@ -1,4 +1,5 @@
 import type { SessionEvent } from "@patchbay/protocol";
+import { itemJson } from "./item-json";
 
 // The JSON text of what a commit writes, made once and shared. An accepted message used to be
 // serialized three times (its item for the items table, its `message.created` event, which
@@ -14,8 +15,12 @@ const eventTexts = new WeakMap<SessionEvent, string>();
 export class ChangeJson {
   private readonly items = new Map<object, string>();
 
-  /** The text of an item of the change. */
+  /**
+   * The text of an item of the change: a committed (frozen) item's is shared with every other
+   * part that needs it (item-json.ts); any other is made once for this change.
+   */
   item(item: object): string {
+    if (Object.isFrozen(item)) return itemJson(item);
     let text = this.items.get(item);
     if (text === undefined) {
       text = JSON.stringify(item);

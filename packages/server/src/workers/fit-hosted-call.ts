@@ -1,4 +1,5 @@
 import type { ConversationItem, ServerToWorkerFrame } from "@patchbay/protocol";
+import { itemJson } from "../store/item-json";
 
 /** A `hosted.call` as the server builds it. */
 export type HostedCallFrame = ServerToWorkerFrame & { type: "hosted.call" };
@@ -9,6 +10,15 @@ export type FittedHostedCall =
   | { ok: false; bytes: number };
 
 const bytesOf = (text: string) => Buffer.byteLength(text, "utf8");
+
+/** The frame's JSON, its items' texts shared (item-json.ts); `conversation` comes last. */
+export function hostedCallJson(frame: HostedCallFrame): string {
+  const { conversation, ...rest } = frame;
+  const head = JSON.stringify(rest);
+  let items = "";
+  for (let i = 0; i < conversation.length; i++) items += (i === 0 ? "" : ",") + itemJson(conversation[i]!);
+  return `${head.slice(0, -1)},"conversation":[${items}]}`;
+}
 
 /** The item without inline image data (https URLs stay): what trimming drops first. */
 function withoutInlineImages(item: ConversationItem): ConversationItem {
@@ -35,13 +45,13 @@ function withoutInlineImages(item: ConversationItem): ConversationItem {
  * not fit, the answer is `ok: false` and the call must fail.
  */
 export function fitHostedCall(frame: HostedCallFrame, maxBytes: number): FittedHostedCall {
-  const text = JSON.stringify(frame);
+  const text = hostedCallJson(frame);
   // A UTF-16 code unit is at most 3 UTF-8 bytes: most calls are judged without encoding them.
   if (text.length * 3 <= maxBytes || bytesOf(text) <= maxBytes) return { ok: true, frame, text };
 
   const items = frame.conversation.map(withoutInlineImages);
   const base = bytesOf(JSON.stringify({ ...frame, conversation: [], conversationTrimmed: true }));
-  const sizes = items.map((item) => bytesOf(JSON.stringify(item)));
+  const sizes = items.map((item) => bytesOf(itemJson(item)));
   // Items are joined by commas: n items add n - 1 bytes.
   let total = base + sizes.reduce((sum, size) => sum + size, 0) + Math.max(0, items.length - 1);
   let first = 0;
@@ -51,5 +61,5 @@ export function fitHostedCall(frame: HostedCallFrame, maxBytes: number): FittedH
   }
   if (total > maxBytes) return { ok: false, bytes: total };
   const trimmed: HostedCallFrame = { ...frame, conversation: items.slice(first), conversationTrimmed: true };
-  return { ok: true, frame: trimmed, text: JSON.stringify(trimmed) };
+  return { ok: true, frame: trimmed, text: hostedCallJson(trimmed) };
 }

@@ -1,4 +1,5 @@
 import type { ConversationItem } from "@patchbay/protocol";
+import { itemJson } from "../store/item-json";
 import { type FittedHostedCall, fitHostedCall, type HostedCallFrame } from "./fit-hosted-call";
 
 /** What a worker asked to keep (`worker.hello.conversationCache`). */
@@ -84,7 +85,7 @@ export class KeptConversations {
         bytes += known!.size;
         continue;
       }
-      const text = JSON.stringify(item);
+      const text = itemJson(item);
       changed.push(item);
       encoded.push(text);
       const size = Buffer.byteLength(text, "utf8");
