@@ -29,6 +29,12 @@ const profileDir = profileAt > 0 ? process.argv[profileAt + 1] : undefined;
 /** `--heap <file>`: what of the client's allocations outlived a scavenge, over the last round at 64 sessions. */
 const heapAt = process.argv.indexOf("--heap");
 const heapFile = heapAt > 0 ? process.argv[heapAt + 1] : undefined;
+/**
+ * `--server-heap <file>`: the server's allocations over the last round at 64 sessions (what
+ * outlived a scavenge; with BENCH_HEAP_ALL=1 every allocation). `heap-top.ts` reads the file.
+ */
+const serverHeapAt = process.argv.indexOf("--server-heap");
+const serverHeapFile = serverHeapAt > 0 ? process.argv[serverHeapAt + 1] : undefined;
 
 function counted(rig: Rig): Rig & { done: number } {
   const out = {
@@ -81,7 +87,10 @@ try {
       if (profiled) await Promise.all([startCpuSampling(), worker.request({ type: "cpu-start" })]);
       const heaped = heapFile !== undefined && round === rounds - 1 && inFlight > 1;
       if (heaped) await startHeapSampling();
+      const serverHeaped = serverHeapFile !== undefined && round === rounds - 1 && inFlight > 1;
+      if (serverHeaped) await server.request({ type: "heap-start" });
       await worker.request({ type: "gc-start" });
+      await server.request({ type: "gc-start" });
       startGcStats();
       const start = performance.now();
       let p50 = "";
@@ -97,7 +106,9 @@ try {
       const selfCpu = process.cpuUsage(self);
       const clientGc = stopGcStats();
       if (heaped) await stopHeapSampling(heapFile);
+      if (serverHeaped) await server.request({ type: "heap-stop", file: serverHeapFile });
       const { gc } = await worker.request<{ gc: GcSummary }>({ type: "gc-stop" });
+      const { gc: serverGc } = await server.request<{ gc: GcSummary }>({ type: "gc-stop" });
       if (profiled)
         await Promise.all([
           stopCpuSampling(`${profileDir}/client-${tag}.cpuprofile`),
@@ -107,7 +118,8 @@ try {
       const writesAfter = procWrites(pid);
       const workerGc = `; worker GC per turn: young ${Math.round(gc.youngBytes / n)} B, promoted ${Math.round(gc.promotedBytes / n)} B, scavenges ${per(gc.scavengeUs)} (${gc.scavenges}, survived ${Math.round(gc.survivedBytes / Math.max(1, gc.scavenges) / 1024)} KiB each, new space ${Math.round(gc.newSpaceBytes / 1024)} KiB), full ${per(gc.fullGcUs)} (${gc.fullGcs})`;
       const ownGc = `; client GC per turn: promoted ${Math.round(clientGc.promotedBytes / n)} B, scavenges ${per(clientGc.scavengeUs)} (${clientGc.scavenges}, survived ${Math.round(clientGc.survivedBytes / Math.max(1, clientGc.scavenges) / 1024)} KiB each), full ${per(clientGc.fullGcUs)} (${clientGc.fullGcs})`;
-      const writes = `${workerGc}${ownGc}; server writes per turn ${((writesAfter.calls - writesBefore.calls) / n).toFixed(1)}, ${((writesAfter.bytes - writesBefore.bytes) / n / 1024).toFixed(1)} KiB`;
+      const serverGcLine = `; server GC per turn: young ${Math.round(serverGc.youngBytes / n)} B, promoted ${Math.round(serverGc.promotedBytes / n)} B, scavenges ${per(serverGc.scavengeUs)} (${serverGc.scavenges}, survived ${Math.round(serverGc.survivedBytes / Math.max(1, serverGc.scavenges) / 1024)} KiB each, new space ${Math.round(serverGc.newSpaceBytes / 1024)} KiB), full ${per(serverGc.fullGcUs)} (${serverGc.fullGcs})`;
+      const writes = `${serverGcLine}${workerGc}${ownGc}; server writes per turn ${((writesAfter.calls - writesBefore.calls) / n).toFixed(1)}, ${((writesAfter.bytes - writesBefore.bytes) / n / 1024).toFixed(1)} KiB`;
       const sqlAfter = await sql();
       const jsonAfter = (await sqlAll()).json;
       const json = `; server JSON.stringify per turn ${((jsonAfter.calls - jsonBefore.calls) / n).toFixed(2)} calls, ${Math.round((jsonAfter.chars - jsonBefore.chars) / n)} chars`;
