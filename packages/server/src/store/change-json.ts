@@ -13,7 +13,8 @@ const eventTexts = new WeakMap<SessionEvent, string>();
 
 /** The JSON texts of one change's items and events, each made once. */
 export class ChangeJson {
-  private readonly items = new Map<object, string>();
+  /** Texts of the change's items that are not frozen (made on first need: most items are). */
+  private items: Map<object, string> | undefined;
 
   /**
    * The text of an item of the change: a committed (frozen) item's is shared with every other
@@ -21,6 +22,7 @@ export class ChangeJson {
    */
   item(item: object): string {
     if (Object.isFrozen(item)) return itemJson(item);
+    this.items ??= new Map();
     let text = this.items.get(item);
     if (text === undefined) {
       text = JSON.stringify(item);

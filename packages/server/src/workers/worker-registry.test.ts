@@ -62,6 +62,30 @@ describe("WorkerRegistry", () => {
     expect(registry.specs("support").map((s) => s.name)).toEqual(["lookup_order", "refund"]);
   });
 
+  it("makes an agent's tool list again only when a worker comes, goes or hosts something else", () => {
+    const spec = (name: string) => ({ name, description: name, parameters: { type: "object" as const } });
+    const registry = new WorkerRegistry();
+    const a = recordingWorker("a", { hosts: { support: { tools: ["lookup_order"] } } });
+    registry.add(a);
+    const first = registry.specs("support");
+    expect(registry.specs("support")).toBe(first);
+    expect(Object.isFrozen(first)).toBe(true);
+    const names = () => registry.specs("support").map((s) => s.name);
+    const b = recordingWorker("b", { hosts: { support: { tools: ["refund"] } } });
+    registry.add(b);
+    expect(names()).toEqual(["lookup_order", "refund"]);
+    // A `worker.hosts` frame replaces what the worker hosts.
+    a.hosts = hostsFromHello([{ agent: "support", tools: [spec("lookup_order"), spec("track")] }]);
+    expect(names()).toEqual(["lookup_order", "track", "refund"]);
+    registry.remove(a);
+    expect(names()).toEqual(["refund"]);
+    // Another worker in its place, hosting the same count of tools: still read anew.
+    registry.add(recordingWorker("c", { hosts: { support: { tools: ["cancel"] } } }));
+    registry.remove(b);
+    expect(names()).toEqual(["cancel"]);
+    expect(registry.specs("other")).toEqual([]);
+  });
+
   it("reads hosts from a hello, merging an agent listed twice", () => {
     const spec = (name: string) => ({ name, description: name, parameters: { type: "object" as const } });
     const hosts = hostsFromHello([

@@ -32,6 +32,11 @@ export interface ConnectedWorker {
   close?(code: number, reason: string): void;
 }
 
+type WorkerHosts = ConnectedWorker["hosts"];
+
+/** Agents whose tool lists {@link WorkerRegistry.specs} keeps at once (a bound, not a tuning). */
+const MAX_SPEC_LISTS = 1024;
+
 /** Builds the `hosts` map of a {@link ConnectedWorker} from what its hello said. */
 export function hostsFromHello(
   hosted: readonly HostedAgent[],
@@ -54,6 +59,8 @@ export function hostsFromHello(
  */
 export class WorkerRegistry {
   readonly #workers = new Map<string, ConnectedWorker>();
+  /** Each agent's tool list as {@link specs} last made it, with the workers' hosts it read. */
+  readonly #specs = new Map<string, { hosts: WorkerHosts[]; specs: ToolSpec[] }>();
 
   /** Adds a worker; returns the worker it replaces (same id, an older socket), if any. */
   add(worker: ConnectedWorker): ConnectedWorker | undefined {
@@ -147,15 +154,35 @@ export class WorkerRegistry {
     return best;
   }
 
-  /** Every tool hosted for `agent`, one spec per name (the first worker's, in connection order). */
+  /**
+   * Every tool hosted for `agent`, one spec per name (the first worker's, in connection order).
+   * Frozen and shared: every model round and every call asks, so the list is made again only
+   * when the workers or what one hosts changed since (a worker's `hosts` is replaced whole, never
+   * edited: `worker.hosts` frames, hostsFromHello).
+   */
   specs(agent: string): ToolSpec[] {
+    const known = this.#specs.get(agent);
+    if (known && this.#sameHosts(known.hosts)) return known.specs;
     const byName = new Map<string, ToolSpec>();
+    const hosts: WorkerHosts[] = [];
     for (const worker of this.#workers.values()) {
+      hosts.push(worker.hosts);
       for (const [name, spec] of worker.hosts.get(agent)?.tools ?? []) {
         if (!byName.has(name)) byName.set(name, spec);
       }
     }
-    return [...byName.values()];
+    const specs = Object.freeze([...byName.values()]) as ToolSpec[];
+    if (this.#specs.size >= MAX_SPEC_LISTS) this.#specs.clear();
+    this.#specs.set(agent, { hosts, specs });
+    return specs;
+  }
+
+  /** Whether the workers, in order, host exactly what they did when `hosts` was taken. */
+  #sameHosts(hosts: readonly WorkerHosts[]): boolean {
+    if (hosts.length !== this.#workers.size) return false;
+    let i = 0;
+    for (const worker of this.#workers.values()) if (worker.hosts !== hosts[i++]) return false;
+    return true;
   }
 
   /** The longest `toolTimeoutMs` offered for `agent` by a worker hosting `tool`, if any offered one. */
