@@ -11,13 +11,22 @@ export type FittedHostedCall =
 
 const bytesOf = (text: string) => Buffer.byteLength(text, "utf8");
 
-/** The frame's JSON, its items' texts shared (item-json.ts); `conversation` comes last. */
-export function hostedCallJson(frame: HostedCallFrame): string {
-  const { conversation, ...rest } = frame;
-  const head = JSON.stringify(rest);
-  let items = "";
-  for (let i = 0; i < conversation.length; i++) items += (i === 0 ? "" : ",") + itemJson(conversation[i]!);
-  return `${head.slice(0, -1)},"conversation":[${items}]}`;
+/**
+ * A `hosted.call`'s text: its other fields, then `conversation` (last) spliced from its items'
+ * own texts, so that no item is encoded again for the frame.
+ */
+export function hostedCallText(
+  head: Omit<HostedCallFrame, "conversation">,
+  itemTexts: readonly string[],
+): string {
+  const start = JSON.stringify(head);
+  return `${start.slice(0, -1)},"conversation":[${itemTexts.join(",")}]}`;
+}
+
+/** The frame's text, its items' texts shared with the store's (item-json.ts). */
+function hostedCallJson(frame: HostedCallFrame): string {
+  const { conversation, ...head } = frame;
+  return hostedCallText(head, conversation.map(itemJson));
 }
 
 /** The item without inline image data (https URLs stay): what trimming drops first. */

@@ -1,6 +1,11 @@
 import type { ConversationItem } from "@patchbay/protocol";
 import { itemJson } from "../store/item-json";
-import { type FittedHostedCall, fitHostedCall, type HostedCallFrame } from "./fit-hosted-call";
+import {
+  type FittedHostedCall,
+  fitHostedCall,
+  type HostedCallFrame,
+  hostedCallText,
+} from "./fit-hosted-call";
 
 /** What a worker asked to keep (`worker.hello.conversationCache`). */
 export interface ConversationCacheLimits {
@@ -111,9 +116,7 @@ export class KeptConversations {
       conversationIds: window.map((item) => item.id),
       ...(this.#forget.length > 0 ? { forgetSessions: this.#forget } : {}),
     };
-    // The conversation goes last, spliced from the items' own JSON: each is encoded once.
-    const start = JSON.stringify(head);
-    const text = `${start.slice(0, -1)},"conversation":[${encoded.join(",")}]}`;
+    const text = hostedCallText(head, encoded);
     // The frame as it would go whole (this one, plus the kept items it leaves out) must fit. A
     // UTF-16 code unit is at most 3 UTF-8 bytes: most frames are judged without encoding them.
     const left = maxBytes - (bytes - sentBytes) - window.length;
