@@ -234,4 +234,35 @@ describe("a turn", () => {
     // The conversation stays whole: the user's message is there, nothing half-written.
     expect(session.log.conversation().map((item) => item.type)).toEqual(["message"]);
   });
+
+  it("offers the model the same tool list while the backends' lists stay the same, a new one when one changes", async () => {
+    const session = await memorySession(orderAgent());
+    const base = createModel(session.log.agent.model);
+    const offered: ToolSpec[][] = [];
+    const model: LanguageModel = {
+      ...base,
+      stream: (request) => {
+        offered.push(request.tools);
+        return base.stream(request);
+      },
+    };
+    const { backend } = recordingBackend();
+    let list = [lookup];
+    const changing: ToolBackend = { ...backend, specs: () => list };
+    const first = await turnOf(session, changing, await session.userMessage("where is order A1"), model);
+    expect(await first.run()).toBe("completed");
+    const second = await turnOf(session, changing, await session.userMessage("where is order A2"), model);
+    expect(await second.run()).toBe("completed");
+    // Two rounds a turn, one list for all four.
+    expect(offered).toHaveLength(4);
+    for (const tools of offered) expect(tools).toBe(offered[0]);
+    expect(offered[0]).toEqual([lookup]);
+    const extra: ToolSpec = { ...lookup, name: "cancel_order" };
+    list = [lookup, extra];
+    const third = await turnOf(session, changing, await session.userMessage("where is order A3"), model);
+    expect(await third.run()).toBe("completed");
+    expect(offered[4]).not.toBe(offered[0]);
+    expect(offered[4]).toEqual([lookup, extra]);
+    expect(offered[5]).toBe(offered[4]);
+  });
 });

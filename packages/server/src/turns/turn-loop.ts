@@ -65,6 +65,9 @@ export type TurnOutcome = "completed" | "interrupted" | "failed";
 
 type CompletedReason = "stop" | "interrupted" | "max_rounds" | "answered_by_worker" | "refusal";
 
+/** Each session's last offered tool list and the backends' lists it was made from (see `Turn.toolSpecs`). */
+const offeredTools = new WeakMap<SessionLog, { from: ToolSpec[][]; specs: ToolSpec[] }>();
+
 /** Swallows a rejection where it is only observed later (see {@link Turn.unwritten}). */
 const ignore = (): undefined => undefined;
 
@@ -399,13 +402,27 @@ export class Turn {
     return [userItem, ...ended];
   }
 
-  /** The tools offered to the model: the first backend's spec wins for a name in several. */
+  /**
+   * The tools offered to the model: the first backend's spec wins for a name in several. The
+   * list is a function of the backends' lists alone, so the session's last one is used again
+   * while each backend answers with the very list it was made from (a model round each, two a
+   * turn with a tool call, and the same lists nearly always).
+   */
   private toolSpecs(): ToolSpec[] {
-    const byName = new Map<string, ToolSpec>();
-    for (const backend of this.options.backends) {
-      for (const spec of backend.specs()) if (!byName.has(spec.name)) byName.set(spec.name, spec);
+    const { backends, runtime } = this.options;
+    const kept = offeredTools.get(runtime);
+    if (kept && kept.from.length === backends.length) {
+      let same = true;
+      for (let i = 0; i < backends.length && same; i++) same = backends[i]!.specs() === kept.from[i];
+      if (same) return kept.specs;
     }
-    return [...byName.values()];
+    const from = backends.map((backend) => backend.specs());
+    const byName = new Map<string, ToolSpec>();
+    for (const specs of from)
+      for (const spec of specs) if (!byName.has(spec.name)) byName.set(spec.name, spec);
+    const specs = [...byName.values()];
+    offeredTools.set(runtime, { from, specs });
+    return specs;
   }
 
   private async complete(reason: CompletedReason, text: string): Promise<TurnOutcome> {
