@@ -26,11 +26,9 @@ describe("FrameInbox", () => {
     const healthy = inbox(scheduler, "b", seen).box;
     for (let i = 1; i <= 4; i++) flood.push(Buffer.from(String(i)));
     healthy.push(Buffer.from("1"));
-    // The read's first frame was handled at once (nothing waited); the rest wait their turn.
-    expect(seen).toEqual(["a1"]);
+    expect(seen).toEqual([]);
     await turn();
-    // The healthy frame waited behind one frame of the flood, not behind all of it.
-    expect(seen).toEqual(["a1", "a2", "b1", "a3", "a4"]);
+    expect(seen).toEqual(["a1", "b1", "a2", "a3", "a4"]);
     expect(flood.size).toBe(0);
     expect(flood.queuedBytes).toBe(0);
   });
@@ -55,15 +53,12 @@ describe("FrameInbox", () => {
     const b = inbox(scheduler, "b", seen).box;
     for (let i = 1; i <= 3; i++) a.push(Buffer.from(String(i)));
     for (let i = 1; i <= 2; i++) b.push(Buffer.from(String(i)));
-    // a1 was handled at once; c1, which its handler read, waits with the others, first in line.
-    expect(seen).toEqual(["a1"]);
     await turn();
-    expect(seen).toEqual(["a1", "c1", "a2", "b1"]);
+    expect(seen).toEqual(["a1", "b1", "c1", "a2", "b2"]);
     await turn();
-    expect(seen).toEqual(["a1", "c1", "a2", "b1", "a3", "b2"]);
+    expect(seen).toEqual(["a1", "b1", "c1", "a2", "b2", "a3"]);
     b.push(Buffer.from("3"));
     a.push(Buffer.from("4"));
-    expect(seen.slice(6)).toEqual(["b3"]);
     await turn();
     expect(seen.slice(6)).toEqual(["b3", "a4"]);
   });
@@ -82,18 +77,16 @@ describe("FrameInbox", () => {
       1_000,
     );
     for (let i = 1; i <= 3; i++) slow.push(Buffer.from(String(i)));
-    expect(seen).toEqual(["1"]); // at once
+    await turn();
+    expect(seen).toEqual(["1"]);
     await turn();
     expect(seen).toEqual(["1", "2"]);
-    await turn();
-    expect(seen).toEqual(["1", "2", "3"]);
   });
 
   it("pauses a socket over its bound until half of it is handled, and drops what a closed socket left", async () => {
     const scheduler = new FrameScheduler();
     const seen: string[] = [];
     const { box, flow } = inbox(scheduler, "a", seen, 10);
-    box.push(Buffer.from("now")); // handled at once: nothing waited
     for (let i = 0; i < 3; i++) box.push(Buffer.alloc(4, 48 + i));
     expect(flow.paused).toBe(1); // 12 bytes waiting, over 10
     let resumedAt = -1;
@@ -106,14 +99,13 @@ describe("FrameInbox", () => {
     await turn();
     expect(flow.resumed).toBe(1);
     expect(resumedAt).toBe(2); // after the second frame: 4 bytes left, at most half of 10
-    expect(seen).toEqual(["anow", "a0000", "a1111", "a2222", "a"]);
-    box.push(Buffer.from("x")); // handled at once: nothing waited
-    box.push(Buffer.from("y")); // waits
+    expect(seen).toEqual(["a0000", "a1111", "a2222", "a"]);
+    box.push(Buffer.from("x"));
     box.drop();
     expect(box.size).toBe(0); // a closed socket's frames are forgotten, never handled
     box.push(Buffer.from("late"));
     for (let i = 0; i < 3; i++) await turn();
-    expect(seen).toEqual(["anow", "a0000", "a1111", "a2222", "a", "ax"]);
+    expect(seen).toEqual(["a0000", "a1111", "a2222", "a"]);
   });
 
   it("goes on with the other sockets when one frame's handler throws", async () => {
@@ -135,44 +127,16 @@ describe("FrameInbox", () => {
         1_000,
       );
       const good = inbox(scheduler, "good", seen).box;
-      good.push(Buffer.from("0")); // handled at once: the others wait their turn
       bad.push(Buffer.from("boom"));
       bad.push(Buffer.from("2"));
       good.push(Buffer.from("1"));
       await turn();
       await turn();
-      expect(seen).toEqual(["good0", "good1", "bad2"]);
+      expect(seen).toEqual(["good1", "bad2"]);
       expect(thrown).toHaveLength(1);
-      // A frame handled at once that throws is rethrown the same way, and the next is handled.
-      await Promise.resolve();
-      bad.push(Buffer.from("boom"));
-      await turn();
-      bad.push(Buffer.from("3"));
-      expect(seen).toEqual(["good0", "good1", "bad2", "bad3"]);
-      expect(thrown).toHaveLength(2);
     } finally {
       process.off("uncaughtException", listener);
       for (const l of before) process.on("uncaughtException", l);
     }
-  });
-
-  it("handles a lone frame at once, and of frames read together only the first", async () => {
-    const scheduler = new FrameScheduler();
-    const seen: string[] = [];
-    const a = inbox(scheduler, "a", seen).box;
-    const b = inbox(scheduler, "b", seen).box;
-    a.push(Buffer.from("1"));
-    expect(seen).toEqual(["a1"]); // nothing waited: no wait for the loop's next phase
-    b.push(Buffer.from("1")); // read in the same callback: waits its turn
-    expect(seen).toEqual(["a1"]);
-    expect(b.size).toBe(1);
-    await Promise.resolve(); // a checkpoint; b1 still waits, so a2 waits behind it
-    a.push(Buffer.from("2"));
-    expect(seen).toEqual(["a1"]);
-    await turn();
-    expect(seen).toEqual(["a1", "b1", "a2"]);
-    await Promise.resolve();
-    b.push(Buffer.from("2")); // nothing waits again
-    expect(seen).toEqual(["a1", "b1", "a2", "b2"]);
   });
 });

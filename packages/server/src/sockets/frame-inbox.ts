@@ -5,9 +5,7 @@
 // 100 ms and more while a healthy session's frame, read in the same poll, waited behind all of
 // it. Now it waits behind at most one frame of each other socket and the rest of a slice. A
 // socket with more than `maxQueuedBytes` waiting is paused (no more reads: TCP pushes back on
-// its sender) until it is at or below half of that. A frame read when no frame waits anywhere is
-// handled at once (the first of a read's frames only), so a lone call's result or a user's
-// message does not wait for the loop's next phase to be handled.
+// its sender) until it is at or below half of that.
 
 /** How long one turn may go on taking frames before it lets the event loop read again. */
 const SLICE_MS = 1;
@@ -39,17 +37,9 @@ export class FrameInbox {
     private readonly owner?: unknown,
   ) {}
 
-  /**
-   * Takes a frame as it was read: handled at once when no frame of any socket waits and none was
-   * handled so since the last microtask checkpoint (see {@link FrameScheduler.mayHandleNow}),
-   * else queued for its turn.
-   */
+  /** Queues a frame as it was read. */
   push(data: Buffer): void {
     if (this.dropped) return;
-    if (this.head === this.frames.length && this.scheduler.mayHandleNow()) {
-      this.scheduler.handleNow(this.handle, this.owner, data);
-      return;
-    }
     this.frames.push(data);
     this.bytes += data.byteLength;
     if (!this.paused && this.bytes > this.maxQueuedBytes) {
@@ -112,39 +102,6 @@ export class FrameScheduler {
 
   constructor(private readonly sliceMs = SLICE_MS) {}
 
-  /**
-   * Whether a frame just read may be handled at once instead of queued: nothing waits (so it
-   * passes no one), and no frame was handled so since the last microtask checkpoint. A read that
-   * holds many frames (ws emits them one after another, with no checkpoint between) has its
-   * first handled at once and the rest queued, so a flood still waits behind one frame of each
-   * other socket; a lone frame (a call's result, a user's message) skips the wait for the loop's
-   * next phase.
-   */
-  mayHandleNow(): boolean {
-    if (this.queue.length > 0 || this.handledNow || this.serving) return false;
-    this.handledNow = true;
-    queueMicrotask(this.rearm);
-    return true;
-  }
-
-  private handledNow = false;
-  /** A turn is serving its rounds: a frame read meanwhile (a handler's) takes its place in them. */
-  private serving = false;
-  private readonly rearm = (): void => {
-    this.handledNow = false;
-  };
-
-  /** Handles a frame at once (see {@link mayHandleNow}); a throw is rethrown as a turn's is. */
-  handleNow(handle: (data: Buffer) => void, owner: unknown, data: Buffer): void {
-    try {
-      handle.call(owner, data);
-    } catch (error) {
-      queueMicrotask(() => {
-        throw error;
-      });
-    }
-  }
-
   /** An inbox that was empty has a frame. */
   ready(inbox: FrameInbox): void {
     this.queue.push(inbox);
@@ -160,7 +117,6 @@ export class FrameScheduler {
   private turn(): void {
     this.scheduled = false;
     const deadline = performance.now() + this.sliceMs;
-    this.serving = true;
     try {
       while (this.queue.length > 0) {
         const round = this.queue;
@@ -187,7 +143,6 @@ export class FrameScheduler {
         if (performance.now() >= deadline) break;
       }
     } finally {
-      this.serving = false;
       if (this.queue.length > 0) this.schedule();
     }
   }
