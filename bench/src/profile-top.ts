@@ -20,7 +20,7 @@ interface Profile {
 const args = process.argv.slice(2);
 const topIndex = args.indexOf("--top");
 const top = topIndex >= 0 ? Number(args[topIndex + 1]) : 25;
-const files = args.filter((a, i) => a.endsWith(".cpuprofile") && i !== topIndex + 1);
+const files = args.filter((a, i) => a.endsWith(".cpuprofile") && (topIndex < 0 || i !== topIndex + 1));
 
 for (const file of files) {
   const profile = JSON.parse(readFileSync(file, "utf8")) as Profile;
