@@ -61,6 +61,7 @@ export type ToolChoice = "auto" | "none" | "required" | { tool: string };
  */
 export interface ModelRequest {
   messages: ModelMessage[];
+  /** The tools offered. The server hands every round of a session the same frozen list: read it, never change it. */
   tools: ToolSpec[];
   toolChoice?: ToolChoice;
   signal?: AbortSignal;

@@ -257,6 +257,7 @@ describe("a turn", () => {
     expect(offered).toHaveLength(4);
     for (const tools of offered) expect(tools).toBe(offered[0]);
     expect(offered[0]).toEqual([lookup]);
+    expect(Object.isFrozen(offered[0])).toBe(true);
     const extra: ToolSpec = { ...lookup, name: "cancel_order" };
     list = [lookup, extra];
     const third = await turnOf(session, changing, await session.userMessage("where is order A3"), model);

@@ -420,7 +420,9 @@ export class Turn {
     const byName = new Map<string, ToolSpec>();
     for (const specs of from)
       for (const spec of specs) if (!byName.has(spec.name)) byName.set(spec.name, spec);
-    const specs = [...byName.values()];
+    // Frozen: every round of the session gets this array, so an adapter that changed it would
+    // change the next round's tools too; it fails at once instead.
+    const specs = Object.freeze([...byName.values()]) as ToolSpec[];
     offeredTools.set(runtime, { from, specs });
     return specs;
   }
