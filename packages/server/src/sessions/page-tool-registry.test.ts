@@ -37,4 +37,22 @@ describe("PageToolRegistry", () => {
     // Starting from what the store kept, before any page attached.
     expect(new PageToolRegistry([tool("z")]).specs().map((t) => t.name)).toEqual(["z"]);
   });
+
+  it("hands out the same list while the attached pages' tools stay the same", () => {
+    const registry = new PageToolRegistry();
+    registry.set("k_1", [tool("a")]);
+    registry.set("k_2", [tool("a", "again"), tool("b")]);
+    const offered = registry.specs();
+    expect(offered.map((t) => [t.name, t.description])).toEqual([
+      ["a", "a"],
+      ["b", "b"],
+    ]);
+    // The turn keeps its offered list while this array stays the same (turn-loop.ts).
+    expect(registry.specs()).toBe(offered);
+    expect(registry.set("k_2", [tool("a", "again"), tool("b")])).toBeUndefined();
+    expect(registry.specs()).toBe(offered);
+    registry.set("k_2", [tool("c")]);
+    expect(registry.specs()).not.toBe(offered);
+    expect(registry.specs().map((t) => t.name)).toEqual(["a", "c"]);
+  });
 });

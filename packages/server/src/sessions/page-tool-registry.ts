@@ -1,4 +1,5 @@
 import type { ToolSpec } from "@patchbay/protocol";
+import { firstByName } from "../tools/first-by-name";
 
 // Shared by the sessions that have no page tools stored (most): read, never changed in place.
 const NO_TOOLS = Object.freeze([]) as unknown as ToolSpec[];
@@ -28,7 +29,7 @@ export class PageToolRegistry {
       this.byConnection.set(connectionId, tools);
     }
     if (!this.byConnection?.size) return undefined;
-    const union = this.unionOfAttached();
+    const union = firstByName(this.byConnection.values());
     if (JSON.stringify(union) === JSON.stringify(this.last)) return undefined;
     this.last = union;
     return union;
@@ -41,20 +42,16 @@ export class PageToolRegistry {
     return false;
   }
 
-  /** The tools of the attached pages (first declaration of a name wins), or the last set while none is. */
+  /**
+   * The tools of the attached pages (first declaration of a name wins), or the last set while none
+   * is: both are `last`, which every `set` keeps equal to the attached pages' union. The same
+   * array until the tools change, so the turn's offered list is made again only then.
+   */
   specs(): ToolSpec[] {
-    return this.byConnection?.size ? this.unionOfAttached() : this.last;
+    return this.last;
   }
 
   clear(): void {
     this.byConnection?.clear();
-  }
-
-  private unionOfAttached(): ToolSpec[] {
-    const byName = new Map<string, ToolSpec>();
-    for (const tools of this.byConnection?.values() ?? []) {
-      for (const tool of tools) if (!byName.has(tool.name)) byName.set(tool.name, tool);
-    }
-    return [...byName.values()];
   }
 }

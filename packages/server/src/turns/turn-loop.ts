@@ -16,6 +16,7 @@ import type { ServerMetrics } from "../observability/metrics";
 import { TurnTrace } from "../observability/tracing";
 import type { SessionLog } from "../sessions/session-log";
 import type { TurnRecord } from "../store/store";
+import { firstByName } from "../tools/first-by-name";
 import type { ToolBackend } from "../tools/tool-backend";
 import type { ApprovalFlow } from "./approval-flow";
 import { endUserError, newErrorReference } from "./end-user-error";
@@ -417,12 +418,9 @@ export class Turn {
       if (same) return kept.specs;
     }
     const from = backends.map((backend) => backend.specs());
-    const byName = new Map<string, ToolSpec>();
-    for (const specs of from)
-      for (const spec of specs) if (!byName.has(spec.name)) byName.set(spec.name, spec);
     // Frozen: every round of the session gets this array, so an adapter that changed it would
     // change the next round's tools too; it fails at once instead.
-    const specs = Object.freeze([...byName.values()]) as ToolSpec[];
+    const specs = Object.freeze(firstByName(from)) as ToolSpec[];
     offeredTools.set(runtime, { from, specs });
     return specs;
   }

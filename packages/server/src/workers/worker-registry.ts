@@ -1,4 +1,5 @@
 import type { HostedAgent, ServerToWorkerFrame, ToolSpec } from "@patchbay/protocol";
+import { firstByName } from "../tools/first-by-name";
 import type { KeptConversations } from "./kept-conversations";
 
 /**
@@ -163,15 +164,10 @@ export class WorkerRegistry {
   specs(agent: string): ToolSpec[] {
     const known = this.#specs.get(agent);
     if (known && this.#sameHosts(known.hosts)) return known.specs;
-    const byName = new Map<string, ToolSpec>();
-    const hosts: WorkerHosts[] = [];
-    for (const worker of this.#workers.values()) {
-      hosts.push(worker.hosts);
-      for (const [name, spec] of worker.hosts.get(agent)?.tools ?? []) {
-        if (!byName.has(name)) byName.set(name, spec);
-      }
-    }
-    const specs = Object.freeze([...byName.values()]) as ToolSpec[];
+    const hosts = [...this.#workers.values()].map((worker) => worker.hosts);
+    const specs = Object.freeze(
+      firstByName(hosts.map((hosted) => hosted.get(agent)?.tools.values() ?? [])),
+    ) as ToolSpec[];
     if (this.#specs.size >= MAX_SPEC_LISTS) this.#specs.clear();
     this.#specs.set(agent, { hosts, specs });
     return specs;
