@@ -7,12 +7,12 @@ export function printSession(session, print = console.log) {
   const seen = new Map();
   session.on("toolCall", (call) => {
     const where = call.location ? ` ${WHERE[call.location] ?? call.location}` : "";
-    if (seen.get(call.id) === call.status) return;
+    const before = seen.get(call.id);
+    if (before === call.status) return;
     seen.set(call.id, call.status);
-    if (call.status === "pending") {
-      print(`   tool  ${call.name}(${JSON.stringify(call.arguments)})${where}`);
-      return;
-    }
+    // A call first shows as pending, or already running when it started as soon as it was made.
+    if (before === undefined) print(`   tool  ${call.name}(${JSON.stringify(call.arguments)})${where}`);
+    if (call.status === "pending") return;
     const detail =
       call.result && call.status !== "completed" ? `: ${firstLine(call.result.content.text)}` : "";
     print(`   tool  ${call.name} ${call.status.replace("_", " ")}${detail}`);

@@ -1,5 +1,5 @@
 import type { SessionEvent } from "@patchbay/protocol";
-import type { SessionChange } from "../store/store";
+import type { EventDraft, SessionChange } from "../store/store";
 
 // A session's queue of changes waiting to be written: which consecutive ones share a
 // transaction, joined as one change, and how each gets its own events back.
@@ -25,6 +25,18 @@ export interface QueuedChange {
   after?: Admission;
 }
 
+/** Consecutive queued changes written as one. */
+export interface JoinedChange {
+  group: QueuedChange[];
+  change: SessionChange;
+  /**
+   * Where each change of the group has its events in `change.events`, when an item's update took
+   * the place of an earlier one (see {@link appendEvents}); without it, each change's events
+   * follow the events of the change before it.
+   */
+  slots?: number[][];
+}
+
 /**
  * Consecutive changes that `joins` lets share a transaction, each group as one change (the first
  * `limit` groups).
@@ -33,22 +45,29 @@ export function joinedGroups(
   queued: QueuedChange[],
   joins: (change: SessionChange, next: SessionChange, head: QueuedChange) => boolean,
   limit = Number.POSITIVE_INFINITY,
-): { group: QueuedChange[]; change: SessionChange }[] {
-  const groups: { group: QueuedChange[]; change: SessionChange }[] = [];
+): JoinedChange[] {
+  const groups: JoinedChange[] = [];
   let i = 0;
   while (i < queued.length && groups.length < limit) {
     const head = queued[i]!;
     const group = [head];
     let change = head.change;
     let owned = false;
+    let slots: number[][] | undefined;
     for (i++; i < queued.length && joins(change, queued[i]!.change, head); i++) {
       // The first join copies; later ones append to the copy (linear in the group, not quadratic).
       if (!owned) change = ownedCopy(change);
       owned = true;
-      appendChange(change, queued[i]!.change);
+      const next = queued[i]!.change;
+      const start = change.events?.length ?? 0;
+      const placed = appendChange(change, next);
+      if (placed) {
+        slots ??= followingSlots(group);
+        slots.push(placed);
+      } else slots?.push(range(start, next.events?.length ?? 0));
       group.push(queued[i]!);
     }
-    groups.push({ group, change });
+    groups.push(slots ? { group, change, slots } : { group, change });
   }
   return groups;
 }
@@ -58,7 +77,11 @@ export function joinedGroups(
  * duplicate admission's message gets null and the changes joined to it are rejected, since its
  * turn must not go on).
  */
-export function resolveGroup(group: QueuedChange[], events: SessionEvent[] | null): void {
+export function resolveGroup(
+  group: QueuedChange[],
+  events: SessionEvent[] | null,
+  slots?: readonly (readonly number[])[],
+): void {
   const admission = group[0]?.admits;
   if (admission)
     decide(admission, events === null ? { written: false, error: duplicateAdmission() } : undefined);
@@ -67,6 +90,10 @@ export function resolveGroup(group: QueuedChange[], events: SessionEvent[] | nul
       if (admission && i > 0) group[i]!.reject(duplicateAdmission());
       else group[i]!.resolve(null);
     }
+    return;
+  }
+  if (slots) {
+    for (let k = 0; k < group.length; k++) group[k]!.resolve(slots[k]!.map((at) => events[at]!));
     return;
   }
   let start = 0;
@@ -133,15 +160,84 @@ function ownedCopy(change: SessionChange): SessionChange {
   return copy;
 }
 
-/** `next` appended to `change` (an owned copy), as one change (see `SessionLog.joins` for when). */
-function appendChange(change: SessionChange, next: SessionChange): void {
-  if (next.events) change.events = appended(change.events, next.events);
+/**
+ * `next` appended to `change` (an owned copy), as one change (see `SessionLog.joins` for when).
+ * Returns where `next`'s events went, when one took an earlier event's place (see
+ * {@link appendEvents}).
+ */
+function appendChange(change: SessionChange, next: SessionChange): number[] | undefined {
+  let placed: number[] | undefined;
+  if (next.events) {
+    if (change.events) placed = appendEvents(change.events, next.events);
+    else change.events = next.events.slice();
+  }
   if (next.items) change.items = appended(change.items, next.items);
   if (next.pendingCalls) change.pendingCalls = appended(change.pendingCalls, next.pendingCalls);
   if (next.settledCalls) change.settledCalls = appended(change.settledCalls, next.settledCalls);
   if (next.approvals) change.approvals = appended(change.approvals, next.approvals);
   if (next.turn) change.turn = next.turn;
   if (next.pageTools) change.pageTools = next.pageTools;
+  return placed;
+}
+
+/**
+ * `more` appended to `events` (an owned list), but for one rule: a `conversation.updated` of an
+ * item that an earlier change of the same transaction already updated, with nothing after that
+ * update but updates of other items, takes the earlier update's place instead. The item is sent
+ * whole each time (docs/protocol.md), so the one update says all the two did, at the place its
+ * item first appeared: a tool call checked and started in the tick it was made goes out once, as
+ * `running`, not as `pending` and then `running` in the same write (one event fewer a call, for
+ * the store, every socket and every client). An update with anything else after it (a
+ * `tool.call`, a progress line, an approval, some text) keeps its own place, so no event is ever
+ * read before the state of the item it names. The transaction's items say the same: the store
+ * writes an item's latest state at the place it first has in the change (`latestItems`).
+ * Returns where each of `more` went, or `undefined` when all went to the end.
+ */
+function appendEvents(events: EventDraft[], more: readonly EventDraft[]): number[] | undefined {
+  const start = events.length;
+  let placed: number[] | undefined;
+  for (let k = 0; k < more.length; k++) {
+    const event = more[k]!;
+    const at = event.type === "conversation.updated" ? updateAtEnd(events, event.item.id, start) : -1;
+    if (at >= 0) {
+      events[at] = event;
+      placed ??= range(start, k);
+      placed.push(at);
+    } else {
+      placed?.push(events.length);
+      events.push(event);
+    }
+  }
+  return placed;
+}
+
+/**
+ * The index before `before` of the update of item `id` among the `conversation.updated` events at
+ * the end of `events`, or -1.
+ */
+function updateAtEnd(events: readonly EventDraft[], id: string, before: number): number {
+  for (let j = events.length - 1; j >= 0; j--) {
+    const event = events[j]!;
+    if (event.type !== "conversation.updated") return -1;
+    if (j < before && event.item.id === id) return j;
+  }
+  return -1;
+}
+
+/** The slots of a group whose events all followed one another. */
+function followingSlots(group: readonly QueuedChange[]): number[][] {
+  let start = 0;
+  return group.map(({ change }) => {
+    const count = change.events?.length ?? 0;
+    start += count;
+    return range(start - count, count);
+  });
+}
+
+function range(start: number, count: number): number[] {
+  const out = new Array<number>(count);
+  for (let i = 0; i < count; i++) out[i] = start + i;
+  return out;
 }
 
 /** `more` pushed onto `list` (an owned one), or a copy of `more` when there is no list yet. */

@@ -376,7 +376,7 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
     const writes: PreparedWrite[] = [];
     const groups = joinedGroups(queued, (a, b, head) => this.joins(a, b, head));
     for (let g = 0; g < groups.length; g++) {
-      const { group, change } = groups[g]!;
+      const { group, change, slots } = groups[g]!;
       if (waitsForAdmission(group)) {
         // Its message's change is in this write and this one could not join it: it goes in
         // the next write, once that one is known to be in the log (and the rest after it).
@@ -397,7 +397,7 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
             return;
           }
           try {
-            resolveGroup(group, this.applyResult(change, outcome.result));
+            resolveGroup(group, this.applyResult(change, outcome.result), slots);
           } catch (error) {
             rejectGroup(group, error);
           }
@@ -486,7 +486,7 @@ export class SessionLog extends EventEmitter<SessionLogEvents> implements GroupC
       if (!first) return;
       queued = queued.slice(first.group.length);
       try {
-        resolveGroup(first.group, await this.write(first.change));
+        resolveGroup(first.group, await this.write(first.change), first.slots);
       } catch (error) {
         rejectGroup(first.group, error);
       }

@@ -26,14 +26,27 @@ const spec: ToolSpec = {
   parameters: { type: "object", properties: { order_id: { type: "string" } } },
 };
 
-/** Runs one call through a backend that reports the given deliveries before it answers. */
-async function runWithDeliveries(attempts: number[]): Promise<Pick<ToolCallItem, "status" | "attempt">[]> {
+type Status = Pick<ToolCallItem, "status" | "attempt">;
+
+/**
+ * Runs one call through a backend that reports the given deliveries before it answers: the call's
+ * states as the runner committed them, and as the session's log has them (where a transaction's
+ * later update of the call takes its earlier one's place).
+ */
+async function runWithDeliveries(attempts: number[]): Promise<{ committed: Status[]; logged: Status[] }> {
   dir = mkdtempSync(join(tmpdir(), "patchbay-runner-"));
   store = new SqliteStore({ dataDir: dir });
   const record = { id: "s_1", agent: "support", userId: "u_1", metadata: {}, createdAt: 0, lastSeq: 0 };
   await store.createSession(record);
   const agent = defineAgent("support", { model: { provider: "scripted" } });
   const runtime = new SessionLog(record, agent, [], store, silentLogger);
+  const committed: Status[] = [];
+  const commit = runtime.commit.bind(runtime);
+  runtime.commit = (change, options) => {
+    for (const item of change.items ?? [])
+      if (item.type === "tool_call") committed.push({ status: item.status, attempt: item.attempt });
+    return commit(change, options);
+  };
   const backend: ToolBackend = {
     location: "worker",
     remote: true,
@@ -64,29 +77,40 @@ async function runWithDeliveries(attempts: number[]): Promise<Pick<ToolCallItem,
   expect(final).toMatchObject({ status: "completed", attempt: attempts.at(-1) ?? 1 });
   await runtime.settled();
   const events = await runtime.readEvents(0);
-  return events.flatMap((event) =>
+  const logged = events.flatMap((event) =>
     event.type === "conversation.updated" && event.item.type === "tool_call"
       ? [{ status: event.item.status, attempt: event.item.attempt }]
       : [],
   );
+  return { committed, logged };
 }
 
 describe("ToolCallRunner", () => {
   it("commits nothing for the first delivery: the call's item already says attempt 1", async () => {
-    expect(await runWithDeliveries([1])).toEqual([
+    const { committed, logged } = await runWithDeliveries([1]);
+    expect(committed).toEqual([
       { status: "pending", attempt: 1 },
+      { status: "running", attempt: 1 },
+      { status: "completed", attempt: 1 },
+    ]);
+    // Made and started in one tick, one transaction: the log has the call once, running.
+    expect(logged).toEqual([
       { status: "running", attempt: 1 },
       { status: "completed", attempt: 1 },
     ]);
   });
 
   it("records a redelivery's attempt on the call's item", async () => {
-    expect(await runWithDeliveries([1, 2])).toEqual([
+    const { committed, logged } = await runWithDeliveries([1, 2]);
+    expect(committed).toEqual([
       { status: "pending", attempt: 1 },
       { status: "running", attempt: 1 },
       { status: "running", attempt: 2 },
       { status: "completed", attempt: 2 },
     ]);
+    // The updates the transactions joined are one each (which ones join depends on the ticks).
+    expect(logged[0]).toMatchObject({ status: "running" });
+    expect(logged.at(-1)).toEqual({ status: "completed", attempt: 2 });
   });
 });
 
@@ -105,6 +129,13 @@ async function fakeRig(agentExtra: Record<string, unknown> = {}, specExtra: Part
   await store.createSession(record);
   const agent = defineAgent("support", { model: { provider: "scripted" }, ...agentExtra });
   const runtime = new SessionLog(record, agent, [], store, silentLogger);
+  const committed: Status[] = [];
+  const commit = runtime.commit.bind(runtime);
+  runtime.commit = (change, options) => {
+    for (const item of change.items ?? [])
+      if (item.type === "tool_call") committed.push({ status: item.status, attempt: item.attempt });
+    return commit(change, options);
+  };
   const calls: FakeCall[] = [];
   const cancels: Array<{ callId: string; reason: string }> = [];
   const backend: ToolBackend = {
