@@ -9,7 +9,7 @@ import type {
 } from "@patchbay/protocol";
 import { RecentMap } from "@patchbay/protocol/runtime";
 import type { ConnectionState } from "./connection";
-import { type ConversationState, EMPTY_CONVERSATION, itemOf, reduceConversation } from "./conversation-state";
+import { ConversationState } from "./conversation-state";
 import {
   type ClientError,
   DisconnectedError,
@@ -49,8 +49,7 @@ interface Decision {
 
 /**
  * The client's side of one session, behind its public {@link Session}: applies the session's
- * events in order (event-sequencer.ts) to the conversation (conversation-state.ts, a pure
- * reducer), tracks the replies, decisions and interrupts the page started, runs the page's tools,
+ * events in order (event-sequencer.ts) to the conversation (conversation-state.ts), tracks the replies, decisions and interrupts the page started, runs the page's tools,
  * and keeps all of it across reconnects (it resumes from the last sequence number it applied, so
  * no event is lost or applied twice). The client drives it; the `Session` reads it through
  * `SessionControl`.
@@ -62,7 +61,7 @@ export class SessionChannel implements SessionControl {
   readonly #tools: PageToolRunner | undefined;
   readonly #sequencer: EventSequencer;
   #info: SessionInfo;
-  #state: ConversationState = EMPTY_CONVERSATION;
+  readonly #state = new ConversationState();
   /** The server's last sequence number when it (re)attached us; events up to it are a replay. */
   #replayUntil = 0;
   #attached = false;
@@ -275,10 +274,10 @@ export class SessionChannel implements SessionControl {
   /** One event, in order: the conversation's reducer, then what the page started or runs. */
   #apply(event: SessionEvent): void {
     const session = this.session;
-    const before = this.#state;
-    const state = reduceConversation(before, event, Date.now());
-    this.#state = state;
-    if (state.items !== before.items) session.emit("conversation", state.items);
+    const state = this.#state;
+    const changed = state.apply(event, Date.now());
+    // The snapshot is made for a listener, not for no one (see ConversationState).
+    if (changed && session.listenerCount("conversation") > 0) session.emit("conversation", state.items);
     const replaying = !this.#ready;
     switch (event.type) {
       case "message.created":
@@ -322,7 +321,7 @@ export class SessionChannel implements SessionControl {
         break;
       case "tool.progress":
       case "tool.held": {
-        const item = state.items !== before.items ? itemOf(state, event.callId) : undefined;
+        const item = changed ? state.item(event.callId) : undefined;
         if (item?.type === "tool_call") session.emit("toolCall", item);
         if (event.type === "tool.held") session.emit("held", { callId: event.callId });
         else session.emit("progress", { callId: event.callId, text: event.text });
