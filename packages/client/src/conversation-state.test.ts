@@ -5,7 +5,7 @@ import { ConversationState } from "./conversation-state";
 const ev = (event: Record<string, unknown>, seq = 1) => ({ sessionId: "s_1", seq, ...event }) as SessionEvent;
 /** The state after these events, applied in order. */
 const applied = (events: Record<string, unknown>[], state = new ConversationState()) => {
-  events.forEach((event, i) => state.apply(ev(event, i + 1), 1_000));
+  for (const [i, event] of events.entries()) state.apply(ev(event, i + 1), 1_000);
   return state;
 };
 const userMessage = (id: string) => ({

@@ -33,7 +33,9 @@ const joinAll = (entries: QueuedChange[]) => joinedGroups(entries, () => true);
 const stored = (events: readonly EventDraft[]) =>
   events.map((event, i) => ({ ...event, sessionId: "s_1", seq: i + 1 }) as SessionEvent);
 const describeEvent = (event: EventDraft | SessionEvent) =>
-  event.type === "conversation.updated" ? `${event.item.id}:${(event.item as ToolCallItem).status}` : event.type;
+  event.type === "conversation.updated"
+    ? `${event.item.id}:${(event.item as ToolCallItem).status}`
+    : event.type;
 
 describe("joinedGroups: an item updated twice in one transaction", () => {
   it("goes out once, in its latest state, where it first appeared; each change still gets its own events back", () => {
