@@ -73,6 +73,10 @@ describe("KeptConversations", () => {
     expect(worker.sessions.get("s_1")?.has("m_1")).toBe(false);
     const size = Buffer.byteLength(JSON.stringify(m2done)) + Buffer.byteLength(JSON.stringify(m3));
     expect(kept.bytes).toBe(size);
+    // An item the window left is not kept here either: should it come back, it travels again.
+    const fourth = fitted(kept, call("s_1", [m1, m2done, m3], "call_4"));
+    expect(fourth.frame.conversation).toEqual([m1]);
+    expect(worker.readText(fourth.text)).toEqual([m1, m2done, m3]);
   });
 
   it("keeps at most `sessions` sessions, and tells the worker which least recently called one to drop", () => {

@@ -19,8 +19,10 @@ interface KeptItem {
    * The item as it was sent. Weak: what a worker keeps must not keep a session's items alive on
    * the server once the session has let them go (it was unloaded); such an item is sent again.
    */
-  readonly ref: WeakRef<ConversationItem>;
+  ref: WeakRef<ConversationItem>;
   readonly size: number;
+  /** The last {@link KeptConversations.fit} whose conversation had it. */
+  seen: number;
 }
 
 interface KeptSession {
@@ -48,6 +50,8 @@ export class KeptConversations {
   #bytes = 0;
   /** Sessions dropped here that the worker has not been told to drop yet. */
   #forget: string[] = [];
+  /** Counts the calls fitted, to tell the items a call's conversation has from those it left. */
+  #pass = 0;
 
   constructor(readonly limits: ConversationCacheLimits) {}
 
@@ -75,18 +79,23 @@ export class KeptConversations {
     const window = frame.conversation;
     // Nothing to keep: the frame goes as to any worker, which then keeps nothing of the session.
     if (window.length === 0) return this.#whole(frame, maxBytes, kept !== undefined);
-    const items = new Map<string, KeptItem>();
+    // The kept map is brought to this call's conversation in place: a call allocates for the
+    // items it sends, not for the whole conversation. (A call that ends up sending the whole
+    // conversation keeps nothing, so a map left half changed is dropped with it.)
+    const items = kept?.items ?? new Map<string, KeptItem>();
+    const pass = ++this.#pass;
     const changed: ConversationItem[] = [];
     const encoded: string[] = [];
     let bytes = 0;
     let sentBytes = 0;
     for (const item of window) {
-      const known = kept?.items.get(item.id);
+      const known = items.get(item.id);
       const sent = known?.ref.deref();
       if (sent !== undefined && (sent === item || sameJson(sent, item))) {
         // An equal copy (the session was loaded again) is kept from now on: the next call
         // compares by identity again, and the old copy can go.
-        items.set(item.id, sent === item ? known! : { ref: new WeakRef(item), size: known!.size });
+        if (sent !== item) known!.ref = new WeakRef(item);
+        known!.seen = pass;
         bytes += known!.size;
         continue;
       }
@@ -94,10 +103,13 @@ export class KeptConversations {
       changed.push(item);
       encoded.push(text);
       const size = Buffer.byteLength(text, "utf8");
-      items.set(item.id, { ref: new WeakRef(item), size });
+      items.set(item.id, { ref: new WeakRef(item), size, seen: pass });
       bytes += size;
       sentBytes += size;
     }
+    // What the conversation no longer has (it moved past its oldest items) is not kept.
+    if (items.size > window.length)
+      for (const [id, entry] of items) if (entry.seen !== pass) items.delete(id);
     // Kept only when the whole conversation would fit one frame (the items, their commas, and
     // the rest of the frame, which the delta's text below bounds): the worker's tools then see
     // what a frame without a cache would carry.
