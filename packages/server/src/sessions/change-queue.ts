@@ -75,7 +75,8 @@ export function joinedGroups(
 /**
  * Each change of a written group gets its own events (null for all when it was a duplicate; a
  * duplicate admission's message gets null and the changes joined to it are rejected, since its
- * turn must not go on).
+ * turn must not go on). With `slots` (see {@link JoinedChange}), an update that took another's
+ * place is the event of both changes.
  */
 export function resolveGroup(
   group: QueuedChange[],
