@@ -28,18 +28,23 @@ const spec: ToolSpec = {
 
 type Status = Pick<ToolCallItem, "status" | "attempt">;
 
+/** A session's log on a SQLite store of its own (removed after the test). */
+async function openLog(agentExtra: Record<string, unknown> = {}) {
+  dir = mkdtempSync(join(tmpdir(), "patchbay-runner-"));
+  store = new SqliteStore({ dataDir: dir });
+  const record = { id: "s_1", agent: "support", userId: "u_1", metadata: {}, createdAt: 0, lastSeq: 0 };
+  await store.createSession(record);
+  const agent = defineAgent("support", { model: { provider: "scripted" }, ...agentExtra });
+  return new SessionLog(record, agent, [], store, silentLogger);
+}
+
 /**
  * Runs one call through a backend that reports the given deliveries before it answers: the call's
  * states as the runner committed them, and as the session's log has them (where a transaction's
  * later update of the call takes its earlier one's place).
  */
 async function runWithDeliveries(attempts: number[]): Promise<{ committed: Status[]; logged: Status[] }> {
-  dir = mkdtempSync(join(tmpdir(), "patchbay-runner-"));
-  store = new SqliteStore({ dataDir: dir });
-  const record = { id: "s_1", agent: "support", userId: "u_1", metadata: {}, createdAt: 0, lastSeq: 0 };
-  await store.createSession(record);
-  const agent = defineAgent("support", { model: { provider: "scripted" } });
-  const runtime = new SessionLog(record, agent, [], store, silentLogger);
+  const runtime = await openLog();
   const committed: Status[] = [];
   const commit = runtime.commit.bind(runtime);
   runtime.commit = (change, options) => {
@@ -123,19 +128,7 @@ interface FakeCall {
 
 /** A runner over one remote backend whose calls the test answers by hand. */
 async function fakeRig(agentExtra: Record<string, unknown> = {}, specExtra: Partial<ToolSpec> = {}) {
-  dir = mkdtempSync(join(tmpdir(), "patchbay-runner-"));
-  store = new SqliteStore({ dataDir: dir });
-  const record = { id: "s_1", agent: "support", userId: "u_1", metadata: {}, createdAt: 0, lastSeq: 0 };
-  await store.createSession(record);
-  const agent = defineAgent("support", { model: { provider: "scripted" }, ...agentExtra });
-  const runtime = new SessionLog(record, agent, [], store, silentLogger);
-  const committed: Status[] = [];
-  const commit = runtime.commit.bind(runtime);
-  runtime.commit = (change, options) => {
-    for (const item of change.items ?? [])
-      if (item.type === "tool_call") committed.push({ status: item.status, attempt: item.attempt });
-    return commit(change, options);
-  };
+  const runtime = await openLog(agentExtra);
   const calls: FakeCall[] = [];
   const cancels: Array<{ callId: string; reason: string }> = [];
   const backend: ToolBackend = {
