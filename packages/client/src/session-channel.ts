@@ -49,9 +49,10 @@ interface Decision {
 
 /**
  * The client's side of one session, behind its public {@link Session}: applies the session's
- * events in order (event-sequencer.ts) to the conversation (conversation-state.ts), tracks the replies, decisions and interrupts the page started, runs the page's tools,
- * and keeps all of it across reconnects (it resumes from the last sequence number it applied, so
- * no event is lost or applied twice). The client drives it; the `Session` reads it through
+ * events in order (event-sequencer.ts) to the conversation (conversation-state.ts), tracks the
+ * replies, decisions and interrupts the page started, runs the page's tools, and keeps all of it
+ * across reconnects (it resumes from the last sequence number it applied, so no event is lost or
+ * applied twice). The client drives it; the `Session` reads it through
  * `SessionControl`.
  */
 export class SessionChannel implements SessionControl {
@@ -271,7 +272,7 @@ export class SessionChannel implements SessionControl {
 
   // -------------------------------------------------------------------------------------------
 
-  /** One event, in order: the conversation's reducer, then what the page started or runs. */
+  /** One event, in order: the conversation's state, then what the page started or runs. */
   #apply(event: SessionEvent): void {
     const session = this.session;
     const state = this.#state;
