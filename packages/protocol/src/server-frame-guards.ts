@@ -221,7 +221,7 @@ export function decodeServerFrame(
     );
   }
   try {
-    return { ok: true, frame: guard(envelope.value, "") as ServerToClientFrame };
+    return { ok: true, frame: guard(envelope.value) as ServerToClientFrame };
   } catch (error) {
     if (!(error instanceof GuardIssue)) throw error;
     const issue = error.path === "" ? error.message : `${error.path}: ${error.message}`;
@@ -257,7 +257,7 @@ export function checkToolApprovalSpec(
   value: unknown,
 ): { ok: true; value: ToolApprovalSpec } | { ok: false; path: string; message: string } {
   try {
-    return { ok: true, value: approvalSpec(value, "") as ToolApprovalSpec };
+    return { ok: true, value: approvalSpec(value) as ToolApprovalSpec };
   } catch (error) {
     if (!(error instanceof GuardIssue)) throw error;
     return { ok: false, path: error.path, message: error.message };

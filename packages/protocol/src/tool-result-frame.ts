@@ -25,7 +25,7 @@ export function guardedToolResult(
   value: unknown,
 ): Extract<ClientToServerFrame, { type: "tool.result" }> | undefined {
   try {
-    return toolResultFrame(value, "") as Extract<ClientToServerFrame, { type: "tool.result" }>;
+    return toolResultFrame(value) as Extract<ClientToServerFrame, { type: "tool.result" }>;
   } catch (error) {
     if (error instanceof GuardIssue) return undefined;
     throw error;
