@@ -139,4 +139,90 @@ describe("FrameInbox", () => {
       for (const l of before) process.on("uncaughtException", l);
     }
   });
+
+  describe("a frame that comes alone (atOnce)", () => {
+    it("is handled in its read's callback; a second frame of the same loop iteration waits for the turn", async () => {
+      const scheduler = new FrameScheduler(1, true);
+      const seen: string[] = [];
+      const a = inbox(scheduler, "a", seen).box;
+      const b = inbox(scheduler, "b", seen).box;
+      a.push(Buffer.from("1"));
+      expect(seen).toEqual(["a1"]);
+      b.push(Buffer.from("1"));
+      a.push(Buffer.from("2"));
+      expect(seen).toEqual(["a1"]);
+      await turn();
+      expect(seen).toEqual(["a1", "b1", "a2"]);
+    });
+
+    it("waits behind a busy turn: after one that served many frames a lone one queues, after one that served one it does not", async () => {
+      const scheduler = new FrameScheduler(1, true);
+      const seen: string[] = [];
+      const a = inbox(scheduler, "a", seen).box;
+      const b = inbox(scheduler, "b", seen).box;
+      a.push(Buffer.from("1")); // at once
+      for (let i = 2; i <= 4; i++) a.push(Buffer.from(String(i)));
+      await turn(); // the turn serves three frames
+      expect(seen).toEqual(["a1", "a2", "a3", "a4"]);
+      b.push(Buffer.from("1"));
+      expect(seen).toHaveLength(4); // the last turn was busy: it waits
+      await turn(); // this turn serves one
+      expect(seen.at(-1)).toBe("b1");
+      b.push(Buffer.from("2"));
+      expect(seen.at(-1)).toBe("b2");
+    });
+
+    it("queues a frame read while a turn is served, and one behind its socket's waiting frames", async () => {
+      const scheduler = new FrameScheduler(1, true);
+      const seen: string[] = [];
+      const c = inbox(scheduler, "c", seen).box;
+      const a = new FrameInbox(
+        scheduler,
+        (data) => {
+          seen.push(`a${data}`);
+          if (String(data) === "2") {
+            c.push(Buffer.from("1")); // read during the turn: waits for its round
+            seen.push("after c1 pushed");
+          }
+        },
+        { pause() {}, resume() {} },
+        1_000,
+      );
+      a.push(Buffer.from("1"));
+      a.push(Buffer.from("2"));
+      a.push(Buffer.from("3"));
+      await turn();
+      expect(seen).toEqual(["a1", "a2", "after c1 pushed", "c1", "a3"]);
+    });
+
+    it("rethrows a handler's error after its callback and goes on taking frames", async () => {
+      const scheduler = new FrameScheduler(1, true);
+      const seen: string[] = [];
+      const thrown: unknown[] = [];
+      const listener = (error: unknown) => thrown.push(error);
+      const before = process.listeners("uncaughtException");
+      process.removeAllListeners("uncaughtException");
+      process.on("uncaughtException", listener);
+      try {
+        const bad = new FrameInbox(
+          scheduler,
+          (data) => {
+            if (String(data) === "boom") throw new Error("boom");
+            seen.push(`bad${data}`);
+          },
+          { pause() {}, resume() {} },
+          1_000,
+        );
+        bad.push(Buffer.from("boom"));
+        await turn();
+        bad.push(Buffer.from("2"));
+        await turn();
+        expect(seen).toEqual(["bad2"]);
+        expect(thrown).toHaveLength(1);
+      } finally {
+        process.off("uncaughtException", listener);
+        for (const l of before) process.on("uncaughtException", l);
+      }
+    });
+  });
 });

@@ -9,6 +9,12 @@
 // read is also what puts their changes in one group commit (sessions/group-commit.ts): a frame
 // handled in its own I/O callback commits alone at the checkpoint after it (tried: at 64
 // sessions a transaction per 1.7 turns instead of per 11, bench/HISTORY.md).
+//
+// A frame that comes alone is the exception (`mayHandleNow`): when the last turn handled at most
+// one frame, no frame waits and none was handled at once since the loop last served its turns,
+// the frame is handled in its read's callback. At one call in flight (a worker's result, a user's
+// message) that skips the wait for the loop's next phase; under load the turns serve many frames
+// each and every frame waits for them, so the group commit keeps its batches.
 
 /** How long one turn may go on taking frames before it lets the event loop read again. */
 const SLICE_MS = 1;
@@ -40,9 +46,13 @@ export class FrameInbox {
     private readonly owner?: unknown,
   ) {}
 
-  /** Queues a frame as it was read. */
+  /** Takes a frame as it was read: handled at once when it comes alone (see the header), else queued. */
   push(data: Buffer): void {
     if (this.dropped) return;
+    if (this.head === this.frames.length && this.scheduler.mayHandleNow()) {
+      this.scheduler.handleNow(this.handle, this.owner, data);
+      return;
+    }
     this.frames.push(data);
     this.bytes += data.byteLength;
     if (!this.paused && this.bytes > this.maxQueuedBytes) {
@@ -102,8 +112,48 @@ export class FrameScheduler {
    */
   private spare: FrameInbox[] = [];
   private scheduled = false;
+  /** The last turn handled at most one frame: the next frame to come alone may skip the queue. */
+  private light = true;
+  /** A frame was handled at once since the loop last served its turns (check phase). */
+  private tookAtOnce = false;
+  /** A turn is serving its rounds: a frame read meanwhile (a handler's) takes its place in them. */
+  private serving = false;
+  private readonly rearm = (): void => {
+    this.tookAtOnce = false;
+  };
 
-  constructor(private readonly sliceMs = SLICE_MS) {}
+  /**
+   * `atOnce`: a frame that comes alone is handled in its read's callback (see the header); off,
+   * every frame waits for a turn.
+   */
+  constructor(
+    private readonly sliceMs = SLICE_MS,
+    private readonly atOnce = false,
+  ) {}
+
+  /**
+   * Whether a frame just read, its socket's first waiting, may be handled at once: the last turn
+   * handled at most one frame, no frame waits (so it passes no one), no turn is being served, and
+   * none was handled at once since the loop's last check phase (a read that holds many frames
+   * has at most its first handled so; the rest wait for the turn, with every other socket's).
+   */
+  mayHandleNow(): boolean {
+    if (!this.atOnce || !this.light || this.tookAtOnce || this.serving || this.queue.length > 0) return false;
+    this.tookAtOnce = true;
+    setImmediate(this.rearm);
+    return true;
+  }
+
+  /** Handles a frame at once (see {@link mayHandleNow}); a throw is rethrown as a turn's is. */
+  handleNow(handle: (data: Buffer) => void, owner: unknown, data: Buffer): void {
+    try {
+      handle.call(owner, data);
+    } catch (error) {
+      queueMicrotask(() => {
+        throw error;
+      });
+    }
+  }
 
   /** An inbox that was empty has a frame. */
   ready(inbox: FrameInbox): void {
@@ -120,6 +170,8 @@ export class FrameScheduler {
   private turn(): void {
     this.scheduled = false;
     const deadline = performance.now() + this.sliceMs;
+    let handled = 0;
+    this.serving = true;
     try {
       while (this.queue.length > 0) {
         const round = this.queue;
@@ -140,16 +192,19 @@ export class FrameScheduler {
               throw error;
             });
           }
+          handled++;
           if (more) this.queue.push(inbox);
         }
         round.length = 0; // holds no inbox between turns
         if (performance.now() >= deadline) break;
       }
     } finally {
+      this.serving = false;
+      this.light = handled <= 1;
       if (this.queue.length > 0) this.schedule();
     }
   }
 }
 
 /** The scheduler every peer socket of this process shares: one event loop, one set of turns. */
-export const sharedFrameScheduler = new FrameScheduler();
+export const sharedFrameScheduler = new FrameScheduler(SLICE_MS, true);
