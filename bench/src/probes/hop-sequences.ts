@@ -23,6 +23,23 @@ export function askPeerMarks(peer: Peer<unknown>, command: "on" | "off" | "take"
   });
 }
 
+/** Starts a peer's V8 sampler (every `arg` µs), or stops it and writes its profile to `arg` (hop-marks.ts's `hopProfile`). */
+export function askPeerProfile(
+  peer: Peer<unknown>,
+  command: "start" | "stop",
+  arg: number | string,
+): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const onMessage = (message: { hopProfileReply?: string }) => {
+      if (message?.hopProfileReply !== command) return;
+      peer.child.off("message", onMessage);
+      resolve();
+    };
+    peer.child.on("message", onMessage);
+    peer.child.send({ hopProfile: command, arg });
+  });
+}
+
 /**
  * The marks between each `start` and `end` mark (sorted by time), grouped by their sequence of
  * labels (the key, ending in `endName`); each row holds every mark's µs since its `start`.

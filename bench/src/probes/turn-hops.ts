@@ -9,11 +9,12 @@
 // no marks), into <dir>/{client,server,worker}.cpuprofile.
 //   node --import tsx src/probes/turn-hops.ts [--turns 2000] [--warm 1000] [--profile <dir>]
 import { fileURLToPath } from "node:url";
-import { type Peer, spawnPeer } from "../children";
+import { spawnPeer } from "../children";
 import { turnRig } from "../whole-turn";
 import { hopMark, hopMarks, hopProfile } from "./hop-marks";
 import {
   askPeerMarks,
+  askPeerProfile,
   type LabelledMark,
   markSequences,
   printSequence,
@@ -36,26 +37,19 @@ const server = await spawnPeer<{ url: string }>("server-process", {
 });
 const worker = await spawnPeer("worker", { args: [server.ready.url], execArgv: preload });
 
-const profile = (peer: Peer<unknown>, command: "start" | "stop", arg: number | string) =>
-  new Promise<void>((resolve) => {
-    const onMessage = (message: { hopProfileReply?: string }) => {
-      if (message?.hopProfileReply !== command) return;
-      peer.child.off("message", onMessage);
-      resolve();
-    };
-    peer.child.on("message", onMessage);
-    peer.child.send({ hopProfile: command, arg });
-  });
-
 const rig = await turnRig(server.ready.url, 1);
 try {
   for (let i = 0; i < warm; i++) await rig.call();
   if (profileDir) {
-    await Promise.all([profile(server, "start", 50), profile(worker, "start", 50), hopProfile("start", 50)]);
+    await Promise.all([
+      askPeerProfile(server, "start", 50),
+      askPeerProfile(worker, "start", 50),
+      hopProfile("start", 50),
+    ]);
     for (let i = 0; i < turns; i++) await rig.call();
     await Promise.all([
-      profile(server, "stop", `${profileDir}/server.cpuprofile`),
-      profile(worker, "stop", `${profileDir}/worker.cpuprofile`),
+      askPeerProfile(server, "stop", `${profileDir}/server.cpuprofile`),
+      askPeerProfile(worker, "stop", `${profileDir}/worker.cpuprofile`),
       hopProfile("stop", `${profileDir}/client.cpuprofile`),
     ]);
     console.log(`profiles of ${turns} turns in ${profileDir}`);
