@@ -76,4 +76,5 @@ export type { ToolParameters, TypedSchema } from "./tool-parameters";
 export { isZod3Schema, isZod4Schema } from "./tool-parameters";
 export { Tools } from "./tools";
 export type { ValidationResult } from "./validate-arguments";
-export { validateArguments } from "./validate-arguments";
+// `validateArguments` takes the quick way for flat schemas, with the full validator's results.
+export { validateArgumentsFast as validateArguments } from "./validate-arguments-fast";

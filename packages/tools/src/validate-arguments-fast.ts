@@ -146,7 +146,15 @@ const fastChecks = new WeakMap<object, FastCheck | null>();
  * the full validator, which builds location strings and error lists for every keyword it
  * visits. Anything else, and every refusal, goes to `validateArguments`, so the result is the
  * same. The first call for a schema runs the full validator too, so a schema it cannot read
- * still fails there (at registration). The Node entry installs it.
+ * still fails there (at registration). The Node entry installs it for JSON Schema tools and
+ * exports it as `validateArguments` (a server checks hosted and page tools' arguments with it).
+ *
+ * @example
+ * ```ts
+ * import { validateArguments } from "@patchbay/tools"; // this function, from the Node entry
+ * validateArguments({ type: "object", properties: { seats: { type: "integer", maximum: 9 } } }, { seats: 2 });
+ * // { ok: true, value: { seats: 2 } }
+ * ```
  */
 export function validateArgumentsFast<T = Record<string, unknown>>(
   jsonSchema: Record<string, unknown>,
