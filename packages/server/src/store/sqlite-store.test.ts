@@ -225,7 +225,53 @@ describe("SqliteStore item positions (schema step 6: no index by position)", () 
     expect((await second.conversation("s_2")).map((item) => item.id)).toEqual(["n_1", "n_2"]);
     expect((await second.conversation("s_missing")).map((item) => item.id)).toEqual([]);
   });
+
+  it("updates an item it inserted lately with one statement, and one it does not remember with two", async () => {
+    const dir = tempDir();
+    const first = open(dir);
+    await first.createSession(session("s_1"));
+    await first.commit("s_1", { items: [message("m_1", "asked"), message("m_2", "opened")] });
+    const run = itemStatements(first);
+    try {
+      await first.commit("s_1", { items: [message("m_2", "closed"), message("m_3", "new")] });
+      expect(run.sources).toEqual(["UPDATE items", "INSERT INTO items"]);
+      await first.close();
+      // A reopened store remembers no items: an update finds the row by trying to insert first.
+      const second = open(dir);
+      run.sources.length = 0;
+      await second.commit("s_1", { items: [message("m_1", "asked again")] });
+      expect(run.sources).toEqual(["INSERT INTO items", "UPDATE items"]);
+      expect(
+        (await second.conversation("s_1")).map((item) => [item.id, (item as { text: string }).text]),
+      ).toEqual([
+        ["m_1", "asked again"],
+        ["m_2", "closed"],
+        ["m_3", "new"],
+      ]);
+    } finally {
+      run.restore();
+    }
+  });
 });
+
+/** Records the item statements every store runs until `restore` (their first two words). */
+function itemStatements(store: SqliteStore): { sources: string[]; restore(): void } {
+  const db = (store as unknown as { db: { prepare(sql: string): object } }).db;
+  const proto = Object.getPrototypeOf(db.prepare("SELECT 1")) as { run: (...args: unknown[]) => unknown };
+  const plain = proto.run;
+  const sources: string[] = [];
+  proto.run = function (this: { source: string }, ...args: unknown[]) {
+    const head = /^(INSERT INTO items|UPDATE items)\b/.exec(this.source)?.[1];
+    if (head) sources.push(head);
+    return plain.apply(this, args);
+  };
+  return {
+    sources,
+    restore: () => {
+      proto.run = plain;
+    },
+  };
+}
 
 describe("SqliteStore turns by status (schema step 7: only queued and running turns indexed)", () => {
   it("finds queued and running turns by the partial index, in start order, and finished ones still", async () => {

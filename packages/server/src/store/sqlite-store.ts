@@ -25,6 +25,8 @@ const SESSION_COLUMNS = `id, agent, user_id, metadata, created_at, ${LAST_SEQ} A
 const OPEN_STATUSES: ReadonlySet<TurnRecord["status"]> = new Set(["queued", "running"]);
 /** Sessions whose last seq (and last item position) is kept in memory; past this many the memo starts over. */
 const LAST_SEQ_MEMO = 50_000;
+/** The item ids a session last inserted that the store keeps in memory (see `recentItems`). */
+const RECENT_ITEMS = 8;
 
 /**
  * Options of {@link SqliteStore}.
@@ -88,6 +90,13 @@ export class SqliteStore implements Store {
   private readonly lastSeqs = new Map<string, number>();
   /** Each session's highest item position once read or written (schema step 6), kept as {@link lastSeqs}. */
   private readonly lastPositions = new Map<string, number>();
+  /**
+   * The ids of the items each session inserted last, so that a change to one of them (a call's
+   * end, a streamed message's close) is an UPDATE at once instead of an INSERT that finds the row
+   * and then the UPDATE. Only an order to try things in: a wrong guess costs a statement, never
+   * a row. Bounded as {@link lastSeqs}.
+   */
+  private readonly recentItems = new Map<string, string[]>();
 
   constructor(options: SqliteStoreOptions) {
     mkdirSync(options.dataDir, { recursive: true });
@@ -179,6 +188,7 @@ export class SqliteStore implements Store {
     this.checkpoints.wrote();
     this.lastSeqs.delete(id);
     this.lastPositions.delete(id);
+    this.recentItems.delete(id);
     return this.db.transaction(() => {
       const existed = this.stmts.deleteSession.run(id).changes > 0;
       for (const table of [
@@ -333,13 +343,19 @@ export class SqliteStore implements Store {
     }
     const items = latestItems(change.items);
     let lastPosition: number | undefined;
+    let inserted: string[] | undefined;
     if (items.length > 0) {
       let position = this.lastPosition(sessionId);
+      const recent = this.recentItems.get(sessionId);
       for (const item of items) {
         // A new item takes the next position; one the session has keeps its own and gets the new body.
         const body = json.item(item);
-        if (s.insertItem.run(sessionId, item.id, position + 1, body).changes > 0) position++;
-        else s.updateItem.run(body, sessionId, item.id);
+        if (recent?.includes(item.id) && s.updateItem.run(body, sessionId, item.id).changes > 0) continue;
+        if (s.insertItem.run(sessionId, item.id, position + 1, body).changes > 0) {
+          position++;
+          inserted ??= [];
+          inserted.push(item.id);
+        } else s.updateItem.run(body, sessionId, item.id);
       }
       lastPosition = position;
     }
@@ -386,6 +402,7 @@ export class SqliteStore implements Store {
       this.lastSeqs.set(sessionId, last);
     }
     if (lastPosition !== undefined) this.lastPositions.set(sessionId, lastPosition);
+    if (inserted) this.rememberItems(sessionId, inserted);
     return { events, duplicate: false };
   }
 
@@ -393,6 +410,19 @@ export class SqliteStore implements Store {
   private forgetMemos(): void {
     this.lastSeqs.clear();
     this.lastPositions.clear();
+    this.recentItems.clear();
+  }
+
+  /** `inserted` are the session's newest items now: the last {@link RECENT_ITEMS} ids are kept. */
+  private rememberItems(sessionId: string, inserted: string[]): void {
+    const recent = this.recentItems.get(sessionId);
+    if (!recent) {
+      if (this.recentItems.size >= LAST_SEQ_MEMO) this.recentItems.clear();
+      this.recentItems.set(sessionId, inserted.slice(-RECENT_ITEMS));
+      return;
+    }
+    for (const id of inserted) recent.push(id);
+    if (recent.length > RECENT_ITEMS) recent.splice(0, recent.length - RECENT_ITEMS);
   }
 
   /** A session's highest item position (0 without items), from the memo or the file. */
