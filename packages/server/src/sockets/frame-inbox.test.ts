@@ -18,6 +18,34 @@ function inbox(scheduler: FrameScheduler, name: string, seen: string[], maxQueue
   return { box, flow };
 }
 
+/** An inbox whose handler throws on the frame "boom" and records the others as `bad<frame>`. */
+function throwingInbox(scheduler: FrameScheduler, seen: string[]): FrameInbox {
+  return new FrameInbox(
+    scheduler,
+    (data) => {
+      if (String(data) === "boom") throw new Error("boom");
+      seen.push(`bad${data}`);
+    },
+    { pause() {}, resume() {} },
+    1_000,
+  );
+}
+
+/** Runs `body` with this process's uncaught exceptions collected in `thrown` instead of failing the run. */
+async function catchingUncaught(body: (thrown: unknown[]) => Promise<void>): Promise<void> {
+  const thrown: unknown[] = [];
+  const listener = (error: unknown) => thrown.push(error);
+  const before = process.listeners("uncaughtException");
+  process.removeAllListeners("uncaughtException");
+  process.on("uncaughtException", listener);
+  try {
+    await body(thrown);
+  } finally {
+    process.off("uncaughtException", listener);
+    for (const l of before) process.on("uncaughtException", l);
+  }
+}
+
 describe("FrameInbox", () => {
   it("takes one frame of each socket per round, so a flood waits behind itself", async () => {
     const scheduler = new FrameScheduler();
@@ -111,21 +139,8 @@ describe("FrameInbox", () => {
   it("goes on with the other sockets when one frame's handler throws", async () => {
     const scheduler = new FrameScheduler();
     const seen: string[] = [];
-    const thrown: unknown[] = [];
-    const listener = (error: unknown) => thrown.push(error);
-    const before = process.listeners("uncaughtException");
-    process.removeAllListeners("uncaughtException");
-    process.on("uncaughtException", listener);
-    try {
-      const bad = new FrameInbox(
-        scheduler,
-        (data) => {
-          if (String(data) === "boom") throw new Error("boom");
-          seen.push(`bad${data}`);
-        },
-        { pause() {}, resume() {} },
-        1_000,
-      );
+    await catchingUncaught(async (thrown) => {
+      const bad = throwingInbox(scheduler, seen);
       const good = inbox(scheduler, "good", seen).box;
       bad.push(Buffer.from("boom"));
       bad.push(Buffer.from("2"));
@@ -134,10 +149,7 @@ describe("FrameInbox", () => {
       await turn();
       expect(seen).toEqual(["good1", "bad2"]);
       expect(thrown).toHaveLength(1);
-    } finally {
-      process.off("uncaughtException", listener);
-      for (const l of before) process.on("uncaughtException", l);
-    }
+    });
   });
 
   describe("a frame that comes alone (atOnce)", () => {
@@ -172,7 +184,7 @@ describe("FrameInbox", () => {
       expect(seen.at(-1)).toBe("b2");
     });
 
-    it("queues a frame read while a turn is served, and one behind its socket's waiting frames", async () => {
+    it("queues a frame read while a turn is served", async () => {
       const scheduler = new FrameScheduler(1, true);
       const seen: string[] = [];
       const c = inbox(scheduler, "c", seen).box;
@@ -198,31 +210,15 @@ describe("FrameInbox", () => {
     it("rethrows a handler's error after its callback and goes on taking frames", async () => {
       const scheduler = new FrameScheduler(1, true);
       const seen: string[] = [];
-      const thrown: unknown[] = [];
-      const listener = (error: unknown) => thrown.push(error);
-      const before = process.listeners("uncaughtException");
-      process.removeAllListeners("uncaughtException");
-      process.on("uncaughtException", listener);
-      try {
-        const bad = new FrameInbox(
-          scheduler,
-          (data) => {
-            if (String(data) === "boom") throw new Error("boom");
-            seen.push(`bad${data}`);
-          },
-          { pause() {}, resume() {} },
-          1_000,
-        );
+      await catchingUncaught(async (thrown) => {
+        const bad = throwingInbox(scheduler, seen);
         bad.push(Buffer.from("boom"));
         await turn();
         bad.push(Buffer.from("2"));
         await turn();
         expect(seen).toEqual(["bad2"]);
         expect(thrown).toHaveLength(1);
-      } finally {
-        process.off("uncaughtException", listener);
-        for (const l of before) process.on("uncaughtException", l);
-      }
+      });
     });
   });
 });
