@@ -1,10 +1,53 @@
 import type { ConversationItem } from "@patchbay/protocol";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { toModelMessages } from "./model-messages";
 
 const base = { createdAt: 0, held: false, attempt: 1 };
 
 describe("toModelMessages", () => {
+  it("writes a committed call's arguments once however often its batch is built, and a call being built each time", () => {
+    const args = { order_id: "A1001", note: "x".repeat(1000) };
+    const running = Object.freeze({
+      type: "tool_call" as const,
+      id: "call_1",
+      providerCallId: "call_0",
+      name: "lookup_order",
+      arguments: args,
+      status: "running" as const,
+      responseId: "r1",
+      ...base,
+    });
+    const user = {
+      type: "message" as const,
+      id: "m1",
+      role: "user" as const,
+      text: "where?",
+      status: "completed" as const,
+      createdAt: 0,
+    };
+    const stringify = vi.spyOn(JSON, "stringify");
+    try {
+      const argumentTexts = () => stringify.mock.calls.filter(([value]) => value === args).length;
+      toModelMessages("", [user, running]);
+      // The call's next state, committed: a new item object with the same arguments.
+      const completed = Object.freeze({
+        ...running,
+        status: "completed" as const,
+        result: { outcome: "completed" as const, content: { text: "shipped", images: [] } },
+      });
+      const [, assistant] = toModelMessages("", [user, completed]);
+      expect(argumentTexts()).toBe(1);
+      expect(assistant).toMatchObject({ toolCalls: [{ rawArguments: JSON.stringify(args) }] });
+      // An item not committed yet (not frozen) may still change: its text is made each time.
+      const building = { ...completed, arguments: { ...args } };
+      toModelMessages("", [user, building]);
+      toModelMessages("", [user, building]);
+      expect(stringify.mock.calls.filter(([value]) => value === building.arguments)).toHaveLength(2);
+    } finally {
+      stringify.mockRestore();
+    }
+  });
+
   it("gives the model the ids it gave its calls, not the server's", () => {
     const items: ConversationItem[] = [
       { type: "message", id: "m1", role: "user", text: "pay", status: "completed", createdAt: 0 },

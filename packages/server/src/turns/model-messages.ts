@@ -77,6 +77,25 @@ function pushMessage(messages: ModelMessage[], item: MessageItem): void {
   }
 }
 
+/**
+ * The JSON text of committed calls' arguments, made once per arguments object. A call's item is
+ * replaced at each change of its status, but its arguments stay the same object, and a committed
+ * (frozen) item never changes (item-json.ts keeps its text by the same rule). The model's messages
+ * rebuild a batch's segment each time one of its items changes (four or five times a turn with
+ * one call), and arguments can be large (a file's text).
+ */
+const argumentTexts = new WeakMap<object, string>();
+
+function argumentsText(call: ToolCallItem): string {
+  if (!Object.isFrozen(call)) return JSON.stringify(call.arguments);
+  let text = argumentTexts.get(call.arguments);
+  if (text === undefined) {
+    text = JSON.stringify(call.arguments);
+    argumentTexts.set(call.arguments, text);
+  }
+  return text;
+}
+
 function pushBatch(
   messages: ModelMessage[],
   assistant: MessageItem | undefined,
@@ -88,7 +107,7 @@ function pushBatch(
     index,
     name: call.name,
     arguments: call.arguments,
-    rawArguments: JSON.stringify(call.arguments),
+    rawArguments: argumentsText(call),
   }));
   const reasoning = reasoningOfCalls(batch);
   messages.push({
