@@ -138,8 +138,12 @@ describe("holdWritesForTick", () => {
     expect(client._socket.writableCorked).toBe(0);
     expect(client._socket.destroyedWith).toBeUndefined();
     expect(worker._socket.destroyedWith).toBe(broken);
-    // The next tick holds and writes them again (none was left corked).
+    // The next tick holds the client again (it was not left corked); its batch held one frame,
+    // so the frame leaves at once, and the one after it in the same tick is held.
     holdWritesForTick(client);
+    expect(client._socket.writableCorked).toBe(0);
+    holdWritesForTick(client);
+    expect(client._socket.writableCorked).toBe(1);
     await until(() => log.length === 3, "the next flush");
     expect(log[2]).toBe("client");
   });
@@ -187,6 +191,55 @@ describe("holdWritesForTick", () => {
     await until(() => log.includes("other"), "the flush");
     expect(other._socket.writableCorked).toBe(0);
     expect(other._socket.destroyedWith).toBeUndefined();
+  });
+
+  it("sends a frame at once on a socket whose last write held one, until a tick holds more", async () => {
+    const p = await pair();
+    close = p.close;
+    const send = (text: string) => {
+      holdWritesForTick(p.server);
+      p.server.send(text);
+    };
+    send("a");
+    expect(p.writes).toEqual([]);
+    await until(() => p.received.length === 1, "the first frame");
+    // One frame in that write: the next tick's first frame leaves at once, the second is held.
+    send("b");
+    expect(p.writes).toEqual([2, 2]);
+    send("c");
+    expect(p.writes).toEqual([2, 2]);
+    await until(() => p.received.length === 3, "the held frame");
+    expect(p.writes).toEqual([2, 2, 2]);
+    // That tick wrote two frames: the next tick's first frame is held again.
+    send("d");
+    expect(p.writes).toEqual([2, 2, 2]);
+    await until(() => p.received.length === 4, "the last frame");
+    expect(p.writes).toEqual([2, 2, 2, 2]);
+    expect(p.received).toEqual(["a", "b", "c", "d"]);
+    expect(p.raw.writableCorked).toBe(0);
+  });
+
+  it("holds the first frame again after a tick that reached the bound", async () => {
+    const p = await pair();
+    close = p.close;
+    const tick = (count: number) => {
+      for (let i = 0; i < count; i++) {
+        holdWritesForTick(p.server);
+        p.server.send(`frame ${p.writes.length}:${i}`);
+      }
+    };
+    tick(2);
+    await until(() => p.received.length === 2, "the first tick");
+    // 16 frames held, the 17th left alone in the tick's batch after the bound's write: a batch
+    // of one frame that must not make the socket quiet.
+    tick(FRAMES_PER_WRITE + 1);
+    expect(p.writes).toEqual([4, FRAMES_PER_WRITE * 2]);
+    await until(() => p.received.length === FRAMES_PER_WRITE + 3, "the second tick");
+    expect(p.writes).toEqual([4, FRAMES_PER_WRITE * 2, 2]);
+    tick(1);
+    expect(p.writes).toHaveLength(3);
+    await until(() => p.received.length === FRAMES_PER_WRITE + 4, "the held frame");
+    expect(p.writes).toEqual([4, FRAMES_PER_WRITE * 2, 2, 2]);
   });
 
   it("leaves the next tick's frames to a write of their own", async () => {

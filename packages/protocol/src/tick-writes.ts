@@ -24,14 +24,40 @@ export const FRAMES_PER_WRITE = 16;
 /** Frames each socket held this tick (its first included), for {@link FRAMES_PER_WRITE}. */
 const heldFrames = new Map<Corkable, number>();
 
+/**
+ * Sockets whose last write held one frame: the next frame leaves at once instead of waiting for
+ * the tick's flush. A socket that sends one frame now and then (a worker's result, the server's
+ * call to it, a user's message) has nothing to batch it with, and the flush waits for every
+ * promise job of the cascade first. A second frame in the same tick is held as before, and makes
+ * the socket batch again from its next first frame.
+ */
+const quiet = new WeakSet<Corkable>();
+/** Quiet sockets that sent a frame at once this tick (it counts in their batch, if they make one). */
+const sentAtOnce = new Set<Corkable>();
+/** Sockets that reached {@link FRAMES_PER_WRITE} this tick: never quiet after it. */
+const spilled = new Set<Corkable>();
+
 function flush(): void {
   flushScheduled = false;
-  heldFrames.clear();
   // A socket corked during a flush (an uncork's write callback sending again) waits for the next.
   const first = leading.length > 0 ? leading.splice(0) : NONE;
   const rest = corked.splice(0);
+  remember(first);
+  remember(rest);
+  heldFrames.clear();
+  sentAtOnce.clear();
+  spilled.clear();
   uncorkEach(first);
   uncorkEach(rest);
+}
+
+/** Notes which sockets wrote one frame in this batch (quiet) and which more. */
+function remember(sockets: Corkable[]): void {
+  for (const socket of sockets) {
+    const frames = (heldFrames.get(socket) ?? 2) + (sentAtOnce.has(socket) ? 1 : 0);
+    if (frames === 1 && !spilled.has(socket)) quiet.add(socket);
+    else quiet.delete(socket);
+  }
 }
 
 const NONE: Corkable[] = [];
@@ -39,6 +65,7 @@ const NONE: Corkable[] = [];
 /** Writes what a socket holds now and holds the frames after it: it stays in the tick's flush. */
 function writeHeld(socket: Corkable): void {
   heldFrames.set(socket, 1);
+  spilled.add(socket);
   try {
     socket.uncork();
   } catch (error) {
@@ -86,6 +113,11 @@ const schedule = (run: () => void): void => hop(() => hop(run));
  * tick's others, so the peer wakes and works while the server is still writing events to clients,
  * which only show them. Otherwise sockets are written in the order they were first held.
  *
+ * A socket whose last write held a single frame is not corked for its next one: the frame leaves
+ * at once, before the rest of the cascade runs, and only a second frame in the same tick is held.
+ * At one call in flight each side sends one frame a tick, so it reaches the peer without waiting
+ * for the flush; a socket with more to send batches again from its next tick on.
+ *
  * @example
  * ```ts
  * holdWritesForTick(ws);
@@ -106,9 +138,15 @@ export function holdWritesForTick(webSocket: unknown, startsWork = false): void 
     else writeHeld(raw as Corkable);
     return;
   }
-  raw.cork();
-  heldFrames.set(raw as Corkable, 1);
-  (startsWork ? leading : corked).push(raw as Corkable);
+  if (quiet.has(raw as Corkable) && !sentAtOnce.has(raw as Corkable)) {
+    // Left uncorked: `ws` writes the frame's header and payload in one `writev` now. The flush
+    // still comes, to end the tick for this socket.
+    sentAtOnce.add(raw as Corkable);
+  } else {
+    raw.cork();
+    heldFrames.set(raw as Corkable, 1);
+    (startsWork ? leading : corked).push(raw as Corkable);
+  }
   if (!flushScheduled) {
     flushScheduled = true;
     schedule(flush);
