@@ -35,9 +35,9 @@ export class CallState {
   checkedArguments: { value: unknown } | undefined = undefined;
   timeoutMs = 0;
   timeoutTimer: ReturnType<typeof setTimeout> | undefined = undefined;
-  /** The Node entry's shared timer the timeout is on instead (timeout-batch.ts), and the call's place in it. */
+  /** The Node entry's shared timer the timeout is on instead (timeout-batch.ts), and when it is due there. */
   timeoutBatch: { leave(state: CallState): void } | undefined = undefined;
-  timeoutIndex = 0;
+  timeoutDeadline = 0;
   idleMs = 0;
   idleTimer: ReturnType<typeof setTimeout> | undefined = undefined;
   /** The slots the call holds, given back when it ends. */

@@ -2,11 +2,13 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 // The Node entry, whose fast pipeline puts timeouts in batches.
 import { ToolExecutor, Tools } from "./index";
 
-describe("timeouts in batches (the Node entry)", () => {
+describe("an executor's timeouts on one timer (the Node entry)", () => {
   beforeEach(() => {
     vi.useFakeTimers();
   });
   afterEach(() => {
+    // The spies first: one on the fake setTimeout must not be put back over the real one.
+    vi.restoreAllMocks();
     vi.useRealTimers();
   });
 
@@ -42,15 +44,47 @@ describe("timeouts in batches (the Node entry)", () => {
     expect(c).toMatchObject({ outcome: "timed_out", durationMs: 1_000 });
   });
 
-  it("a batch whose calls all ended clears its timer", async () => {
+  it("keeps its timer for the next calls, unref'd while none waits, and drops it when it fires with none", async () => {
     const executor = new ToolExecutor({ tools });
+    const set = vi.spyOn(globalThis, "setTimeout");
+    const timer = () => vi.getTimerCount();
     const results = ["d", "e"].map((id) => executor.execute(call(id)));
     await vi.advanceTimersByTimeAsync(0);
-    expect(vi.getTimerCount()).toBe(1);
+    expect(timer()).toBe(1);
     gates.get("d")!();
     gates.get("e")!();
     await Promise.all(results);
-    expect(vi.getTimerCount()).toBe(0);
+    // Still set, but it no longer holds the process open.
+    expect(timer()).toBe(1);
+    expect(lastTimer(set)?.hasRef()).toBe(false);
+    // A later call (a later deadline) waits on the same timer, which holds the process again.
+    await vi.advanceTimersByTimeAsync(300);
+    const later = executor.execute(call("d2"));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(timer()).toBe(1);
+    expect(lastTimer(set)?.hasRef()).toBe(true);
+    // The timer fires at the first calls' deadline, finds d2's still to come, and is set for it.
+    await vi.advanceTimersByTimeAsync(700);
+    expect(timer()).toBe(1);
+    await vi.advanceTimersByTimeAsync(299);
+    gates.get("d2")!();
+    expect((await later).outcome).toBe("completed");
+    await vi.advanceTimersByTimeAsync(1);
+    expect(timer()).toBe(0);
+  });
+
+  it("sets the timer sooner for a call whose deadline comes first", async () => {
+    const executor = new ToolExecutor({ tools });
+    const long = executor.execute(call("l", "wait_long"));
+    await vi.advanceTimersByTimeAsync(100);
+    const short = executor.execute(call("s"));
+    await vi.advanceTimersByTimeAsync(999);
+    expect(vi.getTimerCount()).toBe(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await short).toMatchObject({ outcome: "timed_out", durationMs: 1_000 });
+    await vi.advanceTimersByTimeAsync(3_899);
+    gates.get("l")!();
+    expect((await long).outcome).toBe("completed");
   });
 
   it("calls of later milliseconds and other durations keep their own deadlines", async () => {
@@ -83,3 +117,8 @@ describe("timeouts in batches (the Node entry)", () => {
     expect(k?.outcome).toBe("timed_out");
   });
 });
+
+/** The timer the last `setTimeout` since the spy began returned (fake timers' have `hasRef`). */
+function lastTimer(set: { mock: { results: { value: unknown }[] } }): { hasRef(): boolean } | undefined {
+  return set.mock.results.at(-1)?.value as { hasRef(): boolean } | undefined;
+}

@@ -2,87 +2,95 @@ import type { CallState } from "./call-state";
 import { type TimerHost, timeOutCall } from "./call-timers";
 
 /**
- * The timeouts of the calls one executor started in the same millisecond with the same duration,
- * on one timer (the Node entry's fast pipeline; see `armTimeoutBatched`). A call that ends leaves
- * its place (emptied, so the batch does not keep it) and the last one to leave clears the timer,
- * so at a server's call rates a batch lives as long as its slowest call, not its timeout. A batch
- * whose calls all ended is forgotten: a call of a later millisecond starts a new one.
+ * The timeouts of one executor's calls, on one Node timer (the Node entry's fast pipeline; see
+ * `armTimeoutBatched`). The timer is set for the earliest deadline of the calls waiting on it: a
+ * call whose deadline is later only joins, one whose deadline is earlier sets it sooner. When it
+ * fires, the calls whose deadline has come time out, and it is set again for the next one.
+ *
+ * A call that ends only leaves. The timer stays set for the executor's next calls, so a call does
+ * not make and drop a Node timer (and its timer list: each call's duration is its own, the time
+ * the server says is left) as a timer per call did. While no call waits on it the timer is
+ * unref'd, so it never holds the process open by itself, and when it fires with none it is gone.
+ * So an executor is held by its timer at most one timeout after its last call.
  */
 export class TimeoutBatch {
   readonly host: TimerHost;
-  /** The executor's batches being filled, which this one leaves when its last call does. */
-  readonly open: Map<number, TimeoutBatch>;
-  readonly ms: number;
-  /** `Date.now()` when the batch was made: a call joins only a batch of its own millisecond. */
-  readonly at: number;
-  readonly calls: (CallState | undefined)[] = [];
-  live = 0;
-  fired = false;
+  /** The calls waiting on the timer. */
+  readonly calls = new Set<CallState>();
   timer: ReturnType<typeof setTimeout> | undefined = undefined;
+  /** When the timer fires (`Date.now()` time), while it is set. */
+  due = 0;
 
-  constructor(host: TimerHost, open: Map<number, TimeoutBatch>, ms: number, at: number) {
+  constructor(host: TimerHost) {
     this.host = host;
-    this.open = open;
-    this.ms = ms;
-    this.at = at;
   }
 
-  join(state: CallState): void {
-    state.timeoutMs = this.ms;
+  join(state: CallState, timeoutMs: number, now: number): void {
+    const deadline = now + timeoutMs;
+    state.timeoutMs = timeoutMs;
+    state.timeoutDeadline = deadline;
     state.timeoutBatch = this;
-    state.timeoutIndex = this.calls.push(state) - 1;
-    if (this.live++ === 0) this.timer = setTimeout(fireBatch, this.ms, this);
+    this.calls.add(state);
+    const timer = this.timer;
+    if (timer === undefined) {
+      this.set(timeoutMs, deadline);
+    } else if (deadline < this.due) {
+      clearTimeout(timer);
+      this.set(timeoutMs, deadline);
+    } else if (this.calls.size === 1) {
+      timer.ref();
+    }
   }
 
   leave(state: CallState): void {
     state.timeoutBatch = undefined;
-    if (this.fired) return;
-    this.calls[state.timeoutIndex] = undefined;
-    if (--this.live === 0) {
-      clearTimeout(this.timer);
-      this.timer = undefined;
-      this.calls.length = 0;
-      // Gone from the executor's batches, so durations no call waits on keep nothing.
-      if (this.open.get(this.ms) === this) this.open.delete(this.ms);
-    }
+    if (this.calls.delete(state) && this.calls.size === 0) this.timer?.unref();
+  }
+
+  set(delayMs: number, due: number): void {
+    this.due = due;
+    this.timer = setTimeout(fireBatch, delayMs, this);
   }
 }
 
-/** Each executor's batch being filled, per duration (a `WeakMap`, so the executor keeps no field for it). */
-const open = new WeakMap<TimerHost, Map<number, TimeoutBatch>>();
+/** Each executor's timeouts (a `WeakMap`, so the executor keeps no field for it). */
+const batches = new WeakMap<TimerHost, TimeoutBatch>();
 
 /**
- * `armTimeout` as the Node entry's pipeline does it: the call joins the batch of its executor,
- * duration and millisecond (Node's own timers also count from the loop's time, not the call's),
- * so calls started together make one timer between them instead of one each. It fires as the
- * call's own timer would, and `clearTimers` takes the call out.
+ * `armTimeout` as the Node entry's pipeline does it: the call waits on its executor's one timer
+ * ({@link TimeoutBatch}) instead of a timer of its own. It times out as its own timer would (the
+ * same duration, counted from the same moment), and `clearTimers` takes it out.
  */
 export function armTimeoutBatched(host: TimerHost, state: CallState, timeoutMs: number): void {
-  const now = Date.now();
-  let batches = open.get(host);
-  if (batches === undefined) {
-    batches = new Map();
-    open.set(host, batches);
+  let batch = batches.get(host);
+  if (batch === undefined) {
+    batch = new TimeoutBatch(host);
+    batches.set(host, batch);
   }
-  let batch = batches.get(timeoutMs);
-  if (batch === undefined || batch.at !== now || batch.fired) {
-    batch = new TimeoutBatch(host, batches, timeoutMs, now);
-    batches.set(timeoutMs, batch);
-  }
-  batch.join(state);
+  batch.join(state, timeoutMs, Date.now());
 }
 
 function fireBatch(batch: TimeoutBatch): void {
-  batch.fired = true;
   batch.timer = undefined;
-  if (batch.open.get(batch.ms) === batch) batch.open.delete(batch.ms);
-  const calls = batch.calls;
-  for (let i = 0; i < calls.length; i++) {
-    const state = calls[i];
-    if (state !== undefined) {
-      state.timeoutBatch = undefined;
-      timeOutCall(batch.host, state);
+  if (batch.calls.size === 0) return;
+  const now = Date.now();
+  let due: CallState[] | undefined;
+  let next = Number.POSITIVE_INFINITY;
+  for (const state of batch.calls) {
+    if (state.timeoutDeadline <= now) {
+      due ??= [];
+      due.push(state);
+    } else if (state.timeoutDeadline < next) {
+      next = state.timeoutDeadline;
     }
   }
-  calls.length = 0;
+  if (due) {
+    for (const state of due) {
+      batch.calls.delete(state);
+      state.timeoutBatch = undefined;
+    }
+  }
+  // Set again before the calls time out: one that starts while they do then finds it set.
+  if (next !== Number.POSITIVE_INFINITY) batch.set(Math.max(1, next - now), next);
+  if (due) for (const state of due) timeOutCall(batch.host, state);
 }
