@@ -38,19 +38,25 @@ export class TimeoutBatch {
       clearTimeout(timer);
       this.set(timeoutMs, deadline);
     } else if (this.calls.size === 1) {
-      timer.ref();
+      (timer as Refable).ref?.();
     }
   }
 
   leave(state: CallState): void {
     state.timeoutBatch = undefined;
-    if (this.calls.delete(state) && this.calls.size === 0) this.timer?.unref();
+    if (this.calls.delete(state) && this.calls.size === 0) (this.timer as Refable | undefined)?.unref?.();
   }
 
   set(delayMs: number, due: number): void {
     this.due = due;
     this.timer = setTimeout(fireBatch, delayMs, this);
   }
+}
+
+/** A Node timer's hold on the process (typed apart: a checker with DOM types sees a number). */
+interface Refable {
+  ref?(): unknown;
+  unref?(): unknown;
 }
 
 /** Each executor's timeouts (a `WeakMap`, so the executor keeps no field for it). */
