@@ -54,6 +54,7 @@ function flush(): void {
 /** Notes which sockets wrote one frame in this batch (quiet) and which more. */
 function remember(sockets: Corkable[]): void {
   for (const socket of sockets) {
+    // Every held socket has its count; one without is taken as busy, never as quiet.
     const frames = (heldFrames.get(socket) ?? 2) + (sentAtOnce.has(socket) ? 1 : 0);
     if (frames === 1 && !spilled.has(socket)) quiet.add(socket);
     else quiet.delete(socket);

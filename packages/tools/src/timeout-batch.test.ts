@@ -47,30 +47,30 @@ describe("an executor's timeouts on one timer (the Node entry)", () => {
   it("keeps its timer for the next calls, unref'd while none waits, and drops it when it fires with none", async () => {
     const executor = new ToolExecutor({ tools });
     const set = vi.spyOn(globalThis, "setTimeout");
-    const timer = () => vi.getTimerCount();
+    const timers = () => vi.getTimerCount();
     const results = ["d", "e"].map((id) => executor.execute(call(id)));
     await vi.advanceTimersByTimeAsync(0);
-    expect(timer()).toBe(1);
+    expect(timers()).toBe(1);
     gates.get("d")!();
     gates.get("e")!();
     await Promise.all(results);
     // Still set, but it no longer holds the process open.
-    expect(timer()).toBe(1);
+    expect(timers()).toBe(1);
     expect(lastTimer(set)?.hasRef()).toBe(false);
     // A later call (a later deadline) waits on the same timer, which holds the process again.
     await vi.advanceTimersByTimeAsync(300);
     const later = executor.execute(call("d2"));
     await vi.advanceTimersByTimeAsync(0);
-    expect(timer()).toBe(1);
+    expect(timers()).toBe(1);
     expect(lastTimer(set)?.hasRef()).toBe(true);
     // The timer fires at the first calls' deadline, finds d2's still to come, and is set for it.
     await vi.advanceTimersByTimeAsync(700);
-    expect(timer()).toBe(1);
+    expect(timers()).toBe(1);
     await vi.advanceTimersByTimeAsync(299);
     gates.get("d2")!();
     expect((await later).outcome).toBe("completed");
     await vi.advanceTimersByTimeAsync(1);
-    expect(timer()).toBe(0);
+    expect(timers()).toBe(0);
   });
 
   it("sets the timer sooner for a call whose deadline comes first", async () => {
