@@ -90,15 +90,19 @@ export function decodeFrame<C extends FrameChannel>(
   options: DecodeFrameOptions<C>,
 ): DecodeResult<C> {
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_FRAME_BYTES;
+  // One object of a fixed shape per frame (no spread of the optional depth).
   const envelope = readEnvelopeWithResults(data, {
     maxBytes,
     maxResultBytes:
       options.maxResultBytes ?? (options.maxBytes === undefined ? DEFAULT_MAX_RESULT_FRAME_BYTES : maxBytes),
-    ...(options.maxDepth === undefined ? {} : { maxDepth: options.maxDepth }),
+    maxDepth: options.maxDepth ?? DEFAULT_MAX_JSON_DEPTH,
   });
   if (!envelope.ok) return envelope;
   const { value, type } = envelope;
-  const schema = schemas[options.channel];
+  // The frames of every tool call, read at call rates, come first: a type a check takes is known
+  // on its channel, so the set of known types is asked only of the other frames.
+  const checked = checkedInPlace(options.channel, type, value);
+  if (checked !== undefined) return { ok: true, frame: checked as FrameOf<C> };
   if (!knownTypes(options.channel).has(type)) {
     return envelopeError(
       "unknown_frame_type",
@@ -106,20 +110,7 @@ export function decodeFrame<C extends FrameChannel>(
       "type",
     );
   }
-  if (type === "tool.result" && options.channel === "client-to-server") {
-    // The answers a server reads at call rates: without zod when valid (tool-result-frame.ts).
-    const frame = guardedToolResult(value);
-    if (frame !== undefined) return { ok: true, frame: frame as FrameOf<C> };
-  }
-  // The frames of every hosted call: as parsed when zod would return them unchanged
-  // (hosted-frame-checks.ts).
-  if (type === "hosted.result" && options.channel === "worker-to-server") {
-    const frame = checkedHostedResult(value);
-    if (frame !== undefined) return { ok: true, frame: frame as FrameOf<C> };
-  } else if (type === "hosted.call" && options.channel === "server-to-worker") {
-    const frame = checkedHostedCall(value);
-    if (frame !== undefined) return { ok: true, frame: frame as FrameOf<C> };
-  }
+  const schema = schemas[options.channel];
   const parsed = schema.safeParse(value);
   if (!parsed.success) {
     const issues = formatZodIssues(parsed.error, value);
@@ -133,6 +124,28 @@ export function decodeFrame<C extends FrameChannel>(
     };
   }
   return { ok: true, frame: parsed.data as FrameOf<C> };
+}
+
+/**
+ * The frame as parsed when a check in place takes it (zod would return it unchanged), else
+ * `undefined` (ask zod): a client's `tool.result` (tool-result-frame.ts), a worker's
+ * `hosted.result` and a server's `hosted.call` (hosted-frame-checks.ts).
+ */
+function checkedInPlace(
+  channel: FrameChannel,
+  type: string,
+  value: Record<string, unknown>,
+): object | undefined {
+  switch (type) {
+    case "tool.result":
+      return channel === "client-to-server" ? guardedToolResult(value) : undefined;
+    case "hosted.result":
+      return channel === "worker-to-server" ? checkedHostedResult(value) : undefined;
+    case "hosted.call":
+      return channel === "server-to-worker" ? checkedHostedCall(value) : undefined;
+    default:
+      return undefined;
+  }
 }
 
 const typeCache = new Map<FrameChannel, Set<string>>();

@@ -100,7 +100,12 @@ function uncorkEach(sockets: Corkable[]): void {
 // the transaction its turn queued next leave in one write instead of two. None of it waits for
 // another turn of the loop (the latency of a lone frame is unchanged but for two microtasks).
 const nextTick = (globalThis as { process?: { nextTick?: (run: () => void) => void } }).process?.nextTick;
-const hop = (run: () => void): void => queueMicrotask(nextTick ? () => nextTick(run) : run);
+// A job on a settled promise, not `queueMicrotask`: Node makes an `AsyncResource` and a bound
+// function for each `queueMicrotask`, and this runs twice every tick a socket writes.
+const resolved = Promise.resolve();
+const hop = (run: () => void): void => {
+  void resolved.then(nextTick ? () => nextTick(run) : run);
+};
 const schedule = (run: () => void): void => hop(() => hop(run));
 
 /**
