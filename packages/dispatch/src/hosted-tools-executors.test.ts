@@ -128,16 +128,45 @@ describe("hosted tools: session executors", () => {
     hosted.close();
   });
 
-  it("gives an idle session a new executor when the call's user changes", async () => {
+  it("gives an idle session a new executor when the call's user or user name changes", async () => {
     const users: string[] = [];
     const { hosted, call } = rig((ctx) => {
-      users.push(ctx.user.id);
+      users.push(`${ctx.user.id}/${ctx.user.name ?? "-"}`);
       return "ok";
     });
     await call("c1", "s_1");
     await call("c2", "s_1", { user: { id: "u_2" } });
-    expect(users).toEqual(["u_1", "u_2"]);
+    // The same id with a name, then the name changed, then the same again: each call sees its own.
+    await call("c3", "s_1", { user: { id: "u_2", name: "Ana" } });
+    await call("c4", "s_1", { user: { id: "u_2", name: "Ana B." } });
+    await call("c5", "s_1", { user: { id: "u_2", name: "Ana B." } });
+    await call("c6", "s_1", { user: { id: "u_2" } });
+    expect(users).toEqual(["u_1/-", "u_2/-", "u_2/Ana", "u_2/Ana B.", "u_2/Ana B.", "u_2/-"]);
     expect(hosted.executorCount).toBe(1);
+    hosted.close();
+  });
+
+  it("makes a new executor for the latest session once it was idle past the TTL", async () => {
+    let clock = 0;
+    const contexts: ToolCallContext[] = [];
+    const { hosted, call } = rig(
+      (ctx) => {
+        contexts.push(ctx);
+        return "ok";
+      },
+      { idleExecutorTtlMs: 1_000, now: () => clock },
+    );
+    await call("c1", "s_1");
+    clock = 999; // idle for 999 ms: kept
+    await call("c2", "s_1");
+    clock = 1_999; // idle since 999 for exactly the TTL: expired
+    await call("c3", "s_1");
+    expect(hosted.executorCount).toBe(1);
+    // An executor hands every call the user object of the frame it was made from (each call of
+    // the rig brings a new one): the same object, the same executor.
+    const users = contexts.map((ctx) => ctx.user);
+    expect(users[1]).toBe(users[0]);
+    expect(users[2]).not.toBe(users[1]);
     hosted.close();
   });
 

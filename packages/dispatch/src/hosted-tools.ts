@@ -78,8 +78,9 @@ interface SessionExecutor {
   readonly hosted: Hosted;
   executor: PreapprovedToolExecutor;
   calls: number;
-  /** What the executor was made with; a call that differs gets a new one once this is idle. */
-  readonly user: string;
+  /** The user the executor was made with; a call that differs gets a new one once this is idle. */
+  readonly userId: string;
+  readonly userName: string | undefined;
   /** When the last call ended (`now()`); meaningful while `calls` is 0. */
   idleSince: number;
   /**
@@ -479,13 +480,24 @@ export class HostedTools {
     if (oldest) self.#armSweep(Math.max(1, oldest.idleSince + self.#idleTtlMs - self.#now()));
   }
 
+  /** Whether an idle executor was made for what this call's frame says: its `host()` and user. */
+  #fits(session: SessionExecutor, hosted: Hosted, frame: HostedCall): boolean {
+    return (
+      session.hosted === hosted && session.userId === frame.user.id && session.userName === frame.user.name
+    );
+  }
+
   #executorFor(hosted: Hosted, frame: HostedCall): SessionExecutor {
     // While a call runs the session keeps its executor, as it always did (and nothing below is
     // worked out: with calls in flight, this is every call). A session with calls is never
     // dropped or replaced, so the latest one, still running calls, is the map's entry for its key.
+    // The latest session, idle within its TTL, is kept too when the call fits it: one session's
+    // calls one after another (a turn's, a conversation's) skip the key and the sweep.
     const last = this.#lastSession;
-    if (last && last.calls > 0 && last.sessionId === frame.sessionId && last.agent === frame.agent)
-      return last;
+    if (last && last.sessionId === frame.sessionId && last.agent === frame.agent) {
+      if (last.calls > 0) return last;
+      if (last.idleSince > this.#now() - this.#idleTtlMs && this.#fits(last, hosted, frame)) return last;
+    }
     // Unambiguous without JSON: the agent's name is length-prefixed.
     const key = `${frame.agent.length}:${frame.agent}${frame.sessionId}`;
     let known = this.#executors.get(key);
@@ -497,10 +509,9 @@ export class HostedTools {
       this.#sweep();
       known = this.#executors.get(key);
     }
-    const user = JSON.stringify(frame.user);
     // An idle one made for another user or `host()` is replaced, so a call sees what its own
     // frame says.
-    if (known && known.hosted === hosted && known.user === user) {
+    if (known && this.#fits(known, hosted, frame)) {
       this.#lastSession = known;
       return known;
     }
@@ -512,7 +523,8 @@ export class HostedTools {
       hosted,
       executor: undefined as unknown as PreapprovedToolExecutor,
       calls: 0,
-      user,
+      userId: frame.user.id,
+      userName: frame.user.name,
       idleSince: 0,
       conversation: frame.conversation,
     };
