@@ -181,9 +181,13 @@ export class CallRunner implements PipelineHost {
       failed(error);
       return;
     }
-    // A durable store's answer (any thenable) as `await` took it; one that answers at once still
-    // answers a promise job later, as an `await` did. (Not `queueMicrotask`: Node makes an
-    // `AsyncResource` and a bound function for each, about 450 bytes a call.)
+    // A store that answers at once (the in-memory default) lets the call go on now, inside
+    // `execute()`: a promise job here was a hop every call waited for. A durable store's answer
+    // (any thenable) is awaited as `await` took it.
+    if (typeof (lookup as { then?: unknown } | undefined)?.then !== "function") {
+      this.#proceed(state, lookup as ToolExecutionResult | undefined, signal);
+      return;
+    }
     Promise.resolve(lookup).then((stored) => this.#proceed(state, stored, signal), failed);
   }
 

@@ -61,5 +61,43 @@ describe("the Node entry's executor", () => {
       await vi.advanceTimersByTimeAsync(300);
       expect(await idle).toMatchObject({ outcome: "timed_out", error: { code: "idle_timeout" } });
     });
+
+    it("starts a call inside execute() when the store answers at once, after a durable store's answer", async () => {
+      const ran: string[] = [];
+      const marking = new Tools().register({
+        name: "mark",
+        description: "d",
+        run: (_args, _signal, ctx) => {
+          ran.push(ctx.id);
+          return `ran ${ctx.id}`;
+        },
+      });
+      // The in-memory default answers at once: the tool has run by the time execute() returns.
+      const atOnce = new ToolExecutor({ tools: marking });
+      const first = atOnce.execute({ id: "c1", name: "mark", arguments: {} });
+      expect(ran).toEqual(["c1"]);
+      expect(await first).toMatchObject({ outcome: "completed", content: { text: "ran c1" } });
+      // Delivered again: the stored result, at once too, without running the tool again.
+      const again = await atOnce.execute({ id: "c1", name: "mark", arguments: {} });
+      expect(again).toMatchObject({ outcome: "completed", attempt: 2, content: { text: "ran c1" } });
+      expect(ran).toEqual(["c1"]);
+      // A durable store's answer comes later: the call waits for it.
+      const stored = new Map<string, unknown>();
+      const durable = new ToolExecutor({
+        tools: marking,
+        idempotencyStore: {
+          get: async (key) => stored.get(key) as never,
+          set: async (key, result) => {
+            stored.set(key, result);
+          },
+        },
+      });
+      const later = durable.execute({ id: "c2", name: "mark", arguments: {} });
+      expect(ran).toEqual(["c1"]);
+      expect(await later).toMatchObject({ outcome: "completed", content: { text: "ran c2" } });
+      expect(ran).toEqual(["c1", "c2"]);
+      expect((await durable.execute({ id: "c2", name: "mark", arguments: {} })).attempt).toBe(2);
+      expect(ran).toEqual(["c1", "c2"]);
+    });
   });
 });
