@@ -458,9 +458,14 @@ export class HostedTools {
     this.#executors.delete(session.key);
   }
 
+  /** An idle executor whose `idleSince` is at or before this has outlived the TTL. */
+  #idleCutoff(): number {
+    return this.#now() - this.#idleTtlMs;
+  }
+
   /** Drops the executors idle for longer than the TTL; the idle map is oldest first. */
   #sweep(): void {
-    const cutoff = this.#now() - this.#idleTtlMs;
+    const cutoff = this.#idleCutoff();
     for (const session of this.#idle.values()) {
       if (session.idleSince > cutoff) break;
       this.#drop(session);
@@ -496,7 +501,7 @@ export class HostedTools {
     const last = this.#lastSession;
     if (last && last.sessionId === frame.sessionId && last.agent === frame.agent) {
       if (last.calls > 0) return last;
-      if (last.idleSince > this.#now() - this.#idleTtlMs && this.#fits(last, hosted, frame)) return last;
+      if (last.idleSince > this.#idleCutoff() && this.#fits(last, hosted, frame)) return last;
     }
     // Unambiguous without JSON: the agent's name is length-prefixed.
     const key = `${frame.agent.length}:${frame.agent}${frame.sessionId}`;
