@@ -9,6 +9,7 @@ import {
   createDispatch,
   createServer,
   type DispatchModule,
+  MemoryStore,
   type PatchbayServer,
   silentLogger,
 } from "@patchbay/server";
@@ -37,6 +38,9 @@ export async function startBenchServer(
   // A server in a peer process is stopped by its exit (SIGTERM, children.ts), not by close().
   const removeDataDir = () => rmSync(dataDir, { recursive: true, force: true });
   process.once("exit", removeDataDir);
+  // BENCH_STORE=memory runs the server on its in-memory store (no SQLite at all), to tell the
+  // store's share of a figure from the rest. A diagnosis only: such a server keeps nothing.
+  const memoryStore = process.env.BENCH_STORE === "memory" ? { store: new MemoryStore() } : {};
   let dispatch: DispatchModule | undefined;
   // The cluster scenario runs this server on Postgres, and as a node of a cluster over NATS.
   // A probe may join nodes in one process over a `MemoryBus` instead (the cluster's JS cost alone).
@@ -45,6 +49,7 @@ export async function startBenchServer(
     port: 0,
     host: "127.0.0.1",
     dataDir,
+    ...memoryStore,
     ...(databaseUrl ? { databaseUrl } : {}),
     ...(natsUrl ? { natsUrl } : {}),
     ...(bus ? { cluster: { bus } } : {}),

@@ -5,9 +5,10 @@
 // the probes, `gc-start`/`gc-stop` (its garbage collection over a block, gc-stats.ts) and
 // `heap-start`/`heap-stop` (a sampling heap profile, heap-sampling.ts), and `heap-snapshot`
 // (writes one to `file` after a full GC) and `heap-spaces` (V8's spaces, used and committed, after
-// one), for the idle-heap probe.
+// one), for the idle-heap probe; `cpu-start`/`cpu-stop` sample its CPU over a block (cpu-sampling.ts).
 import { getHeapSpaceStatistics, writeHeapSnapshot } from "node:v8";
 import { startBenchServer } from "../patchbay-server";
+import { startCpuSampling, stopCpuSampling } from "../probes/cpu-sampling";
 import { startGcStats, stopGcStats } from "../probes/gc-stats";
 import { startHeapSampling, stopHeapSampling } from "../probes/heap-sampling";
 import { countJson, jsonCounts } from "../probes/json-counter";
@@ -37,6 +38,8 @@ try {
       return {};
     }
     if (message.type === "gc-stop") return { gc: stopGcStats() };
+    if (message.type === "cpu-start") return startCpuSampling();
+    if (message.type === "cpu-stop") return stopCpuSampling(String(message.file));
     if (message.type === "heap-start") return startHeapSampling();
     if (message.type === "heap-stop") return stopHeapSampling(String(message.file));
     if (message.type === "sessions") return { loaded: bench.server.sessions.loaded().length };

@@ -4,8 +4,8 @@
 // rig; alternate it between two builds in the same minutes to compare them.
 //   node --import tsx src/probes/turn-cost.ts [--sessions 64] [--turns 3000] [--rounds 2] [--one]
 // BENCH_CPU_PROF=<dir> profiles the server and the worker (see children.ts) from their start;
-// `--profile <dir>` samples the client (this process) and the worker over the last round only, at
-// steady state: <dir>/{client,worker}-{many,one}.cpuprofile (`profile-top.ts` reads them).
+// `--profile <dir>` samples the client (this process), the worker and the server over the last round only, at
+// steady state: <dir>/{client,worker,server}-{many,one}.cpuprofile (`profile-top.ts` reads them).
 import { spawnPeer } from "../children";
 import { latencyBlock, type Rig, throughputBlock } from "../measure";
 import { summarize } from "../stats";
@@ -84,7 +84,12 @@ try {
       const doneBefore = rig.done;
       const profiled = profileDir !== undefined && round === rounds - 1;
       const tag = inFlight === 1 ? "one" : "many";
-      if (profiled) await Promise.all([startCpuSampling(), worker.request({ type: "cpu-start" })]);
+      if (profiled)
+        await Promise.all([
+          startCpuSampling(),
+          worker.request({ type: "cpu-start" }),
+          server.request({ type: "cpu-start" }),
+        ]);
       const heaped = heapFile !== undefined && round === rounds - 1 && inFlight > 1;
       if (heaped) await startHeapSampling();
       const serverHeaped = serverHeapFile !== undefined && round === rounds - 1 && inFlight > 1;
@@ -113,6 +118,7 @@ try {
         await Promise.all([
           stopCpuSampling(`${profileDir}/client-${tag}.cpuprofile`),
           worker.request({ type: "cpu-stop", file: `${profileDir}/worker-${tag}.cpuprofile` }),
+          server.request({ type: "cpu-stop", file: `${profileDir}/server-${tag}.cpuprofile` }),
         ]);
       const per = (us: number) => `${Math.round(us / n)} µs`;
       const writesAfter = procWrites(pid);
