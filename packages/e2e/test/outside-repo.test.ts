@@ -165,8 +165,10 @@ describe("a new project outside the repository, with npm only", () => {
       await page.fill("#input", "weather in Porto?");
       await page.press("#input", "Enter");
       const answer = page.locator("#log p.assistant");
-      await answer.first().waitFor({ timeout: 15_000 });
-      expect(await answer.first().textContent()).toMatch(/^In Porto it is \d+ °C/);
+      // The page renders the conversation as it streams: wait for the whole first sentence.
+      await expect
+        .poll(() => answer.first().textContent(), { timeout: 15_000 })
+        .toMatch(/^In Porto it is \d+ °C/);
     } finally {
       await browser.close();
     }
