@@ -33,4 +33,16 @@ it("prints every row of every scenario in a quick run", () => {
       expect(row).not.toContain("not measured");
     }
   }
+  // Each of issue 20's goals (src/goals.ts) is reported on its row, met or missed.
+  const goalsOf = (id: string) =>
+    lines.filter((line) => {
+      const cells = line.split("|").map((cell) => cell.trim());
+      return cells[1] === id && /: (met|missed)$/.test(cells[6] ?? "");
+    }).length;
+  expect({
+    hosted: goalsOf("1 hosted tool call"),
+    page: goalsOf("2 page tool call"),
+    turn: goalsOf("4 whole turn"),
+    idle: goalsOf("5 scale: idle sessions"),
+  }).toEqual({ hosted: 2, page: 2, turn: 2, idle: 1 });
 }, 250_000);

@@ -4,13 +4,13 @@
 import { fileURLToPath } from "node:url";
 import { ConnectorEntriesSchema, ConnectorSet, mcpConnector, prepareConnectors } from "@patchbay/connectors";
 import { ToolExecutor } from "@patchbay/tools";
+import { ISSUE_14_GOALS } from "./goals";
 import { LOOKUP_ORDER, ORDER_ARGS } from "./lookup-order";
 import { startMcpStdio } from "./mcp-peer";
 import { compareLatency, compareThroughput, type Rig, warmUp } from "./measure";
 import { LATENCY_MEASURE, latencyRow, type Scenario, throughputMeasure, throughputRow } from "./scenario";
 
 const ID = "7 connector call: MCP stdio";
-const TARGET = 1.3;
 
 /** The connector started from YAML-shaped config against the peer over stdio; its one tool's offered name. */
 export async function startPeerConnectors(): Promise<{ set: ConnectorSet; name: string }> {
@@ -71,10 +71,10 @@ export const connectorScenario: Scenario = {
       const latency = await compareLatency(connector, sdk, budget);
       const throughput = await compareThroughput(connector, sdk, budget);
       return [
-        latencyRow(ID, latency, sdk.name, { maxRatio: TARGET }),
+        latencyRow(ID, latency, sdk.name, { maxRatio: ISSUE_14_GOALS.connectorP50Ratio }),
         throughputRow(ID, throughput, sdk.name, {
           measure: throughputMeasure(budget.inFlight),
-          minRatio: Math.round((1 / TARGET) * 100) / 100,
+          minRatio: ISSUE_14_GOALS.connectorRateRatio,
         }),
       ];
     } finally {

@@ -8,6 +8,7 @@
 // through the `@patchbay/tools` executor with its idempotency store, and answers `hosted.result`.
 
 import { type Peer, spawnPeer } from "./children";
+import { ISSUE_20_GOALS } from "./goals";
 import { callLookupOrder } from "./lookup-order";
 import { compareLatency, compareThroughput, type Rig, warmUp } from "./measure";
 import { type BenchServer, startBenchServer, waitForWorkers } from "./patchbay-server";
@@ -62,10 +63,10 @@ export const hostedToolCallScenario: Scenario = {
       const throughput = await compareThroughput(router, floor, budget);
       const id = hostedToolCallScenario.id;
       return [
-        latencyRow(id, latency, floor.name, { maxRatio: 1.5 }),
+        latencyRow(id, latency, floor.name, { maxRatio: ISSUE_20_GOALS.hostedP50Ratio }),
         throughputRow(id, throughput, floor.name, {
           measure: throughputMeasure(budget.inFlight),
-          minRatio: 0.6,
+          minRatio: ISSUE_20_GOALS.hostedRateRatio,
         }),
       ];
     } finally {

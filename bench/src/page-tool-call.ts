@@ -6,6 +6,7 @@
 // `tool.call` event to SQLite, the event goes out on the session's socket, the client runs the
 // tool through its executor and answers `tool.result`, and the call settles.
 import { type Peer, spawnPeer } from "./children";
+import { ISSUE_20_GOALS } from "./goals";
 import { BENCH_USER, LOOKUP_ORDER, ORDER_ARGS } from "./lookup-order";
 import { compareLatency, compareThroughput, type Rig, warmUp } from "./measure";
 import { type BenchServer, startBenchServer } from "./patchbay-server";
@@ -63,8 +64,11 @@ export const pageToolCallScenario: Scenario = {
         await rig.close();
         const id = pageToolCallScenario.id;
         return [
-          latencyRow(id, latency, floor.name),
-          throughputRow(id, throughput, floor.name, { measure: throughputMeasure(budget.inFlight) }),
+          latencyRow(id, latency, floor.name, { maxP99Ratio: ISSUE_20_GOALS.pageP99Ratio }),
+          throughputRow(id, throughput, floor.name, {
+            measure: throughputMeasure(budget.inFlight),
+            minRatio: ISSUE_20_GOALS.pageRateRatio,
+          }),
         ];
       } finally {
         await page.kill();

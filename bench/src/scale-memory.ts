@@ -7,8 +7,9 @@ import { Client } from "@patchbay/client";
 import WebSocket from "ws";
 import { spawnPeer } from "./children";
 import { BENCH_API_KEY, BENCH_SECRET } from "./credentials";
+import { ISSUE_20_GOALS } from "./goals";
 import { BENCH_AGENT, BENCH_USER } from "./lookup-order";
-import type { Scenario } from "./scenario";
+import { goalCell, type Scenario } from "./scenario";
 import { formatBytes, formatRatio } from "./stats";
 import type { Row } from "./table";
 
@@ -78,13 +79,19 @@ export const scaleMemoryScenario: Scenario = {
       return counts.map((count, i): Row => {
         const s = subject[i]!;
         const b = baseline[i]!;
-        return {
+        const row: Row = {
           scenario: scaleMemoryScenario.id,
           measure: measure(count),
           subject: `${formatBytes(s.rss)} / ${formatBytes(s.heapUsed)}`,
           baseline: `idle raw ws socket: ${formatBytes(b.rss)} / ${formatBytes(b.heapUsed)}`,
           ratio: `${formatRatio(s.rss / b.rss)} / ${formatRatio(s.heapUsed / b.heapUsed)}`,
         };
+        // Issue 20's goal is the RSS at the largest count (5,000 sessions in a full run).
+        if (i === counts.length - 1) {
+          const limit = ISSUE_20_GOALS.idleRssBytes;
+          row.target = goalCell([[`RSS <= ${formatBytes(limit)}`, s.rss <= limit]]);
+        }
+        return row;
       });
     } finally {
       for (const client of clients) client.close();

@@ -14,6 +14,7 @@ import { Client, type Session } from "@patchbay/client";
 import type { Budget } from "./budget";
 import { type Peer, spawnPeer } from "./children";
 import { BENCH_API_KEY, BENCH_SECRET } from "./credentials";
+import { ISSUE_20_GOALS } from "./goals";
 import { BENCH_AGENT, BENCH_USER, TURN_REPLY_START, TURN_TEXT } from "./lookup-order";
 import { compareLatency, compareThroughput, latencyBlock, type Rig, warmUp } from "./measure";
 import { latencyRow, type Scenario, throughputRow } from "./scenario";
@@ -98,8 +99,11 @@ export const wholeTurnScenario: Scenario = {
       const id = wholeTurnScenario.id;
       return [
         latencyRow(id, cold, floor.name, { measure: coldLatency(budget) }),
-        latencyRow(id, latency, floor.name, { measure: LATENCY }),
-        throughputRow(id, rate, `${floor.name} calls`, { measure: throughput(budget.inFlight) }),
+        latencyRow(id, latency, floor.name, { measure: LATENCY, maxP50Micros: ISSUE_20_GOALS.turnP50Micros }),
+        throughputRow(id, rate, `${floor.name} calls`, {
+          measure: throughput(budget.inFlight),
+          minRate: ISSUE_20_GOALS.turnsPerSecond,
+        }),
         latencyRow(id, longLatencyResult, floor.name, { measure: longLatency(turns) }),
       ];
     } finally {
