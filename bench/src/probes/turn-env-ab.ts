@@ -5,7 +5,7 @@
 //   node --import tsx src/probes/turn-env-ab.ts --env NAME=VALUE [--warm 20000] [--turns 2000] [--rounds 6]
 import { spawnPeer } from "../children";
 import { latencyBlock, throughputBlock } from "../measure";
-import { summarize } from "../stats";
+import { median, summarize } from "../stats";
 import { turnRig } from "../whole-turn";
 
 const arg = (name: string, fallback: number) => {
@@ -49,7 +49,6 @@ try {
       );
     }
   }
-  const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
   console.log(
     `median of the rounds' p50: A ${median(p50s.A!).toFixed(0)} µs, B ${median(p50s.B!).toFixed(0)} µs (B: ${JSON.stringify(envB)})`,
   );
