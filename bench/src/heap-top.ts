@@ -4,9 +4,10 @@
 //   BENCH_HEAP_ALL=1 node --import tsx src/probes/turn-cost.ts --server-heap /tmp/server.heapprofile
 //   node --import tsx src/heap-top.ts /tmp/server.heapprofile [--top 30]
 import { readFileSync } from "node:fs";
+import { type CallFrame, frameName } from "./frame-name";
 
 interface HeapNode {
-  callFrame: { functionName: string; url: string; lineNumber: number };
+  callFrame: CallFrame;
   selfSize: number;
   children: HeapNode[];
 }
@@ -16,13 +17,7 @@ const topIndex = args.indexOf("--top");
 const top = topIndex >= 0 ? Number(args[topIndex + 1]) : 30;
 const files = args.filter((a, i) => a.endsWith(".heapprofile") && i !== topIndex + 1);
 
-const where = (node: HeapNode) => {
-  const frame = node.callFrame;
-  const url = frame.url
-    ? `${frame.url.replace(/^.*\/(node_modules|packages|bench)\//, "$1/")}:${frame.lineNumber + 1}`
-    : "";
-  return `${frame.functionName || "(anonymous)"} ${url}`.trim();
-};
+const where = (node: HeapNode) => frameName(node.callFrame);
 
 for (const file of files) {
   const { head } = JSON.parse(readFileSync(file, "utf8")) as { head: HeapNode };

@@ -7,10 +7,11 @@
 // `--below <text>` (repeatable) takes the functions whose name (`name file:line`) contains the
 // text and splits their inclusive time by the function they called directly, `(self)` for their own.
 import { readFileSync } from "node:fs";
+import { type CallFrame, frameName } from "./frame-name";
 
 interface ProfileNode {
   id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
+  callFrame: CallFrame;
   hitCount?: number;
   children?: number[];
 }
@@ -34,13 +35,7 @@ const files = args.filter(
   (a, i) => a.endsWith(".cpuprofile") && !["--top", "--below"].includes(args[i - 1] ?? ""),
 );
 
-const nameOf = (node: ProfileNode) => {
-  const frame = node.callFrame;
-  const where = frame.url
-    ? `${frame.url.replace(/^.*\/(node_modules|packages|bench)\//, "$1/")}:${frame.lineNumber + 1}`
-    : "";
-  return `${frame.functionName || "(anonymous)"} ${where}`.trim();
-};
+const nameOf = (node: ProfileNode) => frameName(node.callFrame);
 
 const line = (us: number, of: number, key: string) =>
   `${((us / of) * 100).toFixed(1).padStart(5)}%  ${(us / 1000).toFixed(0).padStart(6)} ms  ${key}`;
