@@ -50,7 +50,8 @@ for (const file of files) {
   for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node.id);
   const self = new Map<string, number>();
   const withCallees = new Map<string, number>();
-  const split = new Map<string, number>();
+  /** For `--below`: each matching function's time by the function it called. */
+  const split = new Map<string, Map<string, number>>();
   let total = 0;
   let idle = 0;
   profile.samples.forEach((id, i) => {
@@ -74,8 +75,9 @@ for (const file of files) {
         seen.add(name);
         withCallees.set(name, (withCallees.get(name) ?? 0) + delta);
         if (below.some((text) => name.includes(text))) {
-          const k = `${name}\u0000${callee}`;
-          split.set(k, (split.get(k) ?? 0) + delta);
+          const parts = split.get(name) ?? new Map<string, number>();
+          parts.set(callee, (parts.get(callee) ?? 0) + delta);
+          split.set(name, parts);
         }
       }
       callee = name;
@@ -90,13 +92,8 @@ for (const file of files) {
   } else {
     for (const [key, us] of ranked(self, top)) console.log(line(us, total, key));
   }
-  for (const [name, us] of ranked(withCallees, Number.POSITIVE_INFINITY)) {
-    if (!below.some((text) => name.includes(text))) continue;
-    const parts = new Map<string, number>();
-    for (const [k, v] of split) {
-      const [owner, callee] = k.split("\u0000") as [string, string];
-      if (owner === name) parts.set(callee, v);
-    }
+  for (const [name, parts] of [...split].sort((a, b) => withCallees.get(b[0])! - withCallees.get(a[0])!)) {
+    const us = withCallees.get(name)!;
     console.log(`\n${name}: ${(us / 1000).toFixed(1)} ms with callees, by what it called`);
     for (const [callee, v] of ranked(parts, top)) console.log(line(v, us, callee));
   }
