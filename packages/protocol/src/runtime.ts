@@ -15,6 +15,6 @@ export type {
   ReconnectingSocketState,
 } from "./reconnecting-socket";
 export { ReconnectingSocket } from "./reconnecting-socket";
-export { holdWritesForTick } from "./tick-writes";
+export { holdWritesForTick, writeHeldNow } from "./tick-writes";
 export type { WebSocketFactory, WebSocketLike } from "./websocket-like";
 export { SOCKET_OPEN } from "./websocket-like";

@@ -1,7 +1,7 @@
 import type { Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import WebSocket, { WebSocketServer } from "ws";
-import { FRAMES_PER_WRITE, holdWritesForTick } from "./tick-writes";
+import { FRAMES_PER_WRITE, holdWritesForTick, writeHeldNow } from "./tick-writes";
 
 /** A loopback pair: the server's socket (whose writes are counted) and a client that reads. */
 async function pair() {
@@ -273,5 +273,66 @@ describe("holdWritesForTick", () => {
     p.server.close(4000, "bye");
     expect(await closed).toBe(4000);
     expect(p.received).toEqual(["last words"]);
+  });
+  it("writes what a socket holds when asked, and holds what follows in the tick until the flush", async () => {
+    const p = await pair();
+    close = p.close;
+    const send = (text: string) => {
+      holdWritesForTick(p.server);
+      p.server.send(text);
+    };
+    send("delta");
+    send("completed");
+    expect(p.writes).toEqual([]);
+    writeHeldNow(p.server);
+    expect(p.writes).toEqual([4]);
+    expect(p.raw.writableCorked).toBe(0);
+    // Asked again with nothing held: no write.
+    writeHeldNow(p.server);
+    expect(p.writes).toEqual([4]);
+    send("next 1");
+    send("next 2");
+    expect(p.writes).toEqual([4]);
+    await until(() => p.received.length === 4, "the frames after it");
+    expect(p.writes).toEqual([4, 4]);
+    expect(p.received).toEqual(["delta", "completed", "next 1", "next 2"]);
+    expect(p.raw.writableCorked).toBe(0);
+  });
+
+  it("counts a frame written early in its tick's batch: a socket with two frames is not quiet", async () => {
+    const p = await pair();
+    close = p.close;
+    const send = (text: string) => {
+      holdWritesForTick(p.server);
+      p.server.send(text);
+    };
+    send("completed");
+    writeHeldNow(p.server);
+    expect(p.writes).toEqual([2]);
+    send("next");
+    expect(p.writes).toEqual([2]);
+    await until(() => p.received.length === 2, "the frame after it");
+    expect(p.writes).toEqual([2, 2]);
+    // Two frames in that tick: the next tick's first frame is held, not sent at once.
+    send("later");
+    expect(p.writes).toEqual([2, 2]);
+    await until(() => p.received.length === 3, "the next tick's frame");
+    expect(p.writes).toEqual([2, 2, 2]);
+  });
+
+  it("leaves alone a socket it does not hold, and ends one whose write throws", async () => {
+    const log: string[] = [];
+    const other = fakeSocket("other", log);
+    other._socket.cork(); // corked by someone else
+    writeHeldNow(other);
+    expect(other._socket.writableCorked).toBe(1);
+    expect(() => writeHeldNow({})).not.toThrow();
+    expect(() => writeHeldNow(undefined)).not.toThrow();
+    const broken = new Error("write after end");
+    const ours = fakeSocket("ours", log, broken);
+    holdWritesForTick(ours);
+    expect(() => writeHeldNow(ours)).not.toThrow();
+    expect(ours._socket.destroyedWith).toBe(broken);
+    expect(log).toEqual(["ours"]);
   });
 });

@@ -135,16 +135,20 @@ const schedule = (run: () => void): void => hop(() => hop(run));
 export function holdWritesForTick(webSocket: unknown, startsWork = false): void {
   const raw = (webSocket as { _socket?: Partial<Corkable> & { writableCorked?: number } } | null)?._socket;
   if (!raw || typeof raw.cork !== "function") return;
+  const held = heldFrames.get(raw as Corkable);
   if (raw.writableCorked !== 0) {
     // Corked by us this tick: one more frame joins the batch, or the batch leaves at the bound.
     // (Corked by someone else: left as it is.)
-    const held = heldFrames.get(raw as Corkable);
     if (held === undefined) return;
     if (held < FRAMES_PER_WRITE) heldFrames.set(raw as Corkable, held + 1);
     else writeHeld(raw as Corkable);
     return;
   }
-  if (quiet.has(raw as Corkable) && !sentAtOnce.has(raw as Corkable)) {
+  if (held !== undefined) {
+    // Written early this tick (writeHeldNow): held again, and still in the flush's list.
+    raw.cork();
+    heldFrames.set(raw as Corkable, held + 1);
+  } else if (quiet.has(raw as Corkable) && !sentAtOnce.has(raw as Corkable)) {
     // Left uncorked: `ws` writes the frame's header and payload in one `writev` now. The flush
     // still comes, to end the tick for this socket.
     sentAtOnce.add(raw as Corkable);
@@ -156,5 +160,29 @@ export function holdWritesForTick(webSocket: unknown, startsWork = false): void 
   if (!flushScheduled) {
     flushScheduled = true;
     schedule(flush);
+  }
+}
+
+/**
+ * Writes the frames `webSocket` holds for this tick now instead of at the tick's flush: for the
+ * frame that ends what its peer waits for (the server's `response.completed`), so the peer reads
+ * it while this process finishes the tick's other work. Frames sent to the socket later in the
+ * tick are held again and leave at the flush. A socket not held by {@link holdWritesForTick} is
+ * left alone.
+ *
+ * @example
+ * ```ts
+ * holdWritesForTick(ws);
+ * ws.send(JSON.stringify({ type: "response.completed", responseId }));
+ * writeHeldNow(ws); // leaves now, not when the tick ends
+ * ```
+ */
+export function writeHeldNow(webSocket: unknown): void {
+  const raw = (webSocket as { _socket?: Partial<Corkable> & { writableCorked?: number } } | null)?._socket;
+  if (raw?.writableCorked !== 1 || !heldFrames.has(raw as Corkable)) return;
+  try {
+    (raw as Corkable).uncork();
+  } catch (error) {
+    (raw as Corkable).destroy(error instanceof Error ? error : new Error(String(error)));
   }
 }

@@ -175,6 +175,8 @@ class RelayedConnection {
         send: (frame) =>
           options.bus.publish(subject, typeof frame === "string" ? frame : JSON.stringify(frame)),
         drained: () => options.bus.flush(),
+        // Nothing held here: the bus sends a publish on its own schedule.
+        writeNow: () => {},
       },
       options.directory,
       options.maxSessionsPerSocket,

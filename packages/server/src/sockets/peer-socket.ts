@@ -5,7 +5,7 @@ import {
   FrameDecodeError,
   type FrameOf,
 } from "@patchbay/protocol";
-import { holdWritesForTick } from "@patchbay/protocol/runtime";
+import { holdWritesForTick, writeHeldNow } from "@patchbay/protocol/runtime";
 import { type RawData, type WebSocket, WebSocketServer } from "ws";
 import type { Logger } from "../observability/logger";
 import { FrameInbox, type FrameScheduler, sharedFrameScheduler } from "./frame-inbox";
@@ -296,6 +296,14 @@ export class PeerSocket<C extends PeerChannel> {
       }, this.limits.slowReaderGraceMs);
     }
     return true;
+  }
+
+  /**
+   * Writes the frames sent this tick now rather than when the tick ends (see writeHeldNow): after
+   * the frame the peer waits for.
+   */
+  writeNow(): void {
+    writeHeldNow(this.ws);
   }
 
   /** Waits (bounded) until the send buffer is half empty, so a long replay cannot flood it. */

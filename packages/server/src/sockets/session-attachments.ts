@@ -23,6 +23,8 @@ export interface AttachmentSocket {
   send(frame: ServerToClientFrame | string): void;
   /** Resolves when the send buffer is half empty (bounded). */
   drained(): Promise<void>;
+  /** Writes what it holds for this tick now (a socket that holds nothing does nothing). */
+  writeNow(): void;
 }
 
 const REPLAY_PAGE = 500;
@@ -74,6 +76,9 @@ class SessionAttachment implements Attachment, SessionListener {
     this.lastSent = event.seq;
     // The text the store wrote: a megabyte message is not serialized again per socket.
     this.socket.send(committedEventJson(event) ?? event);
+    // The page waits for a response's end: it leaves now, not after the rest of this tick's
+    // work (the turn's last commit resolving, the next queued message starting).
+    if (event.type === "response.completed" || event.type === "response.failed") this.socket.writeNow();
   }
 
   /** The replay is done: the live events that waited for it go out. */
