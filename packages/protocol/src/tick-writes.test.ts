@@ -29,6 +29,11 @@ async function pair() {
     raw,
     received,
     writes,
+    /** Sends a frame on the server's socket as a peer socket does: held for the tick first. */
+    send(text: string) {
+      holdWritesForTick(server);
+      server.send(text);
+    },
     close: () =>
       new Promise<void>((resolve) => {
         client.terminate();
@@ -196,10 +201,7 @@ describe("holdWritesForTick", () => {
   it("sends a frame at once on a socket whose last write held one, until a tick holds more", async () => {
     const p = await pair();
     close = p.close;
-    const send = (text: string) => {
-      holdWritesForTick(p.server);
-      p.server.send(text);
-    };
+    const { send } = p;
     send("a");
     expect(p.writes).toEqual([]);
     await until(() => p.received.length === 1, "the first frame");
@@ -274,13 +276,11 @@ describe("holdWritesForTick", () => {
     expect(await closed).toBe(4000);
     expect(p.received).toEqual(["last words"]);
   });
+
   it("writes what a socket holds when asked, and holds what follows in the tick until the flush", async () => {
     const p = await pair();
     close = p.close;
-    const send = (text: string) => {
-      holdWritesForTick(p.server);
-      p.server.send(text);
-    };
+    const { send } = p;
     send("delta");
     send("completed");
     expect(p.writes).toEqual([]);
@@ -302,10 +302,7 @@ describe("holdWritesForTick", () => {
   it("counts a frame written early in its tick's batch: a socket with two frames is not quiet", async () => {
     const p = await pair();
     close = p.close;
-    const send = (text: string) => {
-      holdWritesForTick(p.server);
-      p.server.send(text);
-    };
+    const { send } = p;
     send("completed");
     writeHeldNow(p.server);
     expect(p.writes).toEqual([2]);
