@@ -63,33 +63,40 @@ function remember(sockets: Corkable[]): void {
 
 const NONE: Corkable[] = [];
 
+/**
+ * Uncorks a socket; false when the uncork threw. The socket may then have lost frames, so its
+ * connection ends as any broken one does (destroyed with the error: its owner sees `error`, then
+ * `close`).
+ */
+function uncorkOrEnd(socket: Corkable): boolean {
+  try {
+    socket.uncork();
+    return true;
+  } catch (error) {
+    socket.destroy(error instanceof Error ? error : new Error(String(error)));
+    return false;
+  }
+}
+
 /** Writes what a socket holds now and holds the frames after it: it stays in the tick's flush. */
 function writeHeld(socket: Corkable): void {
   heldFrames.set(socket, 1);
   spilled.add(socket);
-  try {
-    socket.uncork();
-  } catch (error) {
-    socket.destroy(error instanceof Error ? error : new Error(String(error)));
-    return;
-  }
-  socket.cork();
+  if (uncorkOrEnd(socket)) socket.cork();
 }
 
 /**
  * Uncorks every socket, even after one threw. A throw must not end the loop: the sockets after
  * it would stay corked for good (a socket is held again only once uncorked), and every frame sent
- * to them later would never leave. The one that threw may have lost frames, so its connection
- * ends as any broken one does (destroyed with the error: its owner sees `error`, then `close`).
+ * to them later would never leave.
  */
 function uncorkEach(sockets: Corkable[]): void {
-  for (const socket of sockets) {
-    try {
-      socket.uncork();
-    } catch (error) {
-      socket.destroy(error instanceof Error ? error : new Error(String(error)));
-    }
-  }
+  for (const socket of sockets) uncorkOrEnd(socket);
+}
+
+/** The `net.Socket` under a `ws` WebSocket, if it has one. */
+function socketUnder(webSocket: unknown): (Partial<Corkable> & { writableCorked?: number }) | undefined {
+  return (webSocket as { _socket?: Partial<Corkable> & { writableCorked?: number } } | null)?._socket;
 }
 
 // The flush runs once this turn's callback and every promise job it started are done, and then
@@ -133,7 +140,7 @@ const schedule = (run: () => void): void => hop(() => hop(run));
  * ```
  */
 export function holdWritesForTick(webSocket: unknown, startsWork = false): void {
-  const raw = (webSocket as { _socket?: Partial<Corkable> & { writableCorked?: number } } | null)?._socket;
+  const raw = socketUnder(webSocket);
   if (!raw || typeof raw.cork !== "function") return;
   const held = heldFrames.get(raw as Corkable);
   if (raw.writableCorked !== 0) {
@@ -178,11 +185,6 @@ export function holdWritesForTick(webSocket: unknown, startsWork = false): void 
  * ```
  */
 export function writeHeldNow(webSocket: unknown): void {
-  const raw = (webSocket as { _socket?: Partial<Corkable> & { writableCorked?: number } } | null)?._socket;
-  if (raw?.writableCorked !== 1 || !heldFrames.has(raw as Corkable)) return;
-  try {
-    (raw as Corkable).uncork();
-  } catch (error) {
-    (raw as Corkable).destroy(error instanceof Error ? error : new Error(String(error)));
-  }
+  const raw = socketUnder(webSocket);
+  if (raw?.writableCorked === 1 && heldFrames.has(raw as Corkable)) uncorkOrEnd(raw as Corkable);
 }
