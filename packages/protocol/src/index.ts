@@ -94,6 +94,8 @@ export {
 } from "./normalize-tool-calls";
 export type { JsonObject, User, WireError } from "./primitives";
 export { IdSchema, JsonObjectSchema, SeqSchema, UserSchema, WireErrorSchema } from "./primitives";
+export type { ResponseEndEvent } from "./response-end";
+export { isResponseEnd } from "./response-end";
 export type { DecodeServerFrameOptions } from "./server-frame-guards";
 export { checkToolApprovalSpec, decodeServerFrame, SERVER_FRAME_TYPES } from "./server-frame-guards";
 export type { NormalizedToolCall, ToolOutcome, ToolResult } from "./tool-call";

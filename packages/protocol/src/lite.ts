@@ -4,6 +4,7 @@ export type { DecodeResult } from "./decode-frame";
 export { encodeResultFrame, resultTooLarge } from "./encode-result-frame";
 export { ErrorCodes, FrameDecodeError, ProtocolError, ToolCallFormatError } from "./errors";
 export { parseToolArguments } from "./normalize-tool-calls";
+export { isResponseEnd } from "./response-end";
 export type { DecodeServerFrameOptions } from "./server-frame-guards";
 export { checkToolApprovalSpec, decodeServerFrame, SERVER_FRAME_TYPES } from "./server-frame-guards";
 export { failedResult, isTerminalToolCallStatus, TERMINAL_TOOL_CALL_STATUSES } from "./tool-results";

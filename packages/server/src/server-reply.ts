@@ -1,4 +1,10 @@
-import type { ApprovalRequest, SessionEvent, ToolCallItem } from "@patchbay/protocol";
+import {
+  type ApprovalRequest,
+  isResponseEnd,
+  type ResponseEndEvent,
+  type SessionEvent,
+  type ToolCallItem,
+} from "@patchbay/protocol";
 import { nanoid } from "nanoid";
 import { ServerError } from "./errors";
 import type { SessionDirectory } from "./sessions/session-directory";
@@ -45,8 +51,6 @@ export interface ServerReply {
   toolCalls: ToolCallItem[];
 }
 
-type Ending = Extract<SessionEvent, { type: "response.completed" | "response.failed" }>;
-
 const BACKEND = { kind: "backend" } as const;
 /** What the model reads when nobody could answer its question. */
 const NOBODY_ASKED =
@@ -87,12 +91,9 @@ export async function replyOnce(
   let unsubscribe = () => {};
   const onAbort = () => void live.interrupt(`${commandId}_interrupt`).catch(() => undefined);
   try {
-    const ended = new Promise<Ending | "closed">((resolve) => {
+    const ended = new Promise<ResponseEndEvent | "closed">((resolve) => {
       unsubscribe = live.runtime.subscribe((event) => {
-        if (
-          (event.type === "response.completed" || event.type === "response.failed") &&
-          event.commandId === commandId
-        ) {
+        if (isResponseEnd(event) && event.commandId === commandId) {
           resolve(event);
         } else if (event.type === "approval.requested") {
           void answer(event.approval);

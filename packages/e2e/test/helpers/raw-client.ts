@@ -1,5 +1,5 @@
 import type { ServerToClientFrame, SessionEvent } from "@patchbay/protocol";
-import { PROTOCOL_VERSION } from "@patchbay/protocol";
+import { isResponseEnd, PROTOCOL_VERSION } from "@patchbay/protocol";
 import WebSocket from "ws";
 
 type Frame = ServerToClientFrame;
@@ -157,7 +157,7 @@ export class RawClient {
   /** Waits for the turn answering `commandId` to end. */
   async turnEnd(commandId: string, timeoutMs = 5_000) {
     return this.next<Extract<Frame, { type: "response.completed" | "response.failed" }>>(
-      (f) => (f.type === "response.completed" || f.type === "response.failed") && f.commandId === commandId,
+      (f) => isResponseEnd(f) && f.commandId === commandId,
       timeoutMs,
     );
   }

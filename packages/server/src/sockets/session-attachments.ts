@@ -1,4 +1,9 @@
-import type { ServerToClientFrame, SessionEvent, ToolSpec } from "@patchbay/protocol";
+import {
+  isResponseEnd,
+  type ServerToClientFrame,
+  type SessionEvent,
+  type ToolSpec,
+} from "@patchbay/protocol";
 import type { Principal } from "../auth/auth";
 import { ServerError } from "../errors";
 import type { LiveSession } from "../sessions/live-session";
@@ -78,7 +83,7 @@ class SessionAttachment implements Attachment, SessionListener {
     this.socket.send(committedEventJson(event) ?? event);
     // The page waits for a response's end: it leaves now, not after the rest of this tick's
     // work (the turn's last commit resolving, the next queued message starting).
-    if (event.type === "response.completed" || event.type === "response.failed") this.socket.writeNow();
+    if (isResponseEnd(event)) this.socket.writeNow();
   }
 
   /** The replay is done: the live events that waited for it go out. */

@@ -1,4 +1,4 @@
-import type { SessionEvent } from "@patchbay/protocol";
+import { isResponseEnd, type SessionEvent } from "@patchbay/protocol";
 import { createUserToken } from "../auth/user-token";
 
 /** The backend's HTTP API as this package's tests drive it (API key and secret of the test server). */
@@ -66,7 +66,7 @@ export function backendHttp(url: string, apiKey = "pk_test", secret = "sk_test")
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const list = await api.events(sessionId);
-        const ended = list.filter((e) => e.type === "response.completed" || e.type === "response.failed");
+        const ended = list.filter(isResponseEnd);
         if (ended.length >= count) return list;
         if (Date.now() > deadline)
           throw new Error(
