@@ -8,7 +8,7 @@ type ResponseEndType = "response.completed" | "response.failed";
  *
  * @example
  * ```ts
- * const ended: ResponseEndEvent = await nextEvent(isResponseEnd);
+ * const ends: ResponseEndEvent[] = events.filter(isResponseEnd);
  * ```
  */
 export type ResponseEndEvent = Extract<SessionEvent, { type: ResponseEndType }>;
@@ -19,8 +19,9 @@ export type ResponseEndEvent = Extract<SessionEvent, { type: ResponseEndType }>;
  *
  * @example
  * ```ts
- * session.on("event", (event) => {
- *   if (isResponseEnd(event) && event.commandId === commandId) done(event);
+ * ws.on("message", (data) => {
+ *   const frame = JSON.parse(String(data)) as ServerToClientFrame;
+ *   if (isResponseEnd(frame) && frame.commandId === commandId) done(frame);
  * });
  * ```
  */

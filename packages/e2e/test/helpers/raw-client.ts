@@ -1,4 +1,4 @@
-import type { ServerToClientFrame, SessionEvent } from "@patchbay/protocol";
+import type { ResponseEndEvent, ServerToClientFrame, SessionEvent } from "@patchbay/protocol";
 import { isResponseEnd, PROTOCOL_VERSION } from "@patchbay/protocol";
 import WebSocket from "ws";
 
@@ -156,10 +156,7 @@ export class RawClient {
 
   /** Waits for the turn answering `commandId` to end. */
   async turnEnd(commandId: string, timeoutMs = 5_000) {
-    return this.next<Extract<Frame, { type: "response.completed" | "response.failed" }>>(
-      (f) => isResponseEnd(f) && f.commandId === commandId,
-      timeoutMs,
-    );
+    return this.next<ResponseEndEvent>((f) => isResponseEnd(f) && f.commandId === commandId, timeoutMs);
   }
 
   /** Resolves when the socket closes. */
