@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createUserToken } from "@patchbay/server";
 import Database from "better-sqlite3";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { startTestNats, type TestNats } from "../../server/src/testing/nats-server";
 import { startTestPostgres, type TestPostgres } from "../../server/src/testing/postgres-server";
 import { DelayProxy } from "../fixtures/delay-proxy";
@@ -142,6 +142,16 @@ function workerDb() {
 }
 
 describe("a cluster of three patchbay serve processes (Postgres + NATS)", () => {
+  // A test that failed between killing a node and starting it again leaves the next test its
+  // three nodes all the same: its own failure is the one reported, not a refused connection.
+  beforeEach(async () => {
+    for (const [i, node] of nodes.entries())
+      if (node.child.exitCode !== null || node.child.signalCode !== null) {
+        await node.exited;
+        nodes[i] = await startCli(["serve"], env());
+      }
+  }, 60_000);
+
   it("starts three nodes on one database (no store lock), each ready and seeing the others", async () => {
     for (let i = 0; i < 3; i++) nodes.push(await startCli(["serve"], env()));
     const deadline = Date.now() + 30_000;

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { ServerError } from "../errors";
 import { silentLogger } from "../observability/logger";
 import { ClusterHttp } from "./cluster-http";
+import { pingSubject } from "./cluster-node";
 import { MemoryBusHub } from "./memory-bus";
 
 // The bus side of HTTP requests passed to a session's owner, on the in-process bus: the answer
@@ -15,11 +16,17 @@ const request = (body: unknown = { commandId: "c_1", text: "hello" }) => ({
   body,
 });
 
-function pair(answerTimeoutMs = 2_000) {
+function pair(answerTimeoutMs = 2_000, probeIntervalMs?: number) {
   const hub = new MemoryBusHub();
   const edgeBus = hub.connect();
   const ownerBus = hub.connect();
-  const edge = new ClusterHttp({ bus: edgeBus, nodeId: "n_edge", logger: silentLogger, answerTimeoutMs });
+  const edge = new ClusterHttp({
+    bus: edgeBus,
+    nodeId: "n_edge",
+    logger: silentLogger,
+    answerTimeoutMs,
+    ...(probeIntervalMs ? { probeIntervalMs } : {}),
+  });
   const owner = new ClusterHttp({ bus: ownerBus, nodeId: "n_owner", logger: silentLogger });
   return { edge, owner, edgeBus, ownerBus };
 }
@@ -92,12 +99,60 @@ describe("ClusterHttp", () => {
   });
 
   it("answers `unavailable` naming the bound when a live owner does not answer in time", async () => {
-    const { edge, ownerBus } = pair(100);
+    const { edge, ownerBus } = pair(300, 50);
+    // Alive (its node answers pings all along) but slow: the wait runs to the bound.
+    let pings = 0;
+    ownerBus.subscribe(pingSubject("n_owner"), (message) => {
+      pings += 1;
+      message.reply("");
+    });
     ownerBus.subscribe("patchbay.node.n_owner.http", () => {});
     await expect(edge.forward("n_owner", request(), Date.now() + 10_000)).rejects.toMatchObject({
       code: "unavailable",
-      message: expect.stringMatching(/did not answer within 100 ms; retry \(with the same commandId/),
+      message: expect.stringMatching(/did not answer within 300 ms; retry \(with the same commandId/),
     });
+    expect(pings).toBeGreaterThanOrEqual(2);
+  });
+
+  it("ends the wait as soon as an owner that took the request leaves the bus (a crash NATS had not noticed yet)", async () => {
+    const { edge, ownerBus } = pair(5_000, 50);
+    const stops = [
+      ownerBus.subscribe(pingSubject("n_owner"), (message) => message.reply("")),
+      // The request is delivered, but the process dies before it answers.
+      ownerBus.subscribe("patchbay.node.n_owner.http", () => {
+        setTimeout(() => {
+          for (const stop of stops) stop();
+        }, 120);
+      }),
+    ];
+    const asked = Date.now();
+    const error = await edge.forward("n_owner", request(), Date.now() + 1_200).catch((e: unknown) => e);
+    const waited = Date.now() - asked;
+    expect(waited).toBeGreaterThanOrEqual(120);
+    expect(waited).toBeLessThan(2_000);
+    expect(error).toMatchObject({
+      code: "unavailable",
+      path: "sessionId",
+      message: expect.stringMatching(/session s_1 \(n_owner\) is gone; /),
+    });
+  });
+
+  it("asks nothing more of the owner once its answer came", async () => {
+    const { edge, owner, ownerBus } = pair(5_000, 20);
+    let pings = 0;
+    ownerBus.subscribe(pingSubject("n_owner"), (message) => {
+      pings += 1;
+      message.reply("");
+    });
+    owner.serve(async () => {
+      await new Promise((r) => setTimeout(r, 70));
+      return { status: 200, body: {} };
+    });
+    expect(await edge.forward("n_owner", request(), Date.now())).toEqual({ status: 200, body: {} });
+    const after = pings;
+    expect(after).toBeGreaterThanOrEqual(1);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(pings).toBe(after);
   });
 
   it("refuses any request while this node's bus is down", async () => {

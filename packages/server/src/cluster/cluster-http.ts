@@ -2,13 +2,17 @@ import { BusTimeoutError, ServerError } from "../errors";
 import type { ForwardedReply, ForwardedRequest, RequestForwarding } from "../http/forwarded-request";
 import type { Logger } from "../observability/logger";
 import type { Bus } from "./bus";
+import { pingSubject } from "./cluster-node";
 
 // HTTP requests about a session another node owns (docs/cluster.md, "HTTP on any node"): the node
 // the request reached asks the owner over the bus (request/reply, bounded) and answers with the
 // owner's status and body. The owner runs the same route as for its own callers, so the session
 // keeps one writer. An owner whose process died has no subscriptions left and NATS says so at
 // once ("no responders"): the caller hears `unavailable` with the lease's remaining time, after
-// which the next request takes the session over wherever it lands.
+// which the next request takes the session over wherever it lands. Right after a crash NATS may
+// not have dropped the dead node's subscriptions yet and hands it the request, which then gets no
+// answer: while an answer is late, the owner's ping subject is asked every `probeIntervalMs`, and
+// "no responders" there ends the wait with the same `unavailable` as above, not after the timeout.
 
 const httpSubject = (node: string) => `patchbay.node.${node}.http`;
 
@@ -19,6 +23,11 @@ export interface ClusterHttpOptions {
   logger: Logger;
   /** How long the owner may take to answer a forwarded request (default 5 000 ms). */
   answerTimeoutMs?: number;
+  /**
+   * While an answer is late, how often to ask whether the owner's process is still on the bus
+   * (default 500 ms); one that is gone ends the wait at once rather than at `answerTimeoutMs`.
+   */
+  probeIntervalMs?: number;
 }
 
 /** A `ServerError` whose caller may retry after `retryAfterMs` (the HTTP answer's `retry-after`). */
@@ -37,9 +46,11 @@ export class RetryLaterError extends ServerError {
 export class ClusterHttp implements RequestForwarding {
   private stop: (() => void) | undefined;
   private readonly timeoutMs: number;
+  private readonly probeMs: number;
 
   constructor(private readonly options: ClusterHttpOptions) {
     this.timeoutMs = options.answerTimeoutMs ?? 5_000;
+    this.probeMs = options.probeIntervalMs ?? 500;
   }
 
   async forward(owner: string, request: ForwardedRequest, leaseExpiresAt: number): Promise<ForwardedReply> {
@@ -54,8 +65,10 @@ export class ClusterHttp implements RequestForwarding {
     const data = JSON.stringify(request);
     const started = Date.now();
     let answer: string;
+    const asked = this.options.bus.request(httpSubject(owner), data, { timeoutMs: this.timeoutMs });
+    const watch = this.watchOwner(owner);
     try {
-      answer = await this.options.bus.request(httpSubject(owner), data, { timeoutMs: this.timeoutMs });
+      answer = await Promise.race([asked, watch.gone]);
     } catch (error) {
       const elapsed = Date.now() - started;
       this.options.logger.warn("the owner of a session did not answer a request passed to it", {
@@ -80,8 +93,47 @@ export class ClusterHttp implements RequestForwarding {
         `the node serving session ${sessionId} (${owner}) did not answer within ${this.timeoutMs} ms; retry (with the same commandId, a message or reply is not run twice)`,
         1_000,
       );
+    } finally {
+      watch.stop();
+      // Given up on once the owner is known gone, the request still times out later: not an error.
+      asked.catch(() => {});
     }
     return JSON.parse(answer) as ForwardedReply;
+  }
+
+  /**
+   * Asks the owner's ping subject every `probeMs` until stopped; `gone` rejects (as the bus's "no
+   * responders") once nothing answers there: the owner's process is no longer on the bus.
+   */
+  private watchOwner(owner: string): { gone: Promise<never>; stop: () => void } {
+    let stopped = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const gone = new Promise<never>((_, reject) => {
+      const probe = (): void => {
+        timer = setTimeout(() => {
+          this.options.bus.request(pingSubject(owner), "", { timeoutMs: this.probeMs }).then(
+            () => {
+              if (!stopped) probe();
+            },
+            (error: unknown) => {
+              if (stopped) return;
+              if (error instanceof BusTimeoutError && error.noResponders) reject(error);
+              else probe();
+            },
+          );
+        }, this.probeMs);
+      };
+      probe();
+    });
+    // Nobody awaits `gone` once the answer came.
+    gone.catch(() => {});
+    return {
+      gone,
+      stop: () => {
+        stopped = true;
+        clearTimeout(timer);
+      },
+    };
   }
 
   serve(handler: (request: ForwardedRequest) => Promise<ForwardedReply>): void {
