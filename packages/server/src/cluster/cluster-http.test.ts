@@ -111,7 +111,7 @@ describe("ClusterHttp", () => {
       code: "unavailable",
       message: expect.stringMatching(/did not answer within 300 ms; retry \(with the same commandId/),
     });
-    expect(pings).toBeGreaterThanOrEqual(2);
+    expect(pings).toBeGreaterThanOrEqual(1);
   });
 
   it("ends the wait as soon as an owner that took the request leaves the bus (a crash NATS had not noticed yet)", async () => {

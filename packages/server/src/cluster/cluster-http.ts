@@ -2,7 +2,7 @@ import { BusTimeoutError, ServerError } from "../errors";
 import type { ForwardedReply, ForwardedRequest, RequestForwarding } from "../http/forwarded-request";
 import type { Logger } from "../observability/logger";
 import type { Bus } from "./bus";
-import { pingSubject } from "./cluster-node";
+import { watchOwner } from "./owner-watch";
 
 // HTTP requests about a session another node owns (docs/cluster.md, "HTTP on any node"): the node
 // the request reached asks the owner over the bus (request/reply, bounded) and answers with the
@@ -11,8 +11,8 @@ import { pingSubject } from "./cluster-node";
 // once ("no responders"): the caller hears `unavailable` with the lease's remaining time, after
 // which the next request takes the session over wherever it lands. Right after a crash NATS may
 // not have dropped the dead node's subscriptions yet and hands it the request, which then gets no
-// answer: while an answer is late, the owner's ping subject is asked every `probeIntervalMs`, and
-// "no responders" there ends the wait with the same `unavailable` as above, not after the timeout.
+// answer: while an answer is late, the owner is watched (`owner-watch.ts`, every
+// `probeIntervalMs`), and its being gone ends the wait with the same `unavailable`.
 
 const httpSubject = (node: string) => `patchbay.node.${node}.http`;
 
@@ -66,9 +66,16 @@ export class ClusterHttp implements RequestForwarding {
     const started = Date.now();
     let answer: string;
     const asked = this.options.bus.request(httpSubject(owner), data, { timeoutMs: this.timeoutMs });
-    const watch = this.watchOwner(owner);
+    let stopWatch = (): void => {};
+    const gone = new Promise<never>((_, reject) => {
+      stopWatch = watchOwner(this.options.bus, owner, {
+        firstAfterMs: this.probeMs,
+        everyMs: this.probeMs,
+        onGone: reject,
+      });
+    });
     try {
-      answer = await Promise.race([asked, watch.gone]);
+      answer = await Promise.race([asked, gone]);
     } catch (error) {
       const elapsed = Date.now() - started;
       this.options.logger.warn("the owner of a session did not answer a request passed to it", {
@@ -94,46 +101,11 @@ export class ClusterHttp implements RequestForwarding {
         1_000,
       );
     } finally {
-      watch.stop();
+      stopWatch();
       // Given up on once the owner is known gone, the request still times out later: not an error.
       asked.catch(() => {});
     }
     return JSON.parse(answer) as ForwardedReply;
-  }
-
-  /**
-   * Asks the owner's ping subject every `probeMs` until stopped; `gone` rejects (as the bus's "no
-   * responders") once nothing answers there: the owner's process is no longer on the bus.
-   */
-  private watchOwner(owner: string): { gone: Promise<never>; stop: () => void } {
-    let stopped = false;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const gone = new Promise<never>((_, reject) => {
-      const probe = (): void => {
-        timer = setTimeout(() => {
-          this.options.bus.request(pingSubject(owner), "", { timeoutMs: this.probeMs }).then(
-            () => {
-              if (!stopped) probe();
-            },
-            (error: unknown) => {
-              if (stopped) return;
-              if (error instanceof BusTimeoutError && error.noResponders) reject(error);
-              else probe();
-            },
-          );
-        }, this.probeMs);
-      };
-      probe();
-    });
-    // Nobody awaits `gone` once the answer came.
-    gone.catch(() => {});
-    return {
-      gone,
-      stop: () => {
-        stopped = true;
-        clearTimeout(timer);
-      },
-    };
   }
 
   serve(handler: (request: ForwardedRequest) => Promise<ForwardedReply>): void {

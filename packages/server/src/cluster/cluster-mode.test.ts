@@ -388,6 +388,33 @@ describe("cluster mode (createServer({ cluster }))", () => {
     relayed.close();
   });
 
+  it("answers a relayed resume with `unavailable` at once when the owner's process is gone, before its heartbeats stop", async () => {
+    // Heartbeats every 2 s (a node is dead after three silent ones): n_b still counts n_a alive
+    // throughout, so only the watch of the owner can tell.
+    const { a, b, buses } = await twoNodes(false, 2_000);
+    await until(() => a.cluster!.isAlive("n_b") && b.cluster!.isAlive("n_a"));
+    const owner = await Peer.open(a);
+    owner.send({ type: "session.create", requestId: "c", agent: "support", userId: "u_1" });
+    const opened = await owner.next((f) => f.type === "session.opened");
+    const sessionId = opened.type === "session.opened" ? opened.session.id : "";
+    // n_a's process "dies": its subscriptions go with its bus connection.
+    buses.get("n_a")!.disconnect();
+    const relayed = await Peer.open(b);
+    const asked = Date.now();
+    relayed.send({ type: "session.resume", requestId: "r", sessionId, afterSeq: 0 });
+    expect(await relayed.next((f) => f.type === "error")).toMatchObject({
+      code: "unavailable",
+      requestId: "r",
+      sessionId,
+      message: expect.stringMatching(/\(n_a\) did not answer; retry shortly/),
+    });
+    // Not the 2 s bound of a relayed resume.
+    expect(Date.now() - asked).toBeLessThan(1_500);
+    expect(b.cluster!.isAlive("n_a")).toBe(true);
+    owner.close();
+    relayed.close();
+  });
+
   it("answers /readyz 503 naming the bus while the node's bus is down, and ready again after", async () => {
     const hub = new MemoryBusHub();
     const bus = hub.connect();

@@ -1,7 +1,7 @@
 import type { ServerToClientFrame } from "@patchbay/protocol";
 import type { Principal } from "../auth/auth";
 import type { Bus } from "../cluster/bus";
-import { pingSubject } from "../cluster/cluster-node";
+import { watchOwner } from "../cluster/owner-watch";
 import { ServerError, toWireError } from "../errors";
 import type { Logger } from "../observability/logger";
 import type { SessionDirectory } from "../sessions/session-directory";
@@ -42,8 +42,11 @@ export interface ClientRelayOptions {
 export class EdgeRelay {
   /** Relayed sessions and the node that owns each. */
   private readonly remote = new Map<string, string>();
-  /** Resumes sent to an owner and not answered yet, by request id. */
-  private readonly waiting = new Map<string, ReturnType<typeof setTimeout>>();
+  /** Resumes sent to an owner and not answered yet, by request id: the bound's timer and the owner's watch. */
+  private readonly waiting = new Map<
+    string,
+    { timer: ReturnType<typeof setTimeout>; stopWatch: () => void }
+  >();
 
   constructor(
     private readonly relay: ClientRelay,
@@ -87,9 +90,9 @@ export class EdgeRelay {
       // An owner that died since it was last heard from never answers: the client hears so in
       // bounded time and attaches again (by then another node may have taken the session).
       const { requestId, sessionId } = frame;
-      clearTimeout(this.waiting.get(requestId));
+      this.stopWaiting(requestId);
       const giveUp = () => {
-        this.waiting.delete(requestId);
+        this.stopWaiting(requestId);
         this.remote.delete(sessionId);
         this.send({
           type: "error",
@@ -102,24 +105,17 @@ export class EdgeRelay {
       };
       const timer = setTimeout(giveUp, this.relay.answerTimeoutMs);
       timer.unref?.();
-      this.waiting.set(requestId, timer);
       // An owner whose process died has no subscriptions left: the bus says so at once, and the
       // client need not wait out the timeout before it attaches again (docs/cluster.md).
-      void this.relay.ownerAnswers(owner).then((answers) => {
-        if (answers || this.waiting.get(requestId) !== timer) return;
-        clearTimeout(timer);
-        giveUp();
-      });
+      const stopWatch = this.relay.watchOwner(owner, giveUp);
+      this.waiting.set(requestId, { timer, stopWatch });
     }
     this.relay.publishToOwner(owner, { edge: this.relay.nodeId, conn: this.connectionId, principal, frame });
   }
 
   /** A frame the owner sent for this connection. */
   deliver(frame: ServerToClientFrame): void {
-    if ("requestId" in frame && typeof frame.requestId === "string" && this.waiting.has(frame.requestId)) {
-      clearTimeout(this.waiting.get(frame.requestId));
-      this.waiting.delete(frame.requestId);
-    }
+    if ("requestId" in frame && typeof frame.requestId === "string") this.stopWaiting(frame.requestId);
     // The owner lost the session (or it was deleted): later frames must not go there.
     if (
       frame.type === "error" &&
@@ -128,6 +124,15 @@ export class EdgeRelay {
     )
       this.remote.delete(frame.sessionId);
     this.send(frame);
+  }
+
+  /** Stops waiting for the owner's answer to a resume: its timer and the owner's watch. */
+  private stopWaiting(requestId: string): void {
+    const waiting = this.waiting.get(requestId);
+    if (!waiting) return;
+    this.waiting.delete(requestId);
+    clearTimeout(waiting.timer);
+    waiting.stopWatch();
   }
 
   /** Drops sessions whose owner went silent, telling the client to attach again. */
@@ -147,8 +152,7 @@ export class EdgeRelay {
 
   /** The client went: the owners let go of what they held for it. */
   close(): void {
-    for (const timer of this.waiting.values()) clearTimeout(timer);
-    this.waiting.clear();
+    for (const requestId of [...this.waiting.keys()]) this.stopWaiting(requestId);
     for (const owner of new Set(this.remote.values()))
       this.relay.publishToOwner(owner, { edge: this.relay.nodeId, conn: this.connectionId, gone: true });
     this.remote.clear();
@@ -257,12 +261,16 @@ export class ClientRelay {
     this.edges.delete(connectionId);
   }
 
-  /** @internal Whether the owner's process still answers on the bus (within the answer timeout). */
-  ownerAnswers(owner: string): Promise<boolean> {
-    return this.options.bus.request(pingSubject(owner), "", { timeoutMs: this.answerTimeoutMs }).then(
-      () => true,
-      () => false,
-    );
+  /**
+   * @internal Watches the owner's process on the bus (`owner-watch.ts`: a ping at once, then every
+   * 500 ms at most) and calls `onGone` once it is gone; returns `stop`.
+   */
+  watchOwner(owner: string, onGone: () => void): () => void {
+    return watchOwner(this.options.bus, owner, {
+      firstAfterMs: 0,
+      everyMs: Math.min(500, this.answerTimeoutMs),
+      onGone,
+    });
   }
 
   /** @internal */

@@ -1,0 +1,56 @@
+import { BusTimeoutError } from "../errors";
+import type { Bus } from "./bus";
+import { pingSubject } from "./cluster-node";
+
+// Whether a node whose answer something waits for is still on the bus (docs/cluster.md). NATS
+// answers a request nobody subscribes to with "no responders" at once, so a ping to a node whose
+// process died fails at once. But for a moment after a crash nats-server may not yet have dropped
+// the dead connection's subscriptions and hands it the ping (or the request itself), which then
+// goes unanswered: so one ping is not enough, and the watch asks again until it is stopped.
+
+/** Options of {@link watchOwner}. */
+export interface OwnerWatchOptions {
+  /** How long before the first ping (0: at once). */
+  firstAfterMs: number;
+  /** The time between pings, and how long each may wait for its answer. */
+  everyMs: number;
+  /** Called once, when the bus says nothing answers on the node's ping subject: its process is gone. */
+  onGone: (error: BusTimeoutError) => void;
+}
+
+/**
+ * Pings `node` on the bus until stopped, and calls `onGone` once nothing answers there. A ping
+ * answered, or one timed out (a frozen node, or a ping handed to a connection nats-server has not
+ * yet found dead), leads to the next. Returns `stop`.
+ */
+export function watchOwner(bus: Bus, node: string, options: OwnerWatchOptions): () => void {
+  let stopped = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const ask = (): void => {
+    timer = undefined;
+    const asked = Date.now();
+    bus.request(pingSubject(node), "", { timeoutMs: options.everyMs }).then(
+      () => {
+        if (!stopped) timer = setTimeout(ask, options.everyMs);
+      },
+      (error: unknown) => {
+        if (stopped) return;
+        if (error instanceof BusTimeoutError && error.noResponders) {
+          stopped = true;
+          options.onGone(error);
+          return;
+        }
+        // Timed out, it waited `everyMs` already; a bus that refused at once (closing) waits the rest.
+        const left = options.everyMs - (Date.now() - asked);
+        if (left > 1) timer = setTimeout(ask, left);
+        else ask();
+      },
+    );
+  };
+  if (options.firstAfterMs > 0) timer = setTimeout(ask, options.firstAfterMs);
+  else ask();
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
+}
