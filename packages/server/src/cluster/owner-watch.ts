@@ -26,12 +26,17 @@ export interface OwnerWatchOptions {
 export function watchOwner(bus: Bus, node: string, options: OwnerWatchOptions): () => void {
   let stopped = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
+  // What waits for the answer keeps the process alive, not its watch.
+  const later = (ms: number): void => {
+    timer = setTimeout(ask, ms);
+    timer.unref?.();
+  };
   const ask = (): void => {
     timer = undefined;
     const asked = Date.now();
     bus.request(pingSubject(node), "", { timeoutMs: options.everyMs }).then(
       () => {
-        if (!stopped) timer = setTimeout(ask, options.everyMs);
+        if (!stopped) later(options.everyMs);
       },
       (error: unknown) => {
         if (stopped) return;
@@ -42,12 +47,12 @@ export function watchOwner(bus: Bus, node: string, options: OwnerWatchOptions): 
         }
         // Timed out, it waited `everyMs` already; a bus that refused at once (closing) waits the rest.
         const left = options.everyMs - (Date.now() - asked);
-        if (left > 1) timer = setTimeout(ask, left);
+        if (left > 1) later(left);
         else ask();
       },
     );
   };
-  if (options.firstAfterMs > 0) timer = setTimeout(ask, options.firstAfterMs);
+  if (options.firstAfterMs > 0) later(options.firstAfterMs);
   else ask();
   return () => {
     stopped = true;
