@@ -112,6 +112,14 @@ class Peer {
   }
 }
 
+/** A client on `node` and the session it created there (so `node` owns it). */
+async function openSession(node: PatchbayServer): Promise<{ owner: Peer; sessionId: string }> {
+  const owner = await Peer.open(node);
+  owner.send({ type: "session.create", requestId: "c", agent: "support", userId: "u_1" });
+  const opened = await owner.next((f) => f.type === "session.opened");
+  return { owner, sessionId: opened.type === "session.opened" ? opened.session.id : "" };
+}
+
 const until = async (check: () => boolean) => {
   for (let i = 0; i < 300 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
   expect(check()).toBe(true);
@@ -121,10 +129,7 @@ describe("cluster mode (createServer({ cluster }))", () => {
   it("serves a client on the other node through the session's owner, and tells it when the owner lost the session", async () => {
     const { store, a, b } = await twoNodes();
     await until(() => a.cluster!.isAlive("n_b") && b.cluster!.isAlive("n_a"));
-    const owner = await Peer.open(a);
-    owner.send({ type: "session.create", requestId: "c", agent: "support", userId: "u_1" });
-    const opened = await owner.next((f) => f.type === "session.opened");
-    const sessionId = opened.type === "session.opened" ? opened.session.id : "";
+    const { owner, sessionId } = await openSession(a);
     expect(await store.leases.get(sessionId)).toMatchObject({ nodeId: "n_a", token: 1 });
 
     const relayed = await Peer.open(b);
@@ -172,10 +177,7 @@ describe("cluster mode (createServer({ cluster }))", () => {
     // ("moved to another node"): this test is about size, not liveness, so its beats are 500 ms.
     const { a, b } = await twoNodes(true, 500);
     await until(() => a.cluster!.isAlive("n_b") && b.cluster!.isAlive("n_a"));
-    const owner = await Peer.open(a);
-    owner.send({ type: "session.create", requestId: "c", agent: "support", userId: "u_1" });
-    const opened = await owner.next((f) => f.type === "session.opened");
-    const sessionId = opened.type === "session.opened" ? opened.session.id : "";
+    const { owner, sessionId } = await openSession(a);
     // A message with a 1.1 MB image from a client on n_b: relayed to n_a, its event relayed back,
     // over NATS.
     const png = Buffer.concat([
@@ -208,10 +210,7 @@ describe("cluster mode (createServer({ cluster }))", () => {
     const { a, b } = await twoNodes();
     await until(() => a.cluster!.isAlive("n_b") && b.cluster!.isAlive("n_a"));
     // A client attached on n_a keeps the session loaded (and its lease) there.
-    const owner = await Peer.open(a);
-    owner.send({ type: "session.create", requestId: "c", agent: "support", userId: "u_1" });
-    const opened = await owner.next((f) => f.type === "session.opened");
-    const sessionId = opened.type === "session.opened" ? opened.session.id : "";
+    const { owner, sessionId } = await openSession(a);
     const onB = async (method: string, path: string, body?: unknown) => {
       const res = await fetch(`${b.url}/v1/sessions/${sessionId}${path}`, {
         method,
@@ -298,10 +297,7 @@ describe("cluster mode (createServer({ cluster }))", () => {
   it("answers an HTTP request about a session whose owner is gone with `unavailable` and retry-after at once, and serves it here once the lease ran out", async () => {
     const { store, a, b, buses } = await twoNodes();
     await until(() => a.cluster!.isAlive("n_b") && b.cluster!.isAlive("n_a"));
-    const owner = await Peer.open(a);
-    owner.send({ type: "session.create", requestId: "c", agent: "support", userId: "u_1" });
-    const opened = await owner.next((f) => f.type === "session.opened");
-    const sessionId = opened.type === "session.opened" ? opened.session.id : "";
+    const { owner, sessionId } = await openSession(a);
     // n_a's process "dies": its subscriptions go with its bus connection.
     buses.get("n_a")!.disconnect();
     const send = (commandId: string) =>
@@ -370,10 +366,7 @@ describe("cluster mode (createServer({ cluster }))", () => {
   it("answers a resume of a session another node owns with `unavailable` at once while this node's bus is down", async () => {
     const { a, b, buses } = await twoNodes();
     await until(() => a.cluster!.isAlive("n_b") && b.cluster!.isAlive("n_a"));
-    const owner = await Peer.open(a);
-    owner.send({ type: "session.create", requestId: "c", agent: "support", userId: "u_1" });
-    const opened = await owner.next((f) => f.type === "session.opened");
-    const sessionId = opened.type === "session.opened" ? opened.session.id : "";
+    const { owner, sessionId } = await openSession(a);
     buses.get("n_b")!.disconnect();
     const relayed = await Peer.open(b);
     const asked = Date.now();
@@ -393,10 +386,7 @@ describe("cluster mode (createServer({ cluster }))", () => {
     // throughout, so only the watch of the owner can tell.
     const { a, b, buses } = await twoNodes(false, 2_000);
     await until(() => a.cluster!.isAlive("n_b") && b.cluster!.isAlive("n_a"));
-    const owner = await Peer.open(a);
-    owner.send({ type: "session.create", requestId: "c", agent: "support", userId: "u_1" });
-    const opened = await owner.next((f) => f.type === "session.opened");
-    const sessionId = opened.type === "session.opened" ? opened.session.id : "";
+    const { owner, sessionId } = await openSession(a);
     // n_a's process "dies": its subscriptions go with its bus connection.
     buses.get("n_a")!.disconnect();
     const relayed = await Peer.open(b);
