@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { DispatchWork, DispatchWorkReceipt } from "../extensions/dispatch-seams";
 import { silentLogger } from "../observability/logger";
+import { pingSubject } from "./cluster-node";
 import { ClusterWork } from "./cluster-work";
 import { MemoryBusHub } from "./memory-bus";
 
@@ -11,7 +12,7 @@ const call: DispatchWork = {
   call: { id: "pc_1", agent: "support", from: "+1", to: "+2", customData: {}, createdAt: 0 },
 };
 
-function nodes(rooms: Record<string, { messages: number; calls: number }>) {
+function nodes(rooms: Record<string, { messages: number; calls: number }>, answerTimeoutMs = 200) {
   const hub = new MemoryBusHub();
   const alive = new Set(Object.keys(rooms));
   const got = new Map<string, DispatchWork[]>();
@@ -23,7 +24,8 @@ function nodes(rooms: Record<string, { messages: number; calls: number }>) {
       remoteRoom: () => new Map(Object.entries(rooms).filter(([id]) => id !== node)),
       isAlive: (id) => alive.has(id),
       logger: silentLogger,
-      answerTimeoutMs: 200,
+      answerTimeoutMs,
+      probeIntervalMs: 50,
     });
     got.set(node, []);
     cluster.serve((payload): DispatchWorkReceipt => {
@@ -39,7 +41,7 @@ function nodes(rooms: Record<string, { messages: number; calls: number }>) {
   const close = () => {
     for (const cluster of work.values()) cluster.close();
   };
-  return { alive, got, work, local, close };
+  return { hub, alive, got, work, local, close };
 }
 
 describe("ClusterWork", () => {
@@ -73,6 +75,59 @@ describe("ClusterWork", () => {
         status: "offered",
         workId: "wk_local_n_a",
       });
+    } finally {
+      c.close();
+    }
+  });
+
+  it("keeps the work here as soon as the node it chose leaves the bus without answering (a crash NATS had not noticed yet)", async () => {
+    const c = nodes({ n_a: { messages: 0, calls: 0 }, n_b: { messages: 0, calls: 2 } }, 5_000);
+    try {
+      c.work.get("n_b")!.close();
+      const bus = c.hub.connect();
+      const stops = [
+        bus.subscribe(pingSubject("n_b"), (message) => message.reply("")),
+        // The request is delivered, but the process dies before it answers.
+        bus.subscribe("patchbay.node.n_b.work", () => {
+          setTimeout(() => {
+            for (const stop of stops) stop();
+          }, 120);
+        }),
+      ];
+      const asked = Date.now();
+      const receipt = await c.work.get("n_a")!.submit(call, c.local("n_a"), 0);
+      const waited = Date.now() - asked;
+      expect(receipt).toEqual({ status: "offered", workId: "wk_local_n_a" });
+      expect(c.got.get("n_a")).toEqual([call]);
+      expect(waited).toBeGreaterThanOrEqual(120);
+      expect(waited).toBeLessThan(2_500);
+    } finally {
+      c.close();
+    }
+  });
+
+  it("waits for a node that is alive but slow, and takes its receipt", async () => {
+    const c = nodes({ n_a: { messages: 0, calls: 0 }, n_b: { messages: 0, calls: 2 } }, 5_000);
+    try {
+      c.work.get("n_b")!.close();
+      const bus = c.hub.connect();
+      let pings = 0;
+      bus.subscribe(pingSubject("n_b"), (message) => {
+        pings += 1;
+        message.reply("");
+      });
+      bus.subscribe("patchbay.node.n_b.work", (message) => {
+        setTimeout(() => message.reply(JSON.stringify({ status: "queued", workId: "wk_slow" })), 300);
+      });
+      expect(await c.work.get("n_a")!.submit(call, c.local("n_a"), 0)).toEqual({
+        status: "queued",
+        workId: "wk_slow",
+      });
+      expect(c.got.get("n_a")).toEqual([]);
+      expect(pings).toBeGreaterThanOrEqual(2);
+      const after = pings;
+      await new Promise((r) => setTimeout(r, 150));
+      expect(pings).toBe(after);
     } finally {
       c.close();
     }

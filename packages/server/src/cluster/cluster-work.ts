@@ -1,11 +1,14 @@
 import type { DispatchWork, DispatchWorkReceipt, WorkElsewhere } from "../extensions/dispatch-seams";
 import type { Logger } from "../observability/logger";
 import type { Bus } from "./bus";
+import { watchOwner } from "./owner-watch";
 
 // Messages and incoming calls that come in on a node's inbound routes go to the node whose
 // freest worker has the most free slots (docs/cluster.md, "Workers on any node"): the node that
 // got the HTTP request asks that node to submit the work to its own router, and answers with
-// its receipt (offered, queued or dropped), so the caller's 202 or 503 is the truth.
+// its receipt (offered, queued or dropped), so the caller's 202 or 503 is the truth. While its
+// answer is late, that node is watched (owner-watch.ts): one that has left the bus (right after a
+// crash NATS may still hand the request to its dead connection) leaves the work here at once.
 
 const workSubject = (node: string) => `patchbay.node.${node}.work`;
 
@@ -19,6 +22,11 @@ export interface ClusterWorkOptions {
   logger: Logger;
   /** How long the node given the work may take to answer with its receipt (default 2 000 ms). */
   answerTimeoutMs?: number;
+  /**
+   * While an answer is late, how often to ask whether that node's process is still on the bus
+   * (default 500 ms); one that is gone leaves the work here at once rather than at `answerTimeoutMs`.
+   */
+  probeIntervalMs?: number;
 }
 
 /** {@link WorkElsewhere} over the cluster's bus. */
@@ -42,19 +50,32 @@ export class ClusterWork implements WorkElsewhere {
       }
     }
     if (!best) return local();
-    try {
-      const answer = await this.options.bus.request(workSubject(best), JSON.stringify(work), {
-        timeoutMs: this.options.answerTimeoutMs ?? 2_000,
+    const asked = this.options.bus.request(workSubject(best), JSON.stringify(work), {
+      timeoutMs: this.options.answerTimeoutMs ?? 2_000,
+    });
+    const probeMs = this.options.probeIntervalMs ?? 500;
+    let stopWatch = (): void => {};
+    const gone = new Promise<never>((_, reject) => {
+      stopWatch = watchOwner(this.options.bus, best, {
+        firstAfterMs: probeMs,
+        everyMs: probeMs,
+        onGone: reject,
       });
-      return JSON.parse(answer) as DispatchWorkReceipt;
+    });
+    try {
+      return JSON.parse(await Promise.race([asked, gone])) as DispatchWorkReceipt;
     } catch (error) {
-      // That node did not answer: it may have died; this node's own workers take it.
+      // That node did not answer, or is gone: this node's own workers take it.
       this.options.logger.warn("another node did not take inbound work; it stays here", {
         node: best,
         kind: work.kind,
         error,
       });
       return local();
+    } finally {
+      stopWatch();
+      // Given up on once the node is known gone, the request still times out later: not an error.
+      asked.catch(() => {});
     }
   }
 
