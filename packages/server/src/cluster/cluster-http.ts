@@ -2,7 +2,7 @@ import { BusTimeoutError, ServerError } from "../errors";
 import type { ForwardedReply, ForwardedRequest, RequestForwarding } from "../http/forwarded-request";
 import type { Logger } from "../observability/logger";
 import type { Bus } from "./bus";
-import { watchOwner } from "./owner-watch";
+import { requestWatched } from "./owner-watch";
 
 // HTTP requests about a session another node owns (docs/cluster.md, "HTTP on any node"): the node
 // the request reached asks the owner over the bus (request/reply, bounded) and answers with the
@@ -65,17 +65,13 @@ export class ClusterHttp implements RequestForwarding {
     const data = JSON.stringify(request);
     const started = Date.now();
     let answer: string;
-    const asked = this.options.bus.request(httpSubject(owner), data, { timeoutMs: this.timeoutMs });
-    let stopWatch = (): void => {};
-    const gone = new Promise<never>((_, reject) => {
-      stopWatch = watchOwner(this.options.bus, owner, {
-        firstAfterMs: this.probeMs,
-        everyMs: this.probeMs,
-        onGone: reject,
-      });
-    });
     try {
-      answer = await Promise.race([asked, gone]);
+      answer = await requestWatched(this.options.bus, owner, {
+        subject: httpSubject(owner),
+        data,
+        timeoutMs: this.timeoutMs,
+        probeMs: this.probeMs,
+      });
     } catch (error) {
       const elapsed = Date.now() - started;
       this.options.logger.warn("the owner of a session did not answer a request passed to it", {
@@ -100,10 +96,6 @@ export class ClusterHttp implements RequestForwarding {
         `the node serving session ${sessionId} (${owner}) did not answer within ${this.timeoutMs} ms; retry (with the same commandId, a message or reply is not run twice)`,
         1_000,
       );
-    } finally {
-      stopWatch();
-      // Given up on once the owner is known gone, the request still times out later: not an error.
-      asked.catch(() => {});
     }
     return JSON.parse(answer) as ForwardedReply;
   }

@@ -1,7 +1,7 @@
 import type { DispatchWork, DispatchWorkReceipt, WorkElsewhere } from "../extensions/dispatch-seams";
 import type { Logger } from "../observability/logger";
 import type { Bus } from "./bus";
-import { watchOwner } from "./owner-watch";
+import { requestWatched } from "./owner-watch";
 
 // Messages and incoming calls that come in on a node's inbound routes go to the node whose
 // freest worker has the most free slots (docs/cluster.md, "Workers on any node"): the node that
@@ -50,20 +50,14 @@ export class ClusterWork implements WorkElsewhere {
       }
     }
     if (!best) return local();
-    const asked = this.options.bus.request(workSubject(best), JSON.stringify(work), {
-      timeoutMs: this.options.answerTimeoutMs ?? 2_000,
-    });
-    const probeMs = this.options.probeIntervalMs ?? 500;
-    let stopWatch = (): void => {};
-    const gone = new Promise<never>((_, reject) => {
-      stopWatch = watchOwner(this.options.bus, best, {
-        firstAfterMs: probeMs,
-        everyMs: probeMs,
-        onGone: reject,
-      });
-    });
     try {
-      return JSON.parse(await Promise.race([asked, gone])) as DispatchWorkReceipt;
+      const answer = await requestWatched(this.options.bus, best, {
+        subject: workSubject(best),
+        data: JSON.stringify(work),
+        timeoutMs: this.options.answerTimeoutMs ?? 2_000,
+        probeMs: this.options.probeIntervalMs ?? 500,
+      });
+      return JSON.parse(answer) as DispatchWorkReceipt;
     } catch (error) {
       // That node did not answer, or is gone: this node's own workers take it.
       this.options.logger.warn("another node did not take inbound work; it stays here", {
@@ -72,10 +66,6 @@ export class ClusterWork implements WorkElsewhere {
         error,
       });
       return local();
-    } finally {
-      stopWatch();
-      // Given up on once the node is known gone, the request still times out later: not an error.
-      asked.catch(() => {});
     }
   }
 

@@ -59,3 +59,31 @@ export function watchOwner(bus: Bus, node: string, options: OwnerWatchOptions): 
     clearTimeout(timer);
   };
 }
+
+/**
+ * `bus.request` to one of `node`'s subjects, watching `node` while the answer is late (from
+ * `probeMs`, every `probeMs`): rejects with the watch's "no responders" `BusTimeoutError` as soon
+ * as the node is found gone, else as the request does. A fast answer costs no ping.
+ */
+export async function requestWatched(
+  bus: Bus,
+  node: string,
+  request: { subject: string; data: string; timeoutMs: number; probeMs: number },
+): Promise<string> {
+  const asked = bus.request(request.subject, request.data, { timeoutMs: request.timeoutMs });
+  let stopWatch = (): void => {};
+  const gone = new Promise<never>((_, reject) => {
+    stopWatch = watchOwner(bus, node, {
+      firstAfterMs: request.probeMs,
+      everyMs: request.probeMs,
+      onGone: reject,
+    });
+  });
+  try {
+    return await Promise.race([asked, gone]);
+  } finally {
+    stopWatch();
+    // Given up on once the node is known gone, the request still times out later: not an error.
+    asked.catch(() => {});
+  }
+}
