@@ -44,6 +44,13 @@ function nodes(rooms: Record<string, { messages: number; calls: number }>, answe
   return { hub, alive, got, work, local, close };
 }
 
+/** n_a, and n_b with more room, played by the test: its own serving closed, a bus to answer on. */
+function playedNode() {
+  const c = nodes({ n_a: { messages: 0, calls: 0 }, n_b: { messages: 0, calls: 2 } }, 5_000);
+  c.work.get("n_b")!.close();
+  return { c, bus: c.hub.connect() };
+}
+
 describe("ClusterWork", () => {
   it("hands work to the node with the most free slots of its kind and answers with that node's receipt", async () => {
     const c = nodes({
@@ -81,10 +88,8 @@ describe("ClusterWork", () => {
   });
 
   it("keeps the work here as soon as the node it chose leaves the bus without answering (a crash NATS had not noticed yet)", async () => {
-    const c = nodes({ n_a: { messages: 0, calls: 0 }, n_b: { messages: 0, calls: 2 } }, 5_000);
+    const { c, bus } = playedNode();
     try {
-      c.work.get("n_b")!.close();
-      const bus = c.hub.connect();
       const stops = [
         bus.subscribe(pingSubject("n_b"), (message) => message.reply("")),
         // The request is delivered, but the process dies before it answers.
@@ -107,10 +112,8 @@ describe("ClusterWork", () => {
   });
 
   it("waits for a node that is alive but slow, and takes its receipt", async () => {
-    const c = nodes({ n_a: { messages: 0, calls: 0 }, n_b: { messages: 0, calls: 2 } }, 5_000);
+    const { c, bus } = playedNode();
     try {
-      c.work.get("n_b")!.close();
-      const bus = c.hub.connect();
       let pings = 0;
       bus.subscribe(pingSubject("n_b"), (message) => {
         pings += 1;
