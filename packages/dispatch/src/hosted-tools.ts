@@ -318,37 +318,35 @@ export class HostedTools {
     error: unknown,
   ): void {
     let result: ToolResult;
+    let kept: ToolExecutionResult;
     try {
       if (outcome === undefined) throw error;
       result = toToolResult(outcome);
       // The object the result store keeps; a copy when a delivery came while it ran (the
       // result answers that one) or when it holds the tool's object graph (`value`).
       const value = outcome.value;
-      this.#answered.set(
-        callId,
+      kept =
         outcome.attempt === entry.attempt && (typeof value !== "object" || value === null)
           ? outcome
-          : { ...outcome, attempt: entry.attempt, value: undefined },
-      );
+          : { ...outcome, attempt: entry.attempt, value: undefined };
     } catch (caught) {
       result = {
         outcome: "failed",
         content: { text: ModelSentences.failed(entry.tool, (caught as Error).message), images: [] },
         error: { code: "internal", message: (caught as Error).message },
       };
-      this.#answered.set(callId, {
-        ...result,
-        callId,
-        name: entry.tool,
-        held: false,
-        attempt: entry.attempt,
-        durationMs: 0,
-      });
+      kept = { ...result, callId, name: entry.tool, held: false, attempt: entry.attempt, durationMs: 0 };
     }
-    const session = entry.session;
-    this.#running.delete(callId);
-    if (--session.calls === 0) this.#rest(session);
-    this.#link.send({ type: "hosted.result", callId, attempt: entry.attempt, result }, true);
+    // The answer first (it is what the server waits for), then the bookkeeping: nothing reads
+    // it in between, since all of this runs at once.
+    try {
+      this.#link.send({ type: "hosted.result", callId, attempt: entry.attempt, result }, true);
+    } finally {
+      this.#answered.set(callId, kept);
+      const session = entry.session;
+      this.#running.delete(callId);
+      if (--session.calls === 0) this.#rest(session);
+    }
     if (this.#link.listens?.("hosted.finished") !== false)
       this.#link.emit("hosted.finished", { callId, tool: entry.tool, outcome: result.outcome });
     if (this.#running.size === 0) {

@@ -102,7 +102,10 @@ export class CallRunner implements PipelineHost {
   }
 
   get activeCallIds(): string[] {
-    return [...this.#active.keys()];
+    // An ended call stays in #active until its result is stored and the executor tidied.
+    const ids: string[] = [];
+    for (const [id, state] of this.#active) if (!state.settled) ids.push(id);
+    return ids;
   }
 
   execute(input: ToolCallInput, options?: ExecuteOptions): Promise<ToolExecutionResult> {
@@ -116,7 +119,10 @@ export class CallRunner implements PipelineHost {
     }
     const attempt = this.#countDelivery(call.id, options?.attempt);
     const active = this.#active.get(call.id);
-    if (active) return active.promise.then((result) => ({ ...result, attempt }));
+    // A call that ended with its result stored is answered from the store, as once it is tidied.
+    if (active && !(active.settled && active.forgetWhenTidied)) {
+      return active.promise.then((result) => ({ ...result, attempt }));
+    }
     const tool = compiledToolOf(this.tools, call.name);
     const state = new CallState(call, tool, attempt, this.now(), `${this.sessionId}:${call.id}`);
     if (options?.timeoutMs !== undefined) state.explicitTimeoutMs = options.timeoutMs;
@@ -299,33 +305,49 @@ export class CallRunner implements PipelineHost {
     if (state.settled) return;
     state.settled = true;
     state.pendingProgress = undefined;
-    clearTimers(state);
-    releaseAll(state);
-    if (state.detach !== undefined) {
-      state.detach();
-      state.detach = undefined;
-    }
     const result = resultOf(state, outcome, ending, this.now());
-    this.#remember(state, result);
+    state.forgetWhenTidied = this.#remember(state, result);
     state.resolve(result);
     this.#events.emit("finished", result);
+    // The rest waits until whoever awaits the result has it (a worker's answer leaves sooner):
+    // the continuations of `resolve` were queued first. Nothing can come between but microtasks.
+    this.#untidy.push(state);
+    if (this.#untidy.length === 1) queueMicrotask(this.#tidy);
   }
 
-  #remember(state: CallState, result: ToolExecutionResult): void {
-    // Until the store has the result, a new delivery must join this call rather than run again.
+  /** The calls that ended since the last tidy; see {@link finish}. */
+  readonly #untidy: CallState[] = [];
+
+  /** An ended call's timers, slots and signal listener go, and (stored) its entry as active. */
+  readonly #tidy = (): void => {
+    for (const state of this.#untidy.splice(0)) {
+      clearTimers(state);
+      releaseAll(state);
+      if (state.detach !== undefined) {
+        state.detach();
+        state.detach = undefined;
+      }
+      if (state.forgetWhenTidied) this.#forget(state);
+    }
+  };
+
+  /**
+   * Puts the result in the store. Until the store has it, a new delivery joins this call rather
+   * than run again: returns whether the call may be forgotten now (else when the store's write ends).
+   */
+  #remember(state: CallState, result: ToolExecutionResult): boolean {
     let pending: void | Promise<void>;
     try {
       pending = this.#store.set(state.storeKey, result);
     } catch {
-      this.#forget(state);
-      return;
+      return true;
     }
     if (pending && typeof pending.then === "function") {
       const forget = () => this.#forget(state);
       pending.then(forget, forget);
-    } else {
-      this.#forget(state);
+      return false;
     }
+    return true;
   }
 
   #forget(state: CallState): void {

@@ -46,6 +46,8 @@ export class CallState {
   progressScheduled = false;
   /** Stops listening to the `signal` execute was given. */
   detach: (() => void) | undefined = undefined;
+  /** Ended with its result stored: it leaves the active calls when the executor tidies. */
+  forgetWhenTidied = false;
   readonly promise: Promise<ToolExecutionResult>;
   resolve!: (result: ToolExecutionResult) => void;
 

@@ -432,6 +432,52 @@ describe("ToolExecutor: idempotency", () => {
     expect(run).toHaveBeenCalledTimes(1);
   });
 
+  it("lists a call as active while it runs, and no longer once its result is in", async () => {
+    const release = deferred();
+    const { executor } = setup([
+      {
+        name: "t",
+        description: "d",
+        run: async () => {
+          await release.promise;
+          return "done";
+        },
+      },
+    ]);
+    const running = executor.execute(call("c", "t"));
+    expect(executor.activeCallIds).toEqual(["c"]);
+    release.resolve();
+    await running;
+    expect(executor.activeCallIds).toEqual([]);
+    // Delivered again in the same job as the result came: the stored result, no second run.
+    expect(await executor.execute(call("c", "t"))).toMatchObject({ outcome: "completed", attempt: 2 });
+  });
+
+  it("starts the call waiting for a slot once the call that held it ended", async () => {
+    const ran: string[] = [];
+    const release = deferred();
+    const { executor } = setup([
+      {
+        name: "t",
+        description: "d",
+        concurrency: 1,
+        run: async (args: { n: string }) => {
+          ran.push(args.n);
+          if (args.n === "a") await release.promise;
+          return args.n;
+        },
+      },
+    ]);
+    const a = executor.execute(call("a", "t", { n: "a" }));
+    const b = executor.execute(call("b", "t", { n: "b" }));
+    await vi.waitFor(() => expect(ran).toEqual(["a"]));
+    expect(executor.activeCallIds).toEqual(["a", "b"]);
+    release.resolve();
+    expect(await a).toMatchObject({ outcome: "completed" });
+    expect(await b).toMatchObject({ outcome: "completed", content: { text: "b" } });
+    expect(ran).toEqual(["a", "b"]);
+  });
+
   it("joins a running call delivered again with a higher attempt", async () => {
     const gate = deferred();
     const run = vi.fn(async () => {
