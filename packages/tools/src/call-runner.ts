@@ -311,25 +311,17 @@ export class CallRunner implements PipelineHost {
     this.#events.emit("finished", result);
     // The rest waits until whoever awaits the result has it (a worker's answer leaves sooner):
     // the continuations of `resolve` were queued first. Nothing can come between but microtasks.
-    this.#untidy.push(state);
-    if (this.#untidy.length === 1) queueMicrotask(this.#tidy);
+    queueMicrotask(() => this.#tidy(state));
   }
 
-  /** The calls that ended since the last tidy; see {@link finish}. */
-  readonly #untidy: CallState[] = [];
-
   /** An ended call's timers, slots and signal listener go, and (stored) its entry as active. */
-  readonly #tidy = (): void => {
-    for (const state of this.#untidy.splice(0)) {
-      clearTimers(state);
-      releaseAll(state);
-      if (state.detach !== undefined) {
-        state.detach();
-        state.detach = undefined;
-      }
-      if (state.forgetWhenTidied) this.#forget(state);
-    }
-  };
+  #tidy(state: CallState): void {
+    clearTimers(state);
+    releaseAll(state);
+    state.detach?.();
+    state.detach = undefined;
+    if (state.forgetWhenTidied) this.#forget(state);
+  }
 
   /**
    * Puts the result in the store. Until the store has it, a new delivery joins this call rather
