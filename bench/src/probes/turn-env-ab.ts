@@ -1,12 +1,15 @@
 // Probe: a lone whole turn (scenario 4, one in flight) on two servers that differ only in their
 // environment, alternated block by block so both meet the same minutes of the machine. Side A's
 // server and worker run with the bench's environment; side B's add `--env NAME=VALUE` (repeatable).
-// For an experiment behind an environment switch, before it becomes code.
-//   node --import tsx src/probes/turn-env-ab.ts --env NAME=VALUE [--warm 20000] [--turns 2000] [--rounds 6]
+// For an experiment behind an environment switch, before it becomes code. `--many` alternates
+// blocks of `--turns` turns at 64 sessions instead, and reads turns/s and each server's CPU per
+// turn (all its threads, and its main thread).
+//   node --import tsx src/probes/turn-env-ab.ts --env NAME=VALUE [--warm 20000] [--turns 2000] [--rounds 6] [--many]
 import { spawnPeer } from "../children";
 import { latencyBlock, throughputBlock } from "../measure";
 import { median, summarize } from "../stats";
 import { turnRig } from "../whole-turn";
+import { procCpuUs } from "./proc-cpu";
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -15,6 +18,7 @@ const arg = (name: string, fallback: number) => {
 const warm = arg("warm", 20_000);
 const turns = arg("turns", 2_000);
 const rounds = arg("rounds", 6);
+const many = process.argv.includes("--many");
 const envB: Record<string, string> = {};
 process.argv.forEach((value, i) => {
   if (value !== "--env") return;
@@ -39,9 +43,25 @@ try {
     await latencyBlock(s.one, 1_000, 30_000);
   }
   const p50s: Record<string, number[]> = { A: [], B: [] };
+  const rates: Record<string, number[]> = { A: [], B: [] };
+  const mainCpu: Record<string, number[]> = { A: [], B: [] };
   for (let round = 0; round < rounds; round++) {
     const order = round % 2 === 0 ? (["A", "B"] as const) : (["B", "A"] as const);
     for (const name of order) {
+      if (many) {
+        const pid = sides[name].server.child.pid!;
+        const before = { all: procCpuUs(pid), main: procCpuUs(pid, pid) };
+        const rate = await throughputBlock(sides[name].many, 64, turns, 60_000);
+        const n = turns;
+        const all = (procCpuUs(pid) - before.all) / n;
+        const main = (procCpuUs(pid, pid) - before.main) / n;
+        rates[name]!.push(rate);
+        mainCpu[name]!.push(main);
+        console.log(
+          `round ${round + 1} ${name}: ${rate.toFixed(0)} turns/s; server CPU per turn ${all.toFixed(0)} µs (main thread ${main.toFixed(0)} µs)`,
+        );
+        continue;
+      }
       const stats = summarize(await latencyBlock(sides[name].one, turns, 60_000));
       p50s[name]!.push(stats.p50);
       console.log(
@@ -49,9 +69,14 @@ try {
       );
     }
   }
-  console.log(
-    `median of the rounds' p50: A ${median(p50s.A!).toFixed(0)} µs, B ${median(p50s.B!).toFixed(0)} µs (B: ${JSON.stringify(envB)})`,
-  );
+  if (many)
+    console.log(
+      `median of the rounds: A ${median(rates.A!).toFixed(0)} turns/s, main thread ${median(mainCpu.A!).toFixed(0)} µs a turn; B ${median(rates.B!).toFixed(0)} turns/s, ${median(mainCpu.B!).toFixed(0)} µs (B: ${JSON.stringify(envB)})`,
+    );
+  else
+    console.log(
+      `median of the rounds' p50: A ${median(p50s.A!).toFixed(0)} µs, B ${median(p50s.B!).toFixed(0)} µs (B: ${JSON.stringify(envB)})`,
+    );
 } finally {
   for (const s of Object.values(sides)) {
     await s.many.close();
