@@ -60,7 +60,14 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     env: {},
     ...rest,
   };
-  let server = await createServer(base);
+  let server: PatchbayServer;
+  try {
+    server = await createServer(base);
+  } catch (error) {
+    // A test of a refused start gets the error; the directory does not outlive it.
+    rmSync(root, { recursive: true, force: true });
+    throw error;
+  }
   const handle: TestServer = {
     server,
     url: server.url,

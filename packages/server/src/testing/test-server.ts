@@ -13,22 +13,30 @@ export async function startServerForTest(
   options: Partial<CreateServerOptions> = {},
 ): Promise<{ server: PatchbayServer; close: () => Promise<void> }> {
   const dataDir = mkdtempSync(join(tmpdir(), "patchbay-server-test-"));
-  const server = await createServer({
-    port: 0,
-    host: "127.0.0.1",
-    dataDir,
-    apiKey: "pk_test",
-    secret: "sk_test",
-    logger: silentLogger,
-    env: {},
-    agents: { support: { model: { provider: "scripted", rules: [] } } },
-    ...options,
-  });
+  const removeDataDir = () => rmSync(dataDir, { recursive: true, force: true });
+  let server: PatchbayServer;
+  try {
+    server = await createServer({
+      port: 0,
+      host: "127.0.0.1",
+      dataDir,
+      apiKey: "pk_test",
+      secret: "sk_test",
+      logger: silentLogger,
+      env: {},
+      agents: { support: { model: { provider: "scripted", rules: [] } } },
+      ...options,
+    });
+  } catch (error) {
+    // A test of a refused start gets the error; the directory does not outlive it.
+    removeDataDir();
+    throw error;
+  }
   return {
     server,
     close: async () => {
       await server.close();
-      rmSync(dataDir, { recursive: true, force: true });
+      removeDataDir();
     },
   };
 }
