@@ -2,31 +2,20 @@
 // by the host over the wire: one question per call whatever delivery asks, the call's timeout
 // paused while it waits, a decline that ends the call. Real server, raw worker sockets on
 // 127.0.0.1 (the SDK sides are tested in e2e/test/conditional-approval.test.ts).
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { ApprovalRequest, ToolCallItem } from "@patchbay/protocol";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createServer, type PatchbayServer } from "../create-server";
-import { silentLogger } from "../observability/logger";
+import type { PatchbayServer } from "../create-server";
 import { backendHttp } from "../testing/backend-http";
+import { startServerForTest } from "../testing/test-server";
 import { TestWorkerSocket } from "../testing/test-worker-socket";
 import { createDispatch } from "../workers/create-dispatch";
 
 let server: PatchbayServer;
-let dataDir: string;
+let closeServer: () => Promise<void>;
 const sockets: TestWorkerSocket[] = [];
 
 beforeEach(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), "patchbay-conditional-approval-"));
-  server = await createServer({
-    port: 0,
-    host: "127.0.0.1",
-    dataDir,
-    apiKey: "pk_test",
-    secret: "sk_test",
-    logger: silentLogger,
-    env: {},
+  ({ server, close: closeServer } = await startServerForTest({
     agents: {
       support: {
         model: {
@@ -43,13 +32,12 @@ beforeEach(async () => {
       },
     },
     dispatch: (context) => createDispatch(context, { heartbeatIntervalMs: 5_000 }),
-  });
+  }));
 });
 
 afterEach(async () => {
   for (const socket of sockets.splice(0)) socket.drop();
-  await server.close();
-  rmSync(dataDir, { recursive: true, force: true });
+  await closeServer();
 });
 
 async function worker(timeoutMs?: number): Promise<TestWorkerSocket> {
