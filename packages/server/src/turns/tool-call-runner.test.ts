@@ -165,6 +165,41 @@ async function fakeRig(agentExtra: Record<string, unknown> = {}, specExtra: Part
 
 const completed: ToolResult = { outcome: "completed", content: { text: "shipped", images: [] } };
 
+describe("ToolCallRunner: what a host's failure tells the model", () => {
+  it("blanks credentials a host copied from a thrown error, in the result and in the log", async () => {
+    const { run, call, runtime } = await fakeRig();
+    const thrown =
+      "could not connect to postgres://booker:s3cr3t@db.internal:5432/flights (Bearer tok_12345)";
+    call.answer({
+      outcome: "failed",
+      content: { text: `The tool lookup_order failed: ${thrown}`, images: [] },
+      error: { code: "tool_error", message: `ConnectionError('${thrown}')` },
+    });
+    const [item] = await run;
+    expect(item?.result?.content.text).toBe(
+      "The tool lookup_order failed: could not connect to postgres://booker:[REDACTED]@db.internal:5432/flights (Bearer [REDACTED])",
+    );
+    expect(item?.result?.error).toEqual({
+      code: "tool_error",
+      message:
+        "ConnectionError('could not connect to postgres://booker:[REDACTED]@db.internal:5432/flights (Bearer [REDACTED])')",
+    });
+    // What the session's clients read (the log's events) is the same.
+    await runtime.settled();
+    const logged = JSON.stringify(await runtime.readEvents(0));
+    expect(logged).not.toContain("s3cr3t");
+    expect(logged).not.toContain("tok_12345");
+  });
+
+  it("leaves a completed call's output as the tool wrote it", async () => {
+    const { run, call } = await fakeRig();
+    const output = "Use Authorization: Bearer <your token> against https://user:pass@example.com";
+    call.answer({ outcome: "completed", content: { text: output, images: [] } });
+    const [item] = await run;
+    expect(item?.result?.content.text).toBe(output);
+  });
+});
+
 describe("ToolCallRunner: one owner for hold, interrupt, timeout", () => {
   it("gives every call 30 s unless its tool says otherwise", async () => {
     const { call } = await fakeRig();

@@ -29,7 +29,7 @@ import type { ToolBackend } from "../tools/tool-backend";
 import type { ApprovalFlow } from "./approval-flow";
 import { ProgressCoalescer } from "./progress-coalescer";
 import { attachReasoning } from "./reasoning-state";
-import { failedResult } from "./tool-results";
+import { failedResult, withoutCredentials } from "./tool-results";
 
 const STATUS_BY_OUTCOME: Record<ToolOutcome, ToolCallStatus> = {
   completed: "completed",
@@ -561,8 +561,9 @@ export class ToolCallRunner {
   }
 
   /** What the backend reported: the call's result, or, once it ended, a late one. */
-  private async answered(callId: string, result: ToolResult, started: number): Promise<void> {
+  private async answered(callId: string, answer: ToolResult, started: number): Promise<void> {
     const slot = this.slots.get(callId)!;
+    const result = withoutCredentials(answer);
     if (slot.settled) {
       // In-process calls stop when told: their answer after a timeout only echoes it; a host's
       // answer to a call its question ended only says it did not run.
