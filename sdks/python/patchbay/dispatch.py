@@ -121,6 +121,23 @@ def _worker_url(url: str) -> str:
     return url if url.endswith("/v1/worker") else f"{url}/v1/worker"
 
 
+def _client_credentials(client: Any) -> tuple[str | None, str | None, str | None]:
+    """The server URL (http) and the API key and secret of a :class:`patchbay.Client`, for a
+    worker given ``client=``; ``None`` for what it does not have (a client with a user token has
+    no key: a worker cannot connect as a user)."""
+    if client is None:
+        return None, None, None
+    ws_url = getattr(client, "_ws_url", None)
+    url = None
+    if isinstance(ws_url, str):
+        base = ws_url.removesuffix("/v1/client")
+        url = "http" + base[2:] if base.startswith("ws") else base
+    auth = getattr(client, "_auth", None)
+    if isinstance(auth, dict) and auth.get("kind") == "api_key":
+        return url, auth.get("apiKey"), auth.get("secret")
+    return url, None, None
+
+
 def _call_handler(handler: Handler, work: Any, context: WorkContext) -> Awaitable[Any]:
     params = [p for p in inspect.signature(handler).parameters.values() if p.kind != p.VAR_KEYWORD]
     return handler(work, context) if len(params) >= 2 else handler(work)
@@ -140,7 +157,7 @@ class Dispatch:
 
     def __init__(
         self,
-        capacity: int,
+        capacity: int = 0,
         *,
         url: str | None = None,
         api_key: str | None = None,
@@ -153,18 +170,24 @@ class Dispatch:
         client: Any = None,
         conversation_cache: ConversationCacheLimits | None = ConversationCacheLimits(),
     ) -> None:
-        if not isinstance(capacity, int) or isinstance(capacity, bool) or capacity < 1:
-            raise DispatchError("invalid_options", f"capacity must be an integer of 1 or more; got {capacity!r}")
+        if not isinstance(capacity, int) or isinstance(capacity, bool) or capacity < 0:
+            raise DispatchError("invalid_options", f"capacity must be an integer of 0 or more; got {capacity!r}")
         self.capacity = capacity
-        url = url or os.environ.get("PATCHBAY_URL")
+        # A client given: the worker connects to the same server with the same key and secret,
+        # unless they are passed here.
+        client_url, client_key, client_secret = _client_credentials(client)
+        url = url or client_url or os.environ.get("PATCHBAY_URL")
         if not url:
-            raise DispatchError("invalid_options", "no server url: pass url= or set PATCHBAY_URL")
+            raise DispatchError("invalid_options", "no server url: pass url= or client=, or set PATCHBAY_URL")
         self.url = url
         self._ws_url = _worker_url(url)
-        self._api_key = api_key or os.environ.get("PATCHBAY_API_KEY") or ""
-        self._secret = secret or os.environ.get("PATCHBAY_API_SECRET") or ""
+        self._api_key = api_key or client_key or os.environ.get("PATCHBAY_API_KEY") or ""
+        self._secret = secret or client_secret or os.environ.get("PATCHBAY_API_SECRET") or ""
         if not self._api_key or not self._secret:
-            raise DispatchError("invalid_options", "pass api_key= and secret= or set PATCHBAY_API_KEY and PATCHBAY_API_SECRET")
+            raise DispatchError(
+                "invalid_options",
+                "pass api_key= and secret=, or a client= that has them, or set PATCHBAY_API_KEY and PATCHBAY_API_SECRET",
+            )
         self.worker_id = worker_id or f"{socket.gethostname()}-{uuid.uuid4().hex[:8]}"
         self._backoff = backoff
         self._connect_timeout = connect_timeout
@@ -194,6 +217,7 @@ class Dispatch:
         self._stop_event = asyncio.Event()
         self._stopping: asyncio.Task[StopResult] | None = None
         self._heartbeat_ms = 15_000
+        self._background: set[asyncio.Task[None]] = set()
         self.connections = 0
 
     # Registration, before run() -------------------------------------------------------------
@@ -230,13 +254,31 @@ class Dispatch:
         if tool_timeout is not None and tool_timeout <= 0:
             raise DispatchError("invalid_options", f"host({name}): tool_timeout must be positive")
         listed: list[Tool] = tools.list()
-        self._hosted.agents[name] = HostedAgent(
+        hosted = HostedAgent(
             name=name,
             tools={t.name: t for t in listed},
             tool_timeout=tool_timeout,
             max_concurrent_calls=max_concurrent_calls,
         )
+        self._hosted.agents[name] = hosted
+        # A tool registered on the registry later (after run()) is hosted too: the server hears
+        # `worker.hosts`, the whole list again, and offers it from the next turn on.
+        subscribe = getattr(tools, "_subscribe", None)
+        if callable(subscribe):
+            subscribe(lambda: self._tools_changed(hosted, tools))
         return self
+
+    def _tools_changed(self, hosted: HostedAgent, tools: Any) -> None:
+        hosted.tools = {t.name: t for t in tools.list()}
+        if self._ws is None:
+            return  # not connected: the next hello carries them
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # registered from outside the worker's loop: the next hello carries them
+        task = loop.create_task(self._send({"type": "worker.hosts", "hosts": self._hosted.specs()}, False))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     # Work --------------------------------------------------------------------------------------
 
@@ -285,6 +327,12 @@ class Dispatch:
             raise DispatchError("already_running", "run() was already called")
         if not self._on_message and not self._on_call and not self._hosted.agents:
             raise DispatchError("nothing_to_run", "register on_message or on_call, or host an agent, before run()")
+        if (self._on_message or self._on_call) and self.capacity == 0:
+            raise DispatchError(
+                "invalid_options",
+                "capacity: a worker with on_message or on_call needs one (how many messages and calls run at once), "
+                "e.g. Dispatch(capacity=8); only a worker that just hosts tools may leave it at 0",
+            )
         self._phase = "running"
         failures = 0
         try:
@@ -319,11 +367,13 @@ class Dispatch:
     async def _drain(self, timeout: float) -> StopResult:
         self._phase = "draining"
         await self._send_load()
-        pending = [*self._active.values()] + [r.task for r in self._hosted.running.values() if r.task]
-        drained = True
-        if pending:
-            _, still = await asyncio.wait(pending, timeout=timeout)
-            drained = not still
+        # Capacity 0 stops the offers of work; hosted calls do not count against capacity, so the
+        # server may still send some, and those run and are waited for too.
+        finished = asyncio.ensure_future(self._finished())
+        done, _ = await asyncio.wait([finished], timeout=timeout)
+        drained = bool(done)
+        if not drained:
+            finished.cancel()
         result = StopResult(drained, list(self._active), list(self._hosted.running))
         if not drained:
             for task in self._active.values():
@@ -335,6 +385,13 @@ class Dispatch:
             await self._ws.close(1000, "worker stopped")
         self._phase = "stopped"
         return result
+
+    async def _finished(self) -> None:
+        """Returns once no work and no hosted call runs."""
+        while self._active or self._hosted.running:
+            if self._active:
+                await asyncio.wait(list(self._active.values()))
+            await self._hosted.idle()
 
     def _must_not_run(self, method: str) -> None:
         if self._phase != "idle":

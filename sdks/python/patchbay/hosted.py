@@ -78,7 +78,21 @@ class _Running:
     run: asyncio.Task[Any] | None = None
     held: bool = False
     cancel_reason: str | None = None
+    expired: bool = False
+    """The worker's own bound (the server's timeout plus 5 s) ran out: the server is not there to cancel it."""
     hold_reply: asyncio.Future[dict[str, Any]] | None = None
+
+
+BACKSTOP_MARGIN = 5.0
+"""Seconds past the server's timeout after which a worker stops a call on its own."""
+_ANSWERED_KEPT = 1_000
+"""How many recent results a worker keeps in memory, whatever its idempotency store."""
+
+
+def _error_code(error: BaseException) -> str:
+    """The ``code`` attribute of an exception when it is a non-empty string, else ``tool_error``."""
+    code = getattr(error, "code", None)
+    return code if isinstance(code, str) and code else "tool_error"
 
 
 def _failed(outcome: str, text: str, code: str, message: str | None = None) -> dict[str, Any]:
@@ -102,6 +116,11 @@ class HostedCalls:
         self.agents: dict[str, HostedAgent] = {}
         self.running: dict[str, _Running] = {}
         self._tool_limits: dict[tuple[str, str], asyncio.Semaphore] = {}
+        # Results of the most recent calls, kept here the moment they are known: a call delivered
+        # again after its result left, when the store failed to keep it (Redis down), is answered
+        # from here instead of running again.
+        self._answered: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._idle_waiters: list[asyncio.Future[None]] = []
 
     def specs(self) -> list[dict[str, Any]]:
         hosts = []
@@ -121,7 +140,7 @@ class HostedCalls:
             if running.held:
                 await self._send({"type": "hosted.hold", "callId": call_id, "attempt": running.attempt}, True)
             return
-        stored = await self._store.get(call_id)
+        stored = await self._stored(call_id)
         if stored is not None:
             await self._result(call_id, attempt, stored)
             return
@@ -142,7 +161,8 @@ class HostedCalls:
                 f"Invalid arguments for {tool.name}:\n{problem}",
                 "invalid_arguments",
             )
-            await self._store.set(call_id, result)
+            self._remember(call_id, result)
+            await self._keep(call_id, result)
             await self._result(call_id, attempt, result)
             return
         entry = _Running(call_id, tool.name, attempt, tool.interruptible)
@@ -154,7 +174,7 @@ class HostedCalls:
         running = self.running.get(call_id)
         if running is None:
             # Finished already: the cancel is answered with the result it had.
-            stored = await self._store.get(call_id)
+            stored = await self._stored(call_id)
             if stored is not None:
                 await self._result(call_id, frame.get("attempt", 1), stored)
             return
@@ -178,9 +198,44 @@ class HostedCalls:
                 running.run.cancel()
 
     async def idle(self) -> None:
-        tasks = [r.task for r in self.running.values() if r.task]
-        if tasks:
-            await asyncio.gather(*tasks, return_exceptions=True)
+        """Returns once no call runs, counting calls that arrive while it waits (a draining
+        worker still runs the hosted calls the server sends it)."""
+        while self.running:
+            waiter = asyncio.get_running_loop().create_future()
+            self._idle_waiters.append(waiter)
+            await waiter
+
+    def _left(self, call_id: str) -> None:
+        self.running.pop(call_id, None)
+        if self.running:
+            return
+        waiters, self._idle_waiters = self._idle_waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    async def _stored(self, call_id: str) -> dict[str, Any] | None:
+        answered = self._answered.get(call_id)
+        if answered is not None:
+            return answered
+        try:
+            return await self._store.get(call_id)
+        except Exception:
+            log.exception("the idempotency store failed to read hosted call %s; running it", call_id)
+            return None
+
+    def _remember(self, call_id: str, result: dict[str, Any]) -> None:
+        self._answered[call_id] = result
+        self._answered.move_to_end(call_id)
+        while len(self._answered) > _ANSWERED_KEPT:
+            self._answered.popitem(last=False)
+
+    async def _keep(self, call_id: str, result: dict[str, Any]) -> None:
+        try:
+            await self._store.set(call_id, result)
+        except Exception:
+            # The result still answers; only a redelivery to another worker could run it again.
+            log.exception("the idempotency store failed to keep the result of hosted call %s", call_id)
 
     async def _result(self, call_id: str, attempt: int, result: dict[str, Any]) -> None:
         await self._send({"type": "hosted.result", "callId": call_id, "attempt": attempt, "result": result}, True)
@@ -225,16 +280,27 @@ class HostedCalls:
         )
         # The server's clock decides when a call times out (it sends hosted.cancel then); this
         # bound only stops a call that outlives every message from it.
-        backstop = frame["timeoutMs"] / 1000 + 5
+        backstop = frame["timeoutMs"] / 1000 + BACKSTOP_MARGIN
         session_limit = agent.sessions.setdefault(frame["sessionId"], asyncio.Semaphore(agent.max_concurrent_calls))
         tool_limit = self._tool_limits.setdefault(
             (agent.name, tool.name), asyncio.Semaphore(tool.concurrency or 1_000_000)
         )
 
+        def expire() -> None:
+            entry.expired = True
+            if entry.run:
+                entry.run.cancel()
+
         async def invoke() -> Any:
             _set_context(context)
             async with session_limit, tool_limit:
-                return await asyncio.wait_for(tool.invoke(arguments), backstop)
+                # A timer of its own, not `wait_for`: a TimeoutError the tool raises itself (an
+                # HTTP client's) is the tool's failure, not this bound.
+                timer = asyncio.get_running_loop().call_later(backstop, expire)
+                try:
+                    return await tool.invoke(arguments)
+                finally:
+                    timer.cancel()
 
         try:
             if entry.cancel_reason is not None:
@@ -248,26 +314,35 @@ class HostedCalls:
             output = to_output(value).to_wire()
             result: dict[str, Any] = {"outcome": "completed", "content": output}
         except asyncio.CancelledError:
-            reason = entry.cancel_reason or "stopped"
-            result = _failed("cancelled", _CANCEL_TEXT.get(reason, f"The call was cancelled ({reason})."), "cancelled")
-        except asyncio.TimeoutError:
-            result = _failed("timed_out", f"The tool {tool.name} ran out of time.", "timed_out")
+            if entry.expired and entry.cancel_reason is None:
+                result = _failed("timed_out", f"The tool {tool.name} ran out of time.", "timed_out")
+            else:
+                reason = entry.cancel_reason or "stopped"
+                result = _failed("cancelled", _CANCEL_TEXT.get(reason, f"The call was cancelled ({reason})."), "cancelled")
         except CallNotHeld as error:
             reason = entry.cancel_reason or "interrupted"
             result = _failed("cancelled", _CANCEL_TEXT.get(reason, str(error)), "cancelled", str(error))
         except ToolError as error:
             result = _failed("failed", f"The tool {tool.name} failed: {error.message}", error.code, error.message)
         except Exception as error:  # every error of a tool becomes a result the model can read
-            log.exception("hosted call %s (%s) failed", call_id, tool.name)
-            result = _failed("failed", f"The tool {tool.name} failed: {error}", "tool_error", repr(error))
+            # The developer's log has it whole, with the session and the call. (The server blanks
+            # credentials in a failed result's words before the model or a client sees them.)
+            log.exception("hosted call %s (%s) of session %s failed", call_id, tool.name, frame["sessionId"])
+            result = _failed("failed", f"The tool {tool.name} failed: {error}", _error_code(error), repr(error))
         if entry.held:
             result["held"] = True
         result = self._bounded(tool.name, result)
-        self.running.pop(call_id, None)
         if len(agent.sessions) > 1_000:
             agent.sessions = {k: v for k, v in agent.sessions.items() if v.locked()}
-        await self._store.set(call_id, result)
-        await self._result(call_id, entry.attempt, result)
+        # It stays in `running` until its result is sent: a delivery of it again meanwhile joins
+        # it (the result answers the newest attempt), and a hello lists it. The memo covers a
+        # store that failed to keep it.
+        self._remember(call_id, result)
+        try:
+            await self._keep(call_id, result)
+            await self._result(call_id, entry.attempt, result)
+        finally:
+            self._left(call_id)
 
     def _bounded(self, tool: str, result: dict[str, Any]) -> dict[str, Any]:
         """A result whose frame would be over the server's limit becomes a failure saying so."""
