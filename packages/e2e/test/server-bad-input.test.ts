@@ -76,6 +76,14 @@ describe("bad frames", () => {
       path: "text",
       commandId: "c_1",
     });
+    // Over the text limit (and over 64 KiB, so not parsed again): still said for its command.
+    client.send({ type: "message.send", sessionId, commandId: "c_long", text: "x".repeat(150_000) });
+    expect(await client.nextOf("error")).toMatchObject({
+      code: "invalid_frame",
+      path: "text",
+      commandId: "c_long",
+      sessionId,
+    });
     client.send({
       type: "session.create",
       requestId: "r_1",
@@ -116,6 +124,7 @@ describe("bad frames", () => {
     const error = await client.nextOf("error", 10_000);
     expect(error.code).toBe("frame_too_large");
     expect(error.message).toMatch(/over the limit of 5242880 bytes/);
+    expect(error.commandId).toBe("big");
     expect(await stillServes(client)).toBe(true);
 
     // Up to the result limit (8 MiB) plus 1 MiB is read and refused on an open socket; beyond it
