@@ -2,9 +2,11 @@
 
 It checks and decodes at once: the decoded value keeps the fields a schema names (unknown ones
 are dropped, as the protocol says), takes defaults for absent ones, and keeps every field of an
-object that allows additional properties (JSON objects such as ``metadata``). Problems come out
-in the order of the schema's fields, each with its dotted path, so the first one is the one the
-protocol's vectors name. Tool parameter schemas are checked with the same code.
+object that allows additional properties (JSON objects such as ``metadata``) or names no fields at
+all. Problems come out in the order of the schema's fields, each with its dotted path, so the
+first one is the one the protocol's vectors name. Tool parameter schemas are checked with the same
+code; for them it also follows local ``$ref``s (``#/$defs/...``, ``#/definitions/...``), ``allOf``
+and ``prefixItems``, as Pydantic and dataclass schemas use them.
 """
 
 from __future__ import annotations
@@ -15,8 +17,19 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
+from urllib.parse import unquote
 
 MISSING: Any = object()
+
+MAX_REF_DEPTH = 64
+"""How many ``$ref``s one check follows inside each other (a recursive schema, a value nested that
+deep, or a schema whose references go round in a circle) before it gives up on the value."""
+
+# Keywords that say nothing about the value: a form of `allOf` made of these alone checks nothing.
+_ANNOTATIONS = frozenset(
+    {"title", "description", "default", "examples", "$comment", "deprecated", "readOnly", "writeOnly"}
+    | {"$defs", "definitions", "$schema", "$id"}
+)
 
 
 @dataclass(frozen=True)
@@ -32,6 +45,32 @@ class Issue:
         return ".".join(str(p) for p in self.path)
 
 
+class _Root:
+    """The schema a check started from, which local ``$ref``s point into, and how deep in them it is."""
+
+    def __init__(self, schema: Any) -> None:
+        self.schema = schema
+        self.depth = 0
+        self._resolved: dict[str, Any] = {}
+
+    def resolve(self, ref: Any) -> Any:
+        """The part of the root schema ``ref`` (a JSON pointer such as ``#/$defs/Seat``) names, or None."""
+        if not isinstance(ref, str) or not ref.startswith("#"):
+            return None
+        if ref not in self._resolved:
+            node: Any = self.schema
+            body = ref[1:]
+            for segment in body.split("/")[1:] if body else []:
+                key = unquote(segment).replace("~1", "/").replace("~0", "~")
+                if isinstance(node, dict) and key in node:
+                    node = node[key]
+                elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
+                    node = node[int(key)]
+                else:
+                    node = None
+                    break
+            self._resolved[ref] = node if isinstance(node, (dict, bool)) else None
+        return self._resolved[ref]
 
 
 @lru_cache(maxsize=256)
@@ -77,11 +116,20 @@ def _fits_type(value: Any, expected: str) -> bool:
 def check(schema: dict[str, Any], value: Any) -> tuple[Any, list[Issue]]:
     """Checks ``value`` against ``schema``; returns the decoded value and the problems (none when it fits)."""
     issues: list[Issue] = []
-    decoded = _check(schema, value, (), issues, value)
+    decoded = _check(schema, value, (), issues, _Root(schema))
     return decoded, issues
 
 
-def _check(schema: dict[str, Any], value: Any, path: tuple[str | int, ...], issues: list[Issue], root: Any) -> Any:
+def _check(schema: Any, value: Any, path: tuple[str | int, ...], issues: list[Issue], root: _Root) -> Any:
+    if schema is True:
+        return value
+    if schema is False:
+        issues.append(Issue(path, "must be absent"))
+        return value
+    if "$ref" in schema:
+        return _check_ref(schema, value, path, issues, root)
+    if "allOf" in schema:
+        return _check_all(schema, value, path, issues, root)
     if "oneOf" in schema or "anyOf" in schema:
         return _check_union(schema, value, path, issues, root)
     if schema.get("not") == {}:
@@ -113,7 +161,15 @@ def _check(schema: dict[str, Any], value: Any, path: tuple[str | int, ...], issu
         if "minItems" in schema and len(value) < schema["minItems"]:
             issues.append(Issue(path, f"at least {schema['minItems']} items"))
         items = schema.get("items")
-        if isinstance(items, dict):
+        prefix = schema.get("prefixItems")
+        if isinstance(prefix, list):
+            # A tuple: a schema per position, then `items` (if any) for the rest.
+            forms = [prefix[i] if i < len(prefix) else items for i in range(len(value))]
+            return [
+                _check(form, item, (*path, i), issues, root) if isinstance(form, (dict, bool)) else item
+                for i, (form, item) in enumerate(zip(forms, value))
+            ]
+        if isinstance(items, (dict, bool)):
             return [_check(items, item, (*path, i), issues, root) for i, item in enumerate(value)]
         return list(value)
     if isinstance(value, dict):
@@ -145,11 +201,14 @@ def _check_number(schema: dict[str, Any], value: float, path: tuple[str | int, .
 
 
 def _check_object(
-    schema: dict[str, Any], value: dict[str, Any], path: tuple[str | int, ...], issues: list[Issue], root: Any
+    schema: dict[str, Any], value: dict[str, Any], path: tuple[str | int, ...], issues: list[Issue], root: _Root
 ) -> dict[str, Any]:
     properties: dict[str, Any] = schema.get("properties", {})
     required = set(schema.get("required", []))
     extra = schema.get("additionalProperties")
+    if extra is True or (extra is None and "properties" not in schema):
+        # Any field is allowed (`true`, or a schema that names none: a `dict` parameter).
+        extra = {}
     decoded: dict[str, Any] = {}
     for name, sub in properties.items():
         if name not in value:
@@ -167,13 +226,54 @@ def _check_object(
     return decoded
 
 
+def _check_ref(
+    schema: dict[str, Any], value: Any, path: tuple[str | int, ...], issues: list[Issue], root: _Root
+) -> Any:
+    ref = schema["$ref"]
+    target = root.resolve(ref)
+    if target is None:
+        issues.append(Issue(path, f"the schema's $ref {ref!r} names nothing in it"))
+        return value
+    if root.depth >= MAX_REF_DEPTH:
+        issues.append(Issue(path, f"nested more than {MAX_REF_DEPTH} schema references deep"))
+        return value
+    # Keywords beside the $ref (a description, a default) apply together with the target's.
+    siblings = {key: item for key, item in schema.items() if key != "$ref"}
+    form = {**target, **siblings} if siblings and isinstance(target, dict) else target
+    root.depth += 1
+    try:
+        return _check(form, value, path, issues, root)
+    finally:
+        root.depth -= 1
+
+
+def _check_all(
+    schema: dict[str, Any], value: Any, path: tuple[str | int, ...], issues: list[Issue], root: _Root
+) -> Any:
+    rest = {key: item for key, item in schema.items() if key != "allOf"}
+    forms = list(schema["allOf"])
+    if not rest.keys() <= _ANNOTATIONS:
+        forms.insert(0, rest)
+    decoded = [_check(form, value, path, issues, root) for form in forms]
+    if not decoded:
+        return value
+    if isinstance(value, dict):
+        # Each form keeps the fields it names; the value keeps what any of them keeps.
+        merged: dict[str, Any] = {}
+        for part in decoded:
+            if isinstance(part, dict):
+                merged.update(part)
+        return merged
+    return decoded[0]
+
+
 def _check_union(
-    schema: dict[str, Any], value: Any, path: tuple[str | int, ...], issues: list[Issue], root: Any
+    schema: dict[str, Any], value: Any, path: tuple[str | int, ...], issues: list[Issue], root: _Root
 ) -> Any:
     forms = schema.get("oneOf") or schema.get("anyOf") or []
     if value is not None:
         # `X or null` is a nullable X: a value that is not null is told what X wants.
-        forms = [form for form in forms if form.get("type") != "null"] or forms
+        forms = [form for form in forms if not (isinstance(form, dict) and form.get("type") == "null")] or forms
     one_of = "oneOf" in schema
     fitting: list[Any] = []
     failures: list[list[Issue]] = []

@@ -1,5 +1,6 @@
 """Tools: functions registered with a decorator, their JSON Schema from type hints (or a Pydantic
-model, or a schema given as it is), their results, and the context a running call sees.
+model, or a schema given as it is), the checked JSON arguments turned into the hinted types, their
+results, and the context a running call sees.
 
 >>> tools = Tools()
 >>> @tools.register(description="Look up an order by its number")
@@ -18,13 +19,13 @@ import dataclasses
 import enum
 import inspect
 import json
-import types
-import typing
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_type_hints
+from typing import Any, get_type_hints
 
-from ._validate import check
+from ._convert import MAX_PROBLEM_TEXT, MAX_PROBLEMS, _problem_text, _to_type
+from ._schema import _Defs, _pydantic_model, _schema_for, json_schema_for
+from ._validate import Issue, check
 
 __all__ = [
     "CallNotHeld",
@@ -154,79 +155,6 @@ def _set_context(context: ToolCallContext) -> contextvars.Token[ToolCallContext]
     return _current.set(context)
 
 
-def _pydantic_model(hint: Any) -> Any:
-    try:
-        from pydantic import BaseModel  # type: ignore[import-not-found]
-    except ImportError:
-        return None
-    return hint if inspect.isclass(hint) and issubclass(hint, BaseModel) else None
-
-
-def json_schema_for(hint: Any) -> dict[str, Any]:
-    """The JSON Schema of a Python type hint (str, int, float, bool, list[...], dict, Literal,
-    Optional, Enum, TypedDict, dataclasses, Pydantic models, ``Annotated[x, "description"]``)."""
-    description = None
-    if get_origin(hint) is Annotated:
-        base, *extra = get_args(hint)
-        schema = json_schema_for(base)
-        for item in extra:
-            if isinstance(item, str):
-                description = item
-            elif getattr(item, "description", None):
-                description = item.description
-        return {**schema, "description": description} if description else schema
-    if hint is str:
-        return {"type": "string"}
-    if hint is bool:
-        return {"type": "boolean"}
-    if hint is int:
-        return {"type": "integer"}
-    if hint is float:
-        return {"type": "number"}
-    if hint is Any or hint is object:
-        return {}
-    if hint is type(None):
-        return {"type": "null"}
-    if hint is dict or get_origin(hint) is dict:
-        return {"type": "object"}
-    if hint is list or get_origin(hint) in (list, tuple, set, frozenset):
-        args = get_args(hint)
-        return {"type": "array", **({"items": json_schema_for(args[0])} if args else {})}
-    if get_origin(hint) is Literal:
-        values = list(get_args(hint))
-        kinds = {type(v) for v in values}
-        typed = {str: "string", int: "integer", bool: "boolean", float: "number"}.get(next(iter(kinds))) if len(kinds) == 1 else None
-        return {**({"type": typed} if typed else {}), "enum": values}
-    if get_origin(hint) in (Union, types.UnionType):
-        args = [a for a in get_args(hint) if a is not type(None)]
-        nullable = len(args) < len(get_args(hint))
-        inner = json_schema_for(args[0]) if len(args) == 1 else {"anyOf": [json_schema_for(a) for a in args]}
-        return {"anyOf": [inner, {"type": "null"}]} if nullable else inner
-    if inspect.isclass(hint) and issubclass(hint, enum.Enum):
-        return {"enum": [member.value for member in hint]}
-    model = _pydantic_model(hint)
-    if model is not None:
-        schema = model.model_json_schema()
-        schema.pop("title", None)
-        return schema
-    if inspect.isclass(hint) and (dataclasses.is_dataclass(hint) or typing.is_typeddict(hint)):
-        return _object_schema(hint)
-    raise TypeError(f"no JSON Schema for the type hint {hint!r}; pass parameters_schema instead")
-
-
-def _object_schema(cls: Any) -> dict[str, Any]:
-    hints = get_type_hints(cls, include_extras=True)
-    properties = {name: json_schema_for(hint) for name, hint in hints.items()}
-    if dataclasses.is_dataclass(cls):
-        required = [
-            f.name
-            for f in dataclasses.fields(cls)
-            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
-        ]
-    else:
-        required = sorted(getattr(cls, "__required_keys__", hints.keys()))
-    return {"type": "object", "properties": properties, "required": required}
-
 
 Handler = Callable[..., Any]
 
@@ -247,7 +175,15 @@ class Tool:
     concurrency: int | None = None
     model: Any = None
     validate: bool = True
+    hints: dict[str, Any] = field(default_factory=dict)
+    """The type hint of each parameter, which its JSON value is turned into (the model, for a tool
+    that takes one Pydantic model)."""
     _semaphore: asyncio.Semaphore | None = None
+
+    def __post_init__(self) -> None:
+        if self.model is not None and not self.hints:
+            first = next(iter(inspect.signature(self.handler).parameters), "model")
+            self.hints = {first: self.model}
 
     @property
     def spec(self) -> dict[str, Any]:
@@ -266,21 +202,43 @@ class Tool:
         return spec
 
     def check_arguments(self, arguments: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
-        """The arguments with defaults filled, or the problem (``path: what``) the model is told."""
+        """The arguments as the function takes them, or the problems the model is told.
+
+        The JSON arguments are checked against the schema (defaults filled in), then turned into
+        the hinted types: Enum members, dataclasses, the Pydantic model, and so on. Every problem
+        of either step is a line ``path: what`` (at most :data:`MAX_PROBLEMS` of them); then the
+        arguments come back as they were, with the text.
+        """
         if not self.validate:
             return arguments, None
         decoded, issues = check(self.parameters, arguments)
+        if not issues:
+            decoded, issues = self._converted(decoded)
         if issues:
-            first = issues[0]
-            return arguments, f"{first.dotted or 'arguments'}: {first.message}"
+            return arguments, _problem_text(issues)
         return decoded, None
 
-    async def invoke(self, arguments: dict[str, Any]) -> Any:
-        """Calls the function with the arguments (a Pydantic model built first when it takes one)."""
+    def _converted(self, arguments: dict[str, Any]) -> tuple[dict[str, Any], list[Issue]]:
+        issues: list[Issue] = []
         if self.model is not None:
-            value = self.handler(self.model.model_validate(arguments))
-        else:
-            value = self.handler(**arguments)
+            (name,) = self.hints
+            if len(arguments) == 1 and isinstance(arguments.get(name), self.model):
+                return arguments, issues
+            return {name: _to_type(self.model, arguments, (), issues)}, issues
+        converted = {
+            name: _to_type(self.hints.get(name, Any), value, (name,), issues) for name, value in arguments.items()
+        }
+        return converted, issues
+
+    async def invoke(self, arguments: dict[str, Any]) -> Any:
+        """Calls the function with the arguments :meth:`check_arguments` gave. Arguments it did not
+        give are turned into the hinted types first (values that are already are kept); when they
+        do not convert, raises :class:`ToolError` with the code ``invalid_arguments``."""
+        if self.validate:
+            arguments, issues = self._converted(arguments)
+            if issues:
+                raise ToolError(_problem_text(issues), "invalid_arguments")
+        value = self.handler(**arguments)
         if inspect.isawaitable(value):
             value = await value
         return value
@@ -304,9 +262,16 @@ def to_output(value: Any) -> ToolOutput:
     model = getattr(value, "model_dump_json", None)
     if callable(model):
         return ToolOutput(text=model())
+    if _pydantic_model(type(value)) is not None:
+        return ToolOutput(text=value.json())  # Pydantic 1
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         value = dataclasses.asdict(value)
-    return ToolOutput(text=json.dumps(value, ensure_ascii=False, default=str))
+    return ToolOutput(text=json.dumps(value, ensure_ascii=False, default=_json_default))
+
+
+def _json_default(value: Any) -> Any:
+    """What JSON writes for a value it has no form for: an Enum member's value, else its text."""
+    return value.value if isinstance(value, enum.Enum) else str(value)
 
 
 def _approval(value: str | dict[str, Any] | None) -> dict[str, Any] | None:
@@ -322,6 +287,7 @@ class Tools:
 
     def __init__(self) -> None:
         self._tools: dict[str, Tool] = {}
+        self._listeners: list[Callable[[], None]] = []
 
     def register(
         self,
@@ -351,10 +317,11 @@ class Tools:
             if not text:
                 raise ValueError(f"tool {tool_name} needs a description (or a docstring)")
             model = None
+            hints: dict[str, Any] = {}
             if parameters_schema is not None:
                 parameters = dict(parameters_schema)
             else:
-                parameters, model = _parameters_of(function)
+                parameters, model, hints = _parameters_of(function)
             if concurrency is not None and concurrency < 1:
                 raise ValueError(f"tool {tool_name}: concurrency must be 1 or more")
             self._tools[tool_name] = Tool(
@@ -370,13 +337,21 @@ class Tools:
                 concurrency=concurrency,
                 model=model,
                 validate=parameters_schema is None,
+                hints=hints,
             )
+            for listener in list(self._listeners):
+                listener()
             return function
 
         return add(fn) if fn is not None else add
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
+
+    def _subscribe(self, listener: Callable[[], None]) -> None:
+        """Calls ``listener`` after each tool registered from now on (a worker hosting this
+        registry tells the server)."""
+        self._listeners.append(listener)
 
     def list(self) -> list[Tool]:
         return list(self._tools.values())
@@ -385,7 +360,9 @@ class Tools:
         return [tool.spec for tool in self._tools.values()]
 
 
-def _parameters_of(function: Handler) -> tuple[dict[str, Any], Any]:
+def _parameters_of(function: Handler) -> tuple[dict[str, Any], Any, dict[str, Any]]:
+    """The parameters schema of a function, the Pydantic model it takes (if that is its one
+    parameter), and the type hint of each parameter."""
     signature = inspect.signature(function)
     hints = get_type_hints(function, include_extras=True)
     params = [p for p in signature.parameters.values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
@@ -393,19 +370,22 @@ def _parameters_of(function: Handler) -> tuple[dict[str, Any], Any]:
         model = _pydantic_model(hints.get(params[0].name))
         if model is not None:
             schema = json_schema_for(model)
-            return schema, model
+            return schema, model, {params[0].name: model}
+    defs = _Defs()
     properties: dict[str, Any] = {}
     required: list[str] = []
     for param in params:
         hint = hints.get(param.name, Any)
-        schema = json_schema_for(hint)
+        schema = _schema_for(hint, defs)
         if param.default is inspect.Parameter.empty:
             required.append(param.name)
         else:
+            default = param.default.value if isinstance(param.default, enum.Enum) else param.default
             try:
-                json.dumps(param.default)
-                schema = {**schema, "default": param.default}
+                json.dumps(default)
+                schema = {**schema, "default": default}
             except (TypeError, ValueError):
                 pass
         properties[param.name] = schema
-    return {"type": "object", "properties": properties, "required": required}, None
+    parameters = defs.attach({"type": "object", "properties": properties, "required": required})
+    return parameters, None, {param.name: hints.get(param.name, Any) for param in params}

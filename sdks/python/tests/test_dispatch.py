@@ -101,3 +101,38 @@ def test_a_message_handler_needs_capacity():
         asyncio.run(dispatch.run())
     assert refused.value.code == "invalid_options"
     assert "needs one" in refused.value.message
+
+
+class FakeSocket:
+    def __init__(self) -> None:
+        self.frames: list = []
+
+    async def send(self, text):
+        import json
+
+        self.frames.append(json.loads(text))
+
+
+def test_a_tool_registered_after_the_worker_connected_is_offered_with_worker_hosts():
+    async def scenario():
+        agent = Agent()
+        dispatch = Dispatch(**KEY).host(agent)
+        assert [t["name"] for t in dispatch._hello()["hosts"][0]["tools"]] == ["slow"]
+        dispatch._phase = "running"
+        dispatch._ws = socket = FakeSocket()
+
+        @agent.tools.register(description="registered late")
+        async def late() -> str:
+            return "late"
+
+        await asyncio.sleep(0)  # the frame goes out from a task
+        await asyncio.sleep(0)
+        # It runs when called, too.
+        await dispatch._hosted.call({**hosted_call("c1", 0), "tool": "late", "arguments": {}})
+        await dispatch._hosted.idle()
+        return socket.frames
+
+    frames = asyncio.run(scenario())
+    hosts = [f for f in frames if f["type"] == "worker.hosts"]
+    assert [[t["name"] for t in h["tools"]] for h in hosts[0]["hosts"]] == [["slow", "late"]]
+    assert results(frames) == [("c1", "completed")]
