@@ -1,7 +1,8 @@
 """The session client for Python backends: open and resume sessions over ``/v1/client``, send
 messages and stream their events, answer approvals. One socket carries every session of the
 client; when it drops, the client reconnects with backoff and resumes each session from the last
-event it applied, so no event is lost or applied twice.
+event it applied, so no event is lost or applied twice (an event that skips ahead in ``seq`` makes
+it resume from the last one it has, too).
 
 >>> async def main():
 ...     async with Client("http://127.0.0.1:8787", api_key="pk", secret="sk") as client:
@@ -13,33 +14,62 @@ event it applied, so no event is lost or applied twice.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import os
 import random
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
 import websockets
 
-from .protocol import DEFAULT_MAX_FRAME_BYTES, PROTOCOL_VERSION, FrameError, decode_frame, encode_frame
+from .protocol import (
+    DEFAULT_MAX_FRAME_BYTES,
+    PROTOCOL_VERSION,
+    RESULT_FRAME_TYPES,
+    FrameError,
+    decode_frame,
+    encode_frame,
+)
 from .tools import Tools
 
-__all__ = ["AgentHandle", "Client", "ClientError", "Reply", "Session", "Sessions"]
+__all__ = [
+    "MAX_INCOMING_FRAME_BYTES",
+    "MAX_MESSAGE_TEXT_CHARS",
+    "AgentHandle",
+    "Client",
+    "ClientError",
+    "Reply",
+    "Session",
+    "Sessions",
+]
 
 log = logging.getLogger("patchbay.client")
 _REFUSED = {"unauthorized", "protocol_version"}
 
+MAX_INCOMING_FRAME_BYTES = 64 * 1024 * 1024
+"""The largest frame the client reads. The server's frame limit bounds what it accepts, not what
+it sends: an event that carries a tool result (``conversation.updated`` with a 5 MiB image as
+base64) is larger than ``maxFrameBytes``. The protocol asks for ``maxResultFrameBytes`` + 64 KiB;
+like the TypeScript client, this one reads up to 64 MiB."""
+
+MAX_MESSAGE_TEXT_CHARS = 100_000
+"""The longest ``message.send`` text, in characters (code points, Python's ``len``)."""
+
 
 class ClientError(Exception):
-    """A refused request or a failed reply, with the protocol's stable ``code``."""
+    """A refused request or a failed reply, with the protocol's stable ``code`` (``disconnected``
+    when the client or the session was closed first). ``session_id`` names the session an error
+    the server sent was about, when it said."""
 
-    def __init__(self, code: str, message: str, path: str | None = None) -> None:
+    def __init__(self, code: str, message: str, path: str | None = None, session_id: str | None = None) -> None:
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
         self.path = path
+        self.session_id = session_id
 
 
 @dataclass(frozen=True)
@@ -59,6 +89,8 @@ class _Pending:
         self.response_id: str | None = None
         self.events: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
         self.done: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
+        # Retrieved here, so one that nobody awaits (a stream left early) is not logged as lost.
+        self.done.add_done_callback(lambda done: done.cancelled() or done.exception())
 
 
 class Session:
@@ -74,16 +106,29 @@ class Session:
         self._pending: dict[str, _Pending] = {}
         self._by_response: dict[str, _Pending] = {}
         self._listeners: list[asyncio.Queue[dict[str, Any] | None]] = []
+        # The request id of a resume sent to fill a gap in ``seq``, until the server answers it.
+        self._refill: str | None = None
+        # The ``last_seq`` such a resume was answered at: a gap there again is a hole in the log.
+        self._refilled_at: int | None = None
         self.closed = False
 
     async def send(self, text: str, images: list[dict[str, Any]] | None = None) -> Reply:
-        """Sends a user message and waits for the reply. For the events as they come, use :meth:`stream`."""
+        """Sends a user message and waits for the reply. For the events as they come, use :meth:`stream`.
+
+        Raises :class:`ClientError` before sending a message the server would refuse (``invalid_frame``
+        for a text over :data:`MAX_MESSAGE_TEXT_CHARS`, ``frame_too_large`` for a frame over the
+        server's ``maxFrameBytes``), and ``disconnected`` when the session or client is closed first."""
         pending = await self._start(text, images)
         return await pending.done
 
     async def stream(self, text: str, images: list[dict[str, Any]] | None = None) -> AsyncIterator[dict[str, Any]]:
-        """Sends a user message and yields the reply's events (``text.delta``, tool events, ...)
-        up to and including ``response.completed``; raises :class:`ClientError` on ``response.failed``."""
+        """Sends a user message and yields the reply's events up to and including
+        ``response.completed``; raises :class:`ClientError` on ``response.failed``.
+
+        The events are the message's (``message.created``), the response's (``text.delta``,
+        ``message.completed``, ...), and those of its tool calls: ``conversation.updated`` for a
+        ``tool_call`` item, then every event that names the call (``tool.progress``, ``tool.say``,
+        ``tool.held``, ``tool.call``, ``approval.requested``, ``approval.resolved``, ...)."""
         pending = await self._start(text, images)
         while True:
             event = await pending.events.get()
@@ -118,32 +163,67 @@ class Session:
         )
 
     async def close(self) -> None:
-        """Detaches this client from the session (the session lives on and can be resumed)."""
-        self.closed = True
-        self._client._sessions.pop(self.id, None)
-        await self._client._send({"type": "session.close", "sessionId": self.id})
-        for queue in self._listeners:
-            queue.put_nowait(None)
+        """Detaches this client from the session (the session lives on and can be resumed). A
+        ``send()`` or ``stream()`` still waiting raises :class:`ClientError` ``disconnected``."""
+        if self.closed:
+            return
+        self._shut(ClientError("disconnected", f"session {self.id} was closed", session_id=self.id))
+        if not self._client._closed:
+            await self._client._send({"type": "session.close", "sessionId": self.id})
 
     async def _start(self, text: str, images: list[dict[str, Any]] | None) -> _Pending:
+        if self.closed:
+            raise ClientError("disconnected", f"session {self.id} is closed", session_id=self.id)
+        # The server answers a text over the limit with an error that names no command (it does
+        # not read the ids of a frame that large), so the send would wait forever: refuse it here.
+        if len(text) > MAX_MESSAGE_TEXT_CHARS:
+            raise ClientError(
+                "invalid_frame",
+                f"the message text is {len(text)} characters; the limit of message.send text is {MAX_MESSAGE_TEXT_CHARS}",
+                "text",
+                session_id=self.id,
+            )
         pending = _Pending(_id("c"))
-        self._pending[pending.command_id] = pending
         frame: dict[str, Any] = {"type": "message.send", "sessionId": self.id, "commandId": pending.command_id, "text": text}
         if images:
             frame["images"] = images
-        await self._client._send(frame)
+        self._pending[pending.command_id] = pending
+        try:
+            await self._client._send(frame)
+        except BaseException:
+            self._pending.pop(pending.command_id, None)
+            raise
         return pending
 
-    def _fail(self, command_id: str, error: ClientError) -> None:
+    def _fail(self, command_id: str, error: ClientError) -> bool:
+        """Fails the message ``command_id``; whether it was one this session waits for."""
         pending = self._pending.pop(command_id, None)
-        if pending and not pending.done.done():
+        if pending is None:
+            return False
+        if pending.response_id:
+            self._by_response.pop(pending.response_id, None)
+        if not pending.done.done():
             pending.done.set_exception(error)
             pending.events.put_nowait(None)
+        return True
+
+    def _shut(self, error: ClientError) -> None:
+        """The session is gone for this client: what waits fails with ``error``, listeners end."""
+        self.closed = True
+        if self._client._sessions.get(self.id) is self:
+            del self._client._sessions[self.id]
+        for command_id in list(self._pending):
+            self._fail(command_id, error)
+        for queue in self._listeners:
+            queue.put_nowait(None)
 
     def _apply(self, event: dict[str, Any]) -> None:
-        if event["seq"] <= self.last_seq:
+        seq = event["seq"]
+        if seq <= self.last_seq:
             return  # a duplicate around a resume
-        self.last_seq = event["seq"]
+        if seq > self.last_seq + 1 and not self._gap(seq):
+            return  # the resume that fills the gap replays it in order
+        self.last_seq = seq
         kind = event["type"]
         if kind in ("message.created", "message.completed", "conversation.updated"):
             self.conversation[event["item"]["id"]] = event["item"]
@@ -151,15 +231,7 @@ class Session:
             self.approvals[event["approval"]["id"]] = event["approval"]
         elif kind == "approval.resolved":
             self.approvals.pop(event["approvalId"], None)
-        pending = None
-        command_id = event.get("commandId")
-        if command_id and command_id in self._pending:
-            pending = self._pending[command_id]
-            if event.get("responseId"):
-                pending.response_id = event["responseId"]
-                self._by_response[event["responseId"]] = pending
-        elif event.get("responseId"):
-            pending = self._by_response.get(event["responseId"])
+        pending = self._pending_for(event)
         if pending is not None:
             pending.events.put_nowait(event)
             if kind == "response.completed":
@@ -171,6 +243,54 @@ class Session:
                 pending.done.set_exception(ClientError(error["code"], error["message"]))
         for queue in self._listeners:
             queue.put_nowait(event)
+
+    def _gap(self, seq: int) -> bool:
+        """An event skipped ahead of ``last_seq + 1``: events were missed. Like the TypeScript
+        client, which fetches them from the event log, this one asks the server for them: it
+        resumes the session from the last event it applied (the server replays the rest in order)
+        and drops what arrives out of order meanwhile. Returns whether to apply the event anyway:
+        only when the replay of such a resume skips the same events, so the log has a hole (the
+        client reports it rather than stall the session)."""
+        if self._refill is not None:
+            return False
+        if self._refilled_at != self.last_seq:
+            log.info("session %s: event %d arrived after %d; resuming from %d", self.id, seq, self.last_seq, self.last_seq)
+            self._refill = self._client._resume(self)
+            return False
+        self._client._report(
+            ClientError("protocol", f"events {self.last_seq + 1}..{seq - 1} of session {self.id} are lost", session_id=self.id)
+        )
+        return True
+
+    def _pending_for(self, event: dict[str, Any]) -> _Pending | None:
+        """The message an event belongs to: by its ``commandId``; else by the response it names,
+        at the top (``responseId``) or in its item (``message.completed``, ``conversation.updated``);
+        else, for an event that names a tool call (``callId``, ``call.id``, ``approval.callId``)
+        or an item (``itemId``), by the response of that item, seen earlier in the conversation.
+        The TypeScript client attributes events the same way (by ``responseId``, and a call's
+        events by the call's item)."""
+        command_id = event.get("commandId")
+        response_id = event.get("responseId")
+        if command_id and command_id in self._pending:
+            pending = self._pending[command_id]
+            if response_id:
+                pending.response_id = response_id
+                self._by_response[response_id] = pending
+            return pending
+        if not response_id:
+            item = event.get("item")
+            if isinstance(item, dict):
+                response_id = item.get("responseId")
+        if not response_id:
+            call_id = event.get("callId") or event.get("itemId")
+            if call_id is None and isinstance(event.get("call"), dict):
+                call_id = event["call"].get("id")
+            if call_id is None and isinstance(event.get("approval"), dict):
+                call_id = event["approval"].get("callId")
+            named = self.conversation.get(call_id) if isinstance(call_id, str) else None
+            if named is not None:
+                response_id = named.get("responseId")
+        return self._by_response.get(response_id) if response_id else None
 
     def _finish(self, pending: _Pending) -> None:
         self._pending.pop(pending.command_id, None)
@@ -224,7 +344,11 @@ def _id(prefix: str) -> str:
 class Client:
     """A session client. Authenticates with the API key and secret (a backend acting for any user)
     or a user ``token``; ``url``, ``api_key`` and ``secret`` fall back to ``PATCHBAY_URL``,
-    ``PATCHBAY_API_KEY`` and ``PATCHBAY_API_SECRET``."""
+    ``PATCHBAY_API_KEY`` and ``PATCHBAY_API_SECRET``.
+
+    ``on_error`` is called (a function or a coroutine function) with each :class:`ClientError` that
+    no pending call could be told about: an ``error`` frame that names no request or message of
+    this client, events lost from a session's log. Each is logged (warning) too."""
 
     def __init__(
         self,
@@ -235,6 +359,7 @@ class Client:
         token: str | None = None,
         request_timeout: float = 10.0,
         backoff: tuple[float, float] = (0.25, 30.0),
+        on_error: Callable[[ClientError], Any] | None = None,
     ) -> None:
         url = url or os.environ.get("PATCHBAY_URL")
         if not url:
@@ -251,9 +376,15 @@ class Client:
             self._auth = {"kind": "api_key", "apiKey": key, "secret": sec}
         self._timeout = request_timeout
         self._backoff = backoff
+        self._on_error = on_error
         self._sessions: dict[str, Session] = {}
         self._requests: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._after_seq: dict[str, int] = {}
+        # Resumes of sessions this client has (after a reconnect, or to fill a gap), by request id.
+        self._resumes: dict[str, Session] = {}
+        # What the server's welcome said it accepts.
+        self._max_frame_bytes = DEFAULT_MAX_FRAME_BYTES
+        self._max_result_frame_bytes = DEFAULT_MAX_FRAME_BYTES
         self._ws: Any = None
         self._ready: asyncio.Event | None = None
         self._runner: asyncio.Task[None] | None = None
@@ -272,13 +403,24 @@ class Client:
 
     async def connect(self) -> None:
         """Opens the socket (sending anything connects too)."""
+        if self._closed:
+            raise ClientError("disconnected", "the client was closed")
         if self._runner is None:
             self._ready = asyncio.Event()
             self._runner = asyncio.create_task(self._run())
         await self._wait_ready()
 
     async def close(self) -> None:
+        """Closes the socket for good (the sessions live on and can be resumed by another client).
+        Whatever still waits (``send()``, ``stream()``, a request) raises :class:`ClientError`
+        ``disconnected``, and ``session.events()`` iterators end."""
         self._closed = True
+        error = ClientError("disconnected", "the client was closed")
+        for future in self._requests.values():
+            if not future.done():
+                future.set_exception(error)
+        for session in list(self._sessions.values()):
+            session._shut(error)
         if self._ws is not None:
             await self._ws.close()
         if self._runner is not None:
@@ -287,9 +429,6 @@ class Client:
                 await self._runner
             except (asyncio.CancelledError, Exception):
                 pass
-        for session in self._sessions.values():
-            for queue in session._listeners:
-                queue.put_nowait(None)
 
     async def _wait_ready(self) -> None:
         assert self._ready is not None
@@ -302,11 +441,27 @@ class Client:
             raise ClientError("timeout", f"no connection to {self._ws_url} within {self._timeout} s")
 
     async def _send(self, frame: dict[str, Any]) -> None:
+        if self._closed:
+            raise ClientError("disconnected", "the client was closed")
         if self._runner is None:
             await self.connect()
         if self._ws is None:
             await self._wait_ready()
-        await self._ws.send(encode_frame(frame))
+        text = encode_frame(frame)
+        # Over the limit the server answers frame_too_large without the frame's ids (or, far
+        # over, closes the socket with 1009 and the frame is lost): refuse it here instead.
+        result = frame["type"] in RESULT_FRAME_TYPES
+        limit = self._max_result_frame_bytes if result else self._max_frame_bytes
+        size = len(text.encode("utf-8", "surrogatepass"))
+        if size > limit:
+            hint = "; send large images as https URLs" if frame.get("images") else ""
+            raise ClientError(
+                "frame_too_large",
+                f"the {frame['type']} frame is {size} bytes, over the server's limit of {limit} bytes"
+                f" ({'maxResultFrameBytes' if result else 'maxFrameBytes'}){hint}",
+                session_id=frame.get("sessionId"),
+            )
+        await self._ws.send(text)
 
     async def _request(self, frame: dict[str, Any], after_seq: int = 0) -> dict[str, Any]:
         request_id = _id("r")
@@ -329,26 +484,58 @@ class Client:
             self._sessions[session.id] = session
         return session
 
+    def _resume(self, session: Session) -> str:
+        """Asks the server again for the events of ``session`` after its ``last_seq``; the request id."""
+        request_id = _id("r")
+        self._resumes[request_id] = session
+        frame = {"type": "session.resume", "requestId": request_id, "sessionId": session.id, "afterSeq": session.last_seq}
+
+        async def send() -> None:
+            try:
+                await self._send(frame)
+            except (ClientError, OSError, websockets.exceptions.WebSocketException) as error:
+                # The socket went: the reconnect resumes the session from its last event anyway.
+                log.info("resuming session %s failed: %s", session.id, error)
+
+        asyncio.ensure_future(send())
+        return request_id
+
+    def _report(self, error: ClientError) -> None:
+        """An error no pending call can be told about: logged, and given to ``on_error``."""
+        log.warning("patchbay client error: %s", error)
+        if self._on_error is None:
+            return
+        try:
+            result = self._on_error(error)
+            if inspect.isawaitable(result):
+                asyncio.ensure_future(result)
+        except Exception:
+            log.exception("on_error raised")
+
     async def _run(self) -> None:
         failures = 0
         while not self._closed:
             try:
-                async with websockets.connect(
-                    self._ws_url, max_size=DEFAULT_MAX_FRAME_BYTES + 64 * 1024, open_timeout=self._timeout
-                ) as ws:
+                async with websockets.connect(self._ws_url, max_size=MAX_INCOMING_FRAME_BYTES, open_timeout=self._timeout) as ws:
                     await ws.send(encode_frame({"type": "hello", "protocol": PROTOCOL_VERSION, "auth": self._auth, "client": {"name": "patchbay-python", "version": "0.1.0"}}))
-                    welcome = decode_frame(await asyncio.wait_for(ws.recv(), self._timeout), "server-to-client")
+                    welcome = decode_frame(await asyncio.wait_for(ws.recv(), self._timeout), "server-to-client", MAX_INCOMING_FRAME_BYTES)
                     if welcome["type"] == "error":
                         error = ClientError(welcome["code"], welcome["message"])
                         if welcome["code"] in _REFUSED:
                             self._failure = error
                             return
                         raise OSError(str(error))
+                    self._max_frame_bytes = welcome["maxFrameBytes"]
+                    self._max_result_frame_bytes = welcome.get("maxResultFrameBytes", welcome["maxFrameBytes"])
                     self._ws = ws
                     failures = 0
                     # Sessions opened before the drop come back from the last event applied.
+                    self._resumes.clear()
                     for session in list(self._sessions.values()):
-                        await ws.send(encode_frame({"type": "session.resume", "requestId": _id("r"), "sessionId": session.id, "afterSeq": session.last_seq}))
+                        session._refill, session._refilled_at = None, None
+                        request_id = _id("r")
+                        self._resumes[request_id] = session
+                        await ws.send(encode_frame({"type": "session.resume", "requestId": request_id, "sessionId": session.id, "afterSeq": session.last_seq}))
                     assert self._ready is not None
                     self._ready.set()
                     async for text in ws:
@@ -367,7 +554,8 @@ class Client:
 
     def _on_text(self, text: str | bytes) -> None:
         try:
-            frame = decode_frame(text, "server-to-client")
+            # Not the server's maxFrameBytes: that bounds what it accepts, not the events it sends.
+            frame = decode_frame(text, "server-to-client", MAX_INCOMING_FRAME_BYTES)
         except FrameError as error:
             if error.code == "unknown_frame_type":
                 return  # a newer server's frame: ignored, as the protocol says
@@ -380,20 +568,45 @@ class Client:
             session = self._adopt(frame["session"])
             if not known:
                 session.last_seq = self._after_seq.get(frame["requestId"], 0)
+            resumed = self._resumes.pop(frame["requestId"], None)
+            if resumed is not None and resumed._refill == frame["requestId"]:
+                resumed._refill, resumed._refilled_at = None, resumed.last_seq
             future = self._requests.get(frame["requestId"])
             if future and not future.done():
                 future.set_result(frame["session"])
         elif kind == "error":
-            error = ClientError(frame["code"], frame["message"], frame.get("path"))
-            request = self._requests.get(frame.get("requestId", ""))
-            if request and not request.done():
-                request.set_exception(error)
-            session = self._sessions.get(frame.get("sessionId", ""))
-            if session and frame.get("commandId"):
-                session._fail(frame["commandId"], error)
+            self._on_error_frame(frame)
         elif kind == "ping":
             asyncio.ensure_future(self._send({"type": "pong", **({"nonce": frame["nonce"]} if "nonce" in frame else {})}))
         elif "seq" in frame:
             session = self._sessions.get(frame["sessionId"])
             if session is not None:
                 session._apply(frame)
+
+    def _on_error_frame(self, frame: dict[str, Any]) -> None:
+        """An ``error`` frame goes to the request or the message it names; one that names neither
+        (a frame the server could not read the ids of, a refused resume) is reported, never dropped."""
+        session_id = frame.get("sessionId")
+        error = ClientError(frame["code"], frame["message"], frame.get("path"), session_id)
+        request_id = frame.get("requestId")
+        request = self._requests.get(request_id) if request_id else None
+        if request is not None:
+            if not request.done():
+                request.set_exception(error)
+            return
+        resumed = self._resumes.pop(request_id, None) if request_id else None
+        if resumed is not None:
+            if resumed._refill == request_id:
+                resumed._refill = None
+            if error.code == "not_found":
+                # The session is gone (deleted): what waits on it would wait forever.
+                resumed._shut(error)
+            self._report(error)
+            return
+        command_id = frame.get("commandId")
+        if command_id:
+            named = self._sessions.get(session_id) if session_id else None
+            for session in [named] if named is not None else list(self._sessions.values()):
+                if session._fail(command_id, error):
+                    return
+        self._report(error)

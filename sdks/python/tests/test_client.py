@@ -1,5 +1,6 @@
 """The session client against a real Patchbay server (the built CLI, scripted model, SQLite in a
-temporary directory): create, send, stream, resume, approvals and decide."""
+temporary directory): create, send, stream, resume, approvals and decide, a worker's large result.
+More in test_client_replies.py (limits, gaps, tool events in stream(), close())."""
 
 import asyncio
 import os
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from patchbay import Dispatch
+from patchbay import Dispatch, ImageContent, ToolOutput
 from patchbay.client import Client, ClientError
 
 REPO = Path(__file__).resolve().parents[3]
@@ -24,6 +25,9 @@ model:
       toolCalls: [{ tool: delete_thing, arguments: { what: "{what}" } }]
       reply: "Result: {result}"
       errorReply: "Not done: {result}"
+    - match: "^show the picture$"
+      toolCalls: [{ tool: show_picture, arguments: {} }]
+      reply: "Here it is."
 """
 
 
@@ -139,3 +143,42 @@ def test_bad_credentials_are_refused(server):
     with pytest.raises(ClientError) as refused:
         run(scenario())
     assert refused.value.code == "unauthorized"
+
+
+def test_a_reply_with_a_workers_large_image_arrives(server):
+    """A hosted tool's 4.6 MB image (under the 8 MiB result limit) comes back in an event of about
+    6.1 MB, over the 5 MiB the server accepts in one frame: the client reads it (up to 64 MiB)
+    instead of closing its socket with 1009 and reconnecting forever."""
+
+    async def scenario():
+        agent = Client(server, api_key="pk_py", secret="sk_py_secret_of_at_least_32_bytes_long").agent("support")
+
+        @agent.register(description="Show the picture")
+        async def show_picture() -> ToolOutput:
+            data = b"\x89PNG\r\n\x1a\n" + os.urandom(4_600_000)
+            return ToolOutput(text="the picture", images=[ImageContent(data=data, mime="image/png")])
+
+        dispatch = Dispatch(capacity=1, url=server, api_key="pk_py", secret="sk_py_secret_of_at_least_32_bytes_long", worker_id="w_py_picture")
+        dispatch.host(agent)
+        worker = asyncio.create_task(dispatch.run())
+        try:
+            for _ in range(200):
+                if dispatch.connections:
+                    break
+                await asyncio.sleep(0.02)
+            async with Client(server, api_key="pk_py", secret="sk_py_secret_of_at_least_32_bytes_long") as client:
+                session = await client.agent("support").sessions.create(user_id="u_py")
+                socket = client._ws
+                reply = await asyncio.wait_for(session.send("show the picture"), 20)
+                return reply, session, client._ws is socket
+        finally:
+            await dispatch.stop(timeout=2)
+            await worker
+
+    reply, session, same_socket = run(scenario())
+    assert reply.text == "Here it is."
+    assert same_socket, "the client's socket was closed and replaced"
+    (call,) = [item for item in session.conversation.values() if item["type"] == "tool_call"]
+    assert call["result"]["outcome"] == "completed", call["result"]
+    (image,) = call["result"]["content"]["images"]
+    assert len(image["data"]) > 6_000_000
