@@ -120,7 +120,6 @@ export class Connection extends EventEmitter<ConnectionEvents> {
         this.#welcomedBefore
           ? undefined
           : new DisconnectedError(`cannot connect to ${url}: ${reason}`, { cause }),
-      error: (message, cause) => this.emit("error", new DisconnectedError(message, { cause })),
       exhausted: (message) => new DisconnectedError(message),
     });
   }

@@ -406,8 +406,9 @@ export class SessionChannel implements SessionControl {
       sessionId: this.id,
       approvalId,
       allowed,
-      // Only a decline carries a reason (JSON leaves out an undefined one).
-      reason: allowed ? undefined : reason,
+      // Only a decline carries a reason (JSON leaves out an undefined one), of at most 1,000
+      // characters: the server would refuse the frame with an error no decide() could be told of.
+      reason: allowed ? undefined : reason?.slice(0, 1000),
     });
   }
 

@@ -1,6 +1,6 @@
 // Issue #22's broken promises on the client side: what `resume`, `decide` and a deletion over
 // HTTP tell the page, against a real server on loopback.
-import { type Client, Tools } from "@patchbay/client";
+import { Client, Tools } from "@patchbay/client";
 import { afterEach, describe, expect, it } from "vitest";
 import { backendClient, closeAllClients, nextEvent, userClient } from "./helpers/clients";
 import { scriptedAgent, startTestServer, type TestServer } from "./helpers/start-server";
@@ -185,5 +185,40 @@ describe("a decline with a reason (session.decide and over HTTP)", () => {
     );
     expect((await reply).text).toMatch(/it did not run\. Their reason: too expensive$/);
     expect(runs).toEqual([]);
+  });
+
+  it("settles a decline whose reason is over 1,000 characters: the reason is cut to 1,000", async () => {
+    server = await start();
+    const client = await userClient(server, "u_1");
+    const runs: string[] = [];
+    const session = await client.agent("travel").sessions.create({ tools: bookingTools(runs) });
+    const asked = nextEvent(session, "approval");
+    const reply = session.responses.create("book LH400");
+    const [request] = await asked;
+    // The server refuses an approval.decide with a longer reason, and nothing ties that refusal
+    // to the decide: the promise used to wait until the approval's expiry plus the request timeout.
+    const long = `${"a".repeat(1_000)}${"b".repeat(500)}`;
+    expect(await session.decide(request.id, { allowed: false, reason: long })).toBe("declined");
+    expect((await reply).text).toBe(
+      `Not booked: The user declined the call of "book_flight"; it did not run. Their reason: ${"a".repeat(1_000)}`,
+    );
+    expect(runs).toEqual([]);
+  });
+});
+
+describe("a client with a baseUrl that is not an http(s) URL", () => {
+  it("fails its first request at once, naming the address, instead of after the request timeout", async () => {
+    for (const baseUrl of ["127.0.0.1:8787", "ftp://127.0.0.1:8787"]) {
+      const client = new Client({ baseUrl, apiKey: "k", secret: "the secret" });
+      const started = Date.now();
+      const error = await client
+        .agent("travel")
+        .sessions.create()
+        .catch((e: unknown) => e);
+      client.close();
+      expect(error).toMatchObject({ code: "disconnected" });
+      expect((error as Error).message).toContain(`cannot open ${baseUrl}/v1/client`);
+      expect(Date.now() - started).toBeLessThan(5_000);
+    }
   });
 });

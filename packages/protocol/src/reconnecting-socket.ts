@@ -82,9 +82,7 @@ export interface ReconnectingSocketHooks<F extends HeartbeatFrame> {
    * once (a wrong address stays wrong), or undefined to retry.
    */
   unreachable?(reason: string, cause: unknown): Error | undefined;
-  /** `createSocket` threw; a redial follows. */
-  error?(message: string, cause: unknown): void;
-  /** The error for giving up after too many failed dials. */
+  /** The error for giving up: after too many failed dials, or when `createSocket` threw. */
   exhausted?(message: string): Error;
 }
 
@@ -216,9 +214,10 @@ export class ReconnectingSocket<F extends HeartbeatFrame> {
     try {
       socket = this.#options.createSocket(url);
     } catch (error) {
-      this.#hooks.error?.(`cannot open ${url}`, error);
-      this.#lastFailure = `cannot open ${url}`;
-      this.#scheduleRedial();
+      // The socket could not even be made (a URL that is not one, a scheme it does not take, a
+      // page's mixed content): dialling again gives the same, so the dial is given up at once.
+      const message = `cannot open ${url}: ${(error as Error)?.message}`;
+      this.#giveUp(this.#hooks.exhausted?.(message) ?? new Error(message));
       return;
     }
     this.#socket = socket;
