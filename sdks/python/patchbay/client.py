@@ -2,7 +2,9 @@
 messages and stream their events, answer approvals. One socket carries every session of the
 client; when it drops, the client reconnects with backoff and resumes each session from the last
 event it applied, so no event is lost or applied twice (an event that skips ahead in ``seq`` makes
-it resume from the last one it has, too).
+it resume from the last one it has, too). Once a session's replay is applied, each message whose
+send the replay does not show the server took is sent again with the same ``commandId`` (the
+server runs a message once however often it arrives), as the TypeScript client does.
 
 >>> async def main():
 ...     async with Client("http://127.0.0.1:8787", api_key="pk", secret="sk") as client:
@@ -84,8 +86,13 @@ class Reply:
 class _Pending:
     """One message sent: its events as they come, and its end."""
 
-    def __init__(self, command_id: str) -> None:
+    def __init__(self, command_id: str, frame: dict[str, Any] | None = None) -> None:
         self.command_id = command_id
+        self.frame = frame
+        # The socket the ``message.send`` was last written on (None: not written yet).
+        self.written_on: Any = None
+        # An event of the session named the command: the server has the message (no resend).
+        self.taken = False
         self.response_id: str | None = None
         self.events: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
         self.done: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
@@ -110,10 +117,21 @@ class Session:
         self._refill: str | None = None
         # The ``last_seq`` such a resume was answered at: a gap there again is a hole in the log.
         self._refilled_at: int | None = None
+        # Attached on the current socket and caught up with its replay: a send is written at once.
+        # Otherwise it waits, and the catch-up after the reconnect writes it (see ``_catch_up``).
+        self._caught_up = True
+        # After a reconnect, the server's ``lastSeq`` when it answered the resume: events up to it
+        # are the replay (None: no replay being waited for).
+        self._replay_until: int | None = None
+        self._catching_up: asyncio.Future[None] | None = None
         self.closed = False
 
     async def send(self, text: str, images: list[dict[str, Any]] | None = None) -> Reply:
         """Sends a user message and waits for the reply. For the events as they come, use :meth:`stream`.
+
+        A message sent while the socket is down, or lost with a socket that dropped before the
+        server took it, is sent (again) after the reconnect, with the same ``commandId``: it runs
+        once.
 
         Raises :class:`ClientError` before sending a message the server would refuse (``invalid_frame``
         for a text over :data:`MAX_MESSAGE_TEXT_CHARS`, ``frame_too_large`` for a frame over the
@@ -183,17 +201,71 @@ class Session:
                 "text",
                 session_id=self.id,
             )
-        pending = _Pending(_id("c"))
-        frame: dict[str, Any] = {"type": "message.send", "sessionId": self.id, "commandId": pending.command_id, "text": text}
+        command_id = _id("c")
+        frame: dict[str, Any] = {"type": "message.send", "sessionId": self.id, "commandId": command_id, "text": text}
         if images:
             frame["images"] = images
-        self._pending[pending.command_id] = pending
+        self._client._check_usable()
+        encoded = self._client._encode(frame)
+        pending = _Pending(command_id, frame)
+        self._pending[command_id] = pending
+        ws = self._client._ws
+        if not self._caught_up or ws is None:
+            # Between sockets, or replaying after a reconnect: the catch-up writes it, after the
+            # messages sent before it (see _catch_up).
+            return pending
+        pending.written_on = ws
         try:
-            await self._client._send(frame)
+            await ws.send(encoded)
+        except (OSError, websockets.exceptions.WebSocketException) as error:
+            # The socket went as it was written: the catch-up after the reconnect writes it again.
+            log.info("session %s: message %s not written (%s); it is sent after the reconnect", self.id, command_id, error)
         except BaseException:
-            self._pending.pop(pending.command_id, None)
+            self._pending.pop(command_id, None)
             raise
         return pending
+
+    def _attached(self, last_seq: int) -> None:
+        """The resume after a reconnect was answered; the events up to ``last_seq`` are its replay."""
+        self._replay_until = last_seq
+        self._check_caught_up()
+
+    def _check_caught_up(self) -> None:
+        if self._replay_until is None or self.last_seq < self._replay_until or self.closed:
+            return
+        self._replay_until = None
+        ws = self._client._ws
+        if ws is not None:
+            # Kept: the loop holds only a weak reference to a task.
+            self._catching_up = asyncio.ensure_future(self._catch_up(ws))
+
+    async def _catch_up(self, ws: Any) -> None:
+        """Attached again on ``ws`` and caught up with the replay: writes, in the order they were
+        sent, the messages still waiting whose command no event showed the server took (a
+        ``message.created`` or ``response.started`` naming it, in the replay or before the drop)
+        and that were not written on this socket yet, with the same ``commandId``, so the server
+        does not run one that did reach it twice. Then sends are written at once again. The
+        TypeScript client does the same (``SessionChannel`` ``#becomeReady``)."""
+        while not self.closed and self._client._ws is ws:
+            waiting = next((p for p in self._pending.values() if not p.taken and p.written_on is not ws), None)
+            if waiting is None:
+                self._caught_up = True
+                return
+            assert waiting.frame is not None
+            waiting.written_on = ws
+            try:
+                await ws.send(self._client._encode(waiting.frame))
+            except ClientError as error:  # over the limits of the server it reconnected to
+                self._fail(waiting.command_id, error)
+            except (OSError, websockets.exceptions.WebSocketException) as error:
+                # Gone again: the next reconnect's catch-up writes what is left.
+                log.info("session %s: resending message %s failed: %s", self.id, waiting.command_id, error)
+                return
+
+    def _detached(self) -> None:
+        """The socket went: sends wait for the catch-up after the reconnect."""
+        self._caught_up = False
+        self._replay_until = None
 
     def _fail(self, command_id: str, error: ClientError) -> bool:
         """Fails the message ``command_id``; whether it was one this session waits for."""
@@ -231,6 +303,9 @@ class Session:
             self.approvals[event["approval"]["id"]] = event["approval"]
         elif kind == "approval.resolved":
             self.approvals.pop(event["approvalId"], None)
+        command_id = event.get("commandId")
+        if command_id is not None and command_id in self._pending:
+            self._pending[command_id].taken = True  # the server has it: not sent again
         pending = self._pending_for(event)
         if pending is not None:
             pending.events.put_nowait(event)
@@ -243,6 +318,7 @@ class Session:
                 pending.done.set_exception(ClientError(error["code"], error["message"]))
         for queue in self._listeners:
             queue.put_nowait(event)
+        self._check_caught_up()
 
     def _gap(self, seq: int) -> bool:
         """An event skipped ahead of ``last_seq + 1``: events were missed. Like the TypeScript
@@ -341,6 +417,24 @@ def _id(prefix: str) -> str:
     return f"{prefix}_{uuid.uuid4().hex}"
 
 
+class _Request:
+    """A ``session.create`` or ``session.resume`` waiting for its ``session.opened``."""
+
+    def __init__(self, frame: dict[str, Any]) -> None:
+        self.frame = frame
+        # Safe to write again after a reconnect: a resume is; a create is not (the server may
+        # have made the session: only the caller can decide to try again).
+        self.repeatable = frame["type"] == "session.resume"
+        # The socket it was last written on (None: not written yet).
+        self.written_on: Any = None
+        self.future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self.future.add_done_callback(lambda done: done.cancelled() or done.exception())
+
+    def fail(self, error: ClientError) -> None:
+        if not self.future.done():
+            self.future.set_exception(error)
+
+
 class Client:
     """A session client. Authenticates with the API key and secret (a backend acting for any user)
     or a user ``token``; ``url``, ``api_key`` and ``secret`` fall back to ``PATCHBAY_URL``,
@@ -378,7 +472,7 @@ class Client:
         self._backoff = backoff
         self._on_error = on_error
         self._sessions: dict[str, Session] = {}
-        self._requests: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._requests: dict[str, _Request] = {}
         self._after_seq: dict[str, int] = {}
         # Resumes of sessions this client has (after a reconnect, or to fill a gap), by request id.
         self._resumes: dict[str, Session] = {}
@@ -416,9 +510,8 @@ class Client:
         ``disconnected``, and ``session.events()`` iterators end."""
         self._closed = True
         error = ClientError("disconnected", "the client was closed")
-        for future in self._requests.values():
-            if not future.done():
-                future.set_exception(error)
+        for request in self._requests.values():
+            request.fail(error)
         for session in list(self._sessions.values()):
             session._shut(error)
         if self._ws is not None:
@@ -440,13 +533,29 @@ class Client:
                 raise self._failure
             raise ClientError("timeout", f"no connection to {self._ws_url} within {self._timeout} s")
 
-    async def _send(self, frame: dict[str, Any]) -> None:
+    async def _socket(self) -> Any:
+        """The open socket, once there is one (connecting first if need be)."""
         if self._closed:
             raise ClientError("disconnected", "the client was closed")
         if self._runner is None:
             await self.connect()
-        if self._ws is None:
+        while self._ws is None:
             await self._wait_ready()
+        return self._ws
+
+    def _check_usable(self) -> None:
+        """Raises what makes the client unusable: closed, or refused by the server for good."""
+        if self._closed:
+            raise ClientError("disconnected", "the client was closed")
+        if self._failure is not None and self._runner is not None and self._runner.done():
+            raise self._failure
+
+    async def _send(self, frame: dict[str, Any]) -> None:
+        ws = await self._socket()
+        await ws.send(self._encode(frame))
+
+    def _encode(self, frame: dict[str, Any]) -> str:
+        """The frame as sent, or :class:`ClientError` ``frame_too_large`` over the server's limit."""
         text = encode_frame(frame)
         # Over the limit the server answers frame_too_large without the frame's ids (or, far
         # over, closes the socket with 1009 and the frame is lost): refuse it here instead.
@@ -461,16 +570,29 @@ class Client:
                 f" ({'maxResultFrameBytes' if result else 'maxFrameBytes'}){hint}",
                 session_id=frame.get("sessionId"),
             )
-        await self._ws.send(text)
+        return text
 
     async def _request(self, frame: dict[str, Any], after_seq: int = 0) -> dict[str, Any]:
+        """Sends a request and waits for its ``session.opened``. Across a drop, like the TypeScript
+        client's ``PendingRequests``: one not written yet is written on the next socket; a resume
+        written on the lost socket is written again on the next one (after the client's own
+        sessions are resumed); a create written on it fails with ``disconnected`` ("was cut off"),
+        since the server may or may not have made the session."""
         request_id = _id("r")
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._requests[request_id] = future
+        request = _Request({**frame, "requestId": request_id})
+        self._requests[request_id] = request
         self._after_seq[request_id] = after_seq
         try:
-            await self._send({**frame, "requestId": request_id})
-            return await asyncio.wait_for(future, self._timeout)
+            ws = await self._socket()
+            text = self._encode(request.frame)
+            request.written_on = ws
+            try:
+                await ws.send(text)
+            except (OSError, websockets.exceptions.WebSocketException) as error:
+                if not request.repeatable:
+                    raise ClientError("disconnected", f"{frame['type']} was cut off: {error}") from None
+                # Written again on the next socket (see _run).
+            return await asyncio.wait_for(request.future, self._timeout)
         except asyncio.TimeoutError:
             raise ClientError("timeout", f"{frame['type']} was not answered within {self._timeout} s") from None
         finally:
@@ -515,6 +637,7 @@ class Client:
     async def _run(self) -> None:
         failures = 0
         while not self._closed:
+            why = "the socket could not be opened"
             try:
                 async with websockets.connect(self._ws_url, max_size=MAX_INCOMING_FRAME_BYTES, open_timeout=self._timeout) as ws:
                     await ws.send(encode_frame({"type": "hello", "protocol": PROTOCOL_VERSION, "auth": self._auth, "client": {"name": "patchbay-python", "version": "0.1.0"}}))
@@ -523,6 +646,12 @@ class Client:
                         error = ClientError(welcome["code"], welcome["message"])
                         if welcome["code"] in _REFUSED:
                             self._failure = error
+                            # No socket comes again: what waits for one would wait forever.
+                            for request in list(self._requests.values()):
+                                request.fail(error)
+                            for session in list(self._sessions.values()):
+                                for command_id in list(session._pending):
+                                    session._fail(command_id, error)
                             return
                         raise OSError(str(error))
                     self._max_frame_bytes = welcome["maxFrameBytes"]
@@ -536,21 +665,40 @@ class Client:
                         request_id = _id("r")
                         self._resumes[request_id] = session
                         await ws.send(encode_frame({"type": "session.resume", "requestId": request_id, "sessionId": session.id, "afterSeq": session.last_seq}))
+                    # Then the resumes asked for on the lost socket, again (a create is not: see _lost).
+                    for request in list(self._requests.values()):
+                        if request.repeatable and request.written_on is not None and request.written_on is not ws and not request.future.done():
+                            request.written_on = ws
+                            await ws.send(encode_frame(request.frame))
                     assert self._ready is not None
                     self._ready.set()
+                    why = "the server closed the socket"
                     async for text in ws:
                         self._on_text(text)
             except (OSError, asyncio.TimeoutError, websockets.exceptions.WebSocketException, FrameError) as error:
+                why = str(error) or type(error).__name__
                 log.info("client socket lost: %s", error)
             finally:
                 self._ws = None
                 if self._ready is not None:
                     self._ready.clear()
+                if not self._closed:
+                    self._lost(why)
             if self._closed:
                 return
             first, longest = self._backoff
             await asyncio.sleep(random.uniform(0, min(longest, first * 2**failures)))
             failures = min(failures + 1, 30)
+
+    def _lost(self, why: str) -> None:
+        """The socket went (``why``): each session's sends wait for its catch-up after the
+        reconnect; a create written on it fails, cut off (the server may have made the session);
+        a resume is written again on the next socket."""
+        for session in self._sessions.values():
+            session._detached()
+        for request in list(self._requests.values()):
+            if request.written_on is not None and not request.repeatable:
+                request.fail(ClientError("disconnected", f"{request.frame['type']} was cut off: {why}"))
 
     def _on_text(self, text: str | bytes) -> None:
         try:
@@ -571,9 +719,13 @@ class Client:
             resumed = self._resumes.pop(frame["requestId"], None)
             if resumed is not None and resumed._refill == frame["requestId"]:
                 resumed._refill, resumed._refilled_at = None, resumed.last_seq
-            future = self._requests.get(frame["requestId"])
-            if future and not future.done():
-                future.set_result(frame["session"])
+            elif resumed is not None:
+                # The resume after a reconnect: once its replay is applied, the sends it did not
+                # show the server took are sent again.
+                resumed._attached(frame["session"].get("lastSeq", 0))
+            request = self._requests.get(frame["requestId"])
+            if request is not None and not request.future.done():
+                request.future.set_result(frame["session"])
         elif kind == "error":
             self._on_error_frame(frame)
         elif kind == "ping":
@@ -591,16 +743,20 @@ class Client:
         request_id = frame.get("requestId")
         request = self._requests.get(request_id) if request_id else None
         if request is not None:
-            if not request.done():
-                request.set_exception(error)
+            request.fail(error)
             return
         resumed = self._resumes.pop(request_id, None) if request_id else None
         if resumed is not None:
-            if resumed._refill == request_id:
+            refill = resumed._refill == request_id
+            if refill:
                 resumed._refill = None
             if error.code == "not_found":
                 # The session is gone (deleted): what waits on it would wait forever.
                 resumed._shut(error)
+            elif not refill:
+                # The resume after a reconnect was refused: no replay comes. Its sends are written
+                # anyway, and the server's answer to each (or its events) ends them.
+                resumed._attached(resumed.last_seq)
             self._report(error)
             return
         command_id = frame.get("commandId")
