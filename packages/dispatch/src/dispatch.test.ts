@@ -82,11 +82,11 @@ function codeOf(fn: () => unknown): string | undefined {
 }
 
 describe("Dispatch options", () => {
-  it("refuses a capacity that is not a positive integer", () => {
+  it("refuses a capacity that is not a positive integer, naming the field", () => {
     for (const capacity of [0, -1, 1.5, Number.NaN]) {
-      expect(
-        codeOf(() => new Dispatch({ capacity, url: "http://x", apiKey: "k", secret: "s", env: {} })),
-      ).toBe("invalid_capacity");
+      expect(() => new Dispatch({ capacity, url: "http://x", apiKey: "k", secret: "s", env: {} })).toThrow(
+        expect.objectContaining({ code: "invalid_capacity", path: "capacity" }),
+      );
     }
   });
 
@@ -123,6 +123,7 @@ describe("Dispatch options", () => {
     const handler = new Dispatch({ env }).onMessage(() => undefined);
     await expect(handler.run()).rejects.toMatchObject({
       code: "invalid_capacity",
+      path: "capacity",
       message: expect.stringMatching(/^capacity: a worker with onMessage or onCall needs one/),
     });
     const tools = new Tools().register({ name: "t", description: "T", run: () => "ok" });

@@ -110,6 +110,7 @@ export class Dispatch extends EventEmitter<DispatchEvents> {
       throw new DispatchError(
         "invalid_capacity",
         `capacity must be a positive integer (how many messages and calls run at once); got ${String(options.capacity)}`,
+        { path: "capacity" },
       );
     }
     const { url, apiKey, secret } = resolveCredentials({
@@ -377,6 +378,7 @@ export class Dispatch extends EventEmitter<DispatchEvents> {
         new DispatchError(
           "invalid_capacity",
           "capacity: a worker with onMessage or onCall needs one (how many messages and calls run at once), e.g. new Dispatch({ capacity: 8 }); only a worker that just hosts tools may leave it out",
+          { path: "capacity" },
         ),
       );
     }

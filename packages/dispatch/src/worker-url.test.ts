@@ -14,14 +14,18 @@ describe("workerSocketUrl", () => {
     expect(workerSocketUrl("ws://127.0.0.1:9000/v1/worker")).toBe("ws://127.0.0.1:9000/v1/worker");
   });
 
-  it("refuses what is not an http or ws URL, with a stable code", () => {
-    expect(() => workerSocketUrl("not a url")).toThrow(DispatchError);
+  it("refuses what is not an http or ws URL, with a stable code and the field named", () => {
+    expect(() => workerSocketUrl("not a url")).toThrow(
+      expect.objectContaining({ code: "invalid_options", path: "url" }),
+    );
     try {
       workerSocketUrl("ftp://example.com");
     } catch (error) {
+      expect(error).toBeInstanceOf(DispatchError);
       expect((error as DispatchError).code).toBe("invalid_options");
+      expect((error as DispatchError).path).toBe("url");
       expect((error as DispatchError).message).toContain("ftp:");
     }
-    expect.assertions(3);
+    expect.assertions(5);
   });
 });

@@ -17,7 +17,7 @@ export function workerSocketUrl(base: string): string {
   try {
     url = new URL(base);
   } catch (cause) {
-    throw new DispatchError("invalid_options", `url: '${base}' is not a URL`, { cause });
+    throw new DispatchError("invalid_options", `url: '${base}' is not a URL`, { path: "url", cause });
   }
   const schemes: Record<string, string> = { "http:": "ws:", "https:": "wss:", "ws:": "ws:", "wss:": "wss:" };
   const scheme = schemes[url.protocol];
@@ -25,6 +25,7 @@ export function workerSocketUrl(base: string): string {
     throw new DispatchError(
       "invalid_options",
       `url: '${base}' must be http(s) or ws(s), not ${url.protocol}`,
+      { path: "url" },
     );
   }
   url.protocol = scheme;
