@@ -168,8 +168,13 @@ export class Dispatch extends EventEmitter<DispatchEvents> {
         listens: (event) => this.listenerCount(event as keyof DispatchEvents) > 0,
       },
       {
-        onToolError: ({ callId, name, sessionId, error }) =>
-          this.#logger?.warn(`tool ${name} threw`, { tool: name, callId, sessionId, error }),
+        onToolError: ({ callId, name, sessionId, error, step }) =>
+          this.#logger?.warn(step === "when" ? `approval.when of tool ${name} threw` : `tool ${name} threw`, {
+            tool: name,
+            callId,
+            sessionId,
+            error,
+          }),
       },
     );
   }

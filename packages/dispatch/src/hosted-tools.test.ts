@@ -466,6 +466,35 @@ describe("hosted tools", () => {
     expect((warnings[0]!.fields!.error as Error).stack).toContain("hosted-tools.test.ts");
   });
 
+  it("logs an approval.when that threw as that, not as the tool's run", async () => {
+    const warnings: { msg: string; fields: Record<string, unknown> | undefined }[] = [];
+    const tools = new Tools().register({
+      name: "lookup_order",
+      description: "Look up",
+      approval: {
+        title: "Look it up?",
+        when: () => {
+          throw new Error("credit service down");
+        },
+      },
+      run: () => "found",
+    });
+    const { server, dispatch } = await setup(tools, {
+      logger: { warn: (msg, fields) => warnings.push({ msg, fields }) },
+    });
+    void dispatch.run();
+    const socket = await server.nextSocket();
+    call(socket, "call_when");
+    const result = (await socket.next("hosted.result")).result;
+    expect(result).toMatchObject({ outcome: "failed", error: { code: "approval_check_failed" } });
+    expect(warnings).toEqual([
+      {
+        msg: "approval.when of tool lookup_order threw",
+        fields: expect.objectContaining({ tool: "lookup_order", callId: "call_when" }),
+      },
+    ]);
+  });
+
   it("answers a call for a tool it does not host as unknown", async () => {
     const tools = new Tools().register({ name: "lookup_order", description: "Look up", run: () => "x" });
     const { server, dispatch } = await setup(tools);

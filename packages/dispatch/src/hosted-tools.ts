@@ -131,7 +131,13 @@ export interface HostedToolsOptions {
   /** The clock the TTL reads. Default `Date.now`. */
   now?: () => number;
   /** Told when a tool's `run` threw, with the error (stack included) and the ids. */
-  onToolError?: (event: { callId: string; name: string; sessionId: string; error: unknown }) => void;
+  onToolError?: (event: {
+    callId: string;
+    name: string;
+    sessionId: string;
+    error: unknown;
+    step: "run" | "when";
+  }) => void;
 }
 
 /**

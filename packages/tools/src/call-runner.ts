@@ -245,12 +245,13 @@ export class CallRunner implements PipelineHost {
     }
   }
 
-  threw(state: CallState, error: unknown): void {
+  threw(state: CallState, error: unknown, step: "run" | "when" = "run"): void {
     this.#events.emit("threw", {
       callId: state.call.id,
       name: state.call.name,
       sessionId: this.sessionId,
       error,
+      step,
     });
   }
 

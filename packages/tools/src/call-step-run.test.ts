@@ -15,10 +15,10 @@ describe("the run step", () => {
         },
       },
     ]);
-    executor.on("threw", (event) => order.push(`threw:${(event.error as Error).message}`));
+    executor.on("threw", (event) => order.push(`threw:${event.step}:${(event.error as Error).message}`));
     executor.on("finished", (result) => order.push(`finished:${result.outcome}`));
     const result = await executor.execute(call("c1", "fetch"));
-    expect(order).toEqual(["threw:socket hang up", "finished:failed"]);
+    expect(order).toEqual(["threw:run:socket hang up", "finished:failed"]);
     expect(result.error).toEqual({ code: "tool_error", message: "socket hang up" });
   });
 

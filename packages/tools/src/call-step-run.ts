@@ -13,7 +13,7 @@ export interface RunHost extends CallFinisher, ContextHost, TimerHost {
   /** The call starts running (the executor emits `started`). */
   started(state: CallState): void;
   /** The tool threw (the executor emits `threw`, for the developer's log). */
-  threw(state: CallState, error: unknown): void;
+  threw(state: CallState, error: unknown, step?: "run" | "when"): void;
 }
 
 /** How `run` is called; the Node entry installs a cheaper way that does the same (`useRunCall`). */

@@ -79,7 +79,9 @@ describe("approval.when in a ToolExecutor (the gate asks)", () => {
     });
     expect(result.content.text).toBe('"pay" did not run: whether to ask the user could not be decided.');
     expect(result.content.text).not.toContain("10.0.0.7");
-    expect(threw).toHaveBeenCalledWith(expect.objectContaining({ callId: "c1", name: "pay", error: boom }));
+    expect(threw).toHaveBeenCalledWith(
+      expect.objectContaining({ callId: "c1", name: "pay", error: boom, step: "when" }),
+    );
     expect(gate).not.toHaveBeenCalled();
     expect(run).not.toHaveBeenCalled();
   });

@@ -8,8 +8,8 @@ import type { ToolExecutorOptions } from "./tool-executor-options";
 
 /** What deciding a conditional approval asks of the executor. */
 export interface WhenHost extends CallFinisher, ContextHost {
-  /** The tool's code threw (the executor emits `threw`, for the developer's log). */
-  threw(state: CallState, error: unknown): void;
+  /** The tool's `approval.when` threw (the executor emits `threw`, for the developer's log). */
+  threw(state: CallState, error: unknown, step?: "run" | "when"): void;
 }
 
 /**
@@ -31,7 +31,7 @@ export async function whenStep(
     answer = await when(args, new CallContext(host, state));
   } catch (error) {
     if (!state.settled) {
-      host.threw(state, error);
+      host.threw(state, error, "when");
       host.finish(state, "failed", {
         text: Sentences.approvalCheckFailed(state.call.name),
         code: "approval_check_failed",

@@ -32,7 +32,14 @@ export interface ToolExecutorEvents {
    * developer's log (the model only gets a short sentence in the result). Emitted before
    * `finished`.
    */
-  threw: (event: { callId: string; name: string; sessionId: string; error: unknown }) => void;
+  threw: (event: {
+    callId: string;
+    name: string;
+    sessionId: string;
+    error: unknown;
+    /** Which of the tool's functions threw: `run`, or its `approval.when`. */
+    step: "run" | "when";
+  }) => void;
   finished: (result: ToolExecutionResult) => void;
 }
 

@@ -52,8 +52,13 @@ export class ServerToolBackend implements ToolBackend {
     this.executor.on("progress", ({ callId, text }) => this.handlers.get(callId)?.progress(text));
     this.executor.on("say", ({ callId, text }) => this.handlers.get(callId)?.say(text));
     // This process ran the tool: its log gets the whole error; the model gets a sentence.
-    this.executor.on("threw", ({ callId, name, sessionId, error }) =>
-      options.logger?.warn(`tool ${name} threw`, { tool: name, callId, sessionId, error }),
+    this.executor.on("threw", ({ callId, name, sessionId, error, step }) =>
+      options.logger?.warn(step === "when" ? `approval.when of tool ${name} threw` : `tool ${name} threw`, {
+        tool: name,
+        callId,
+        sessionId,
+        error,
+      }),
     );
   }
 
