@@ -135,6 +135,20 @@ describe("Dispatch options", () => {
     expect(socket.hello.hosts.map((h: { agent: string }) => h.agent)).toEqual(["support"]);
   });
 
+  it("runs with a hosted registry that has no tools yet, and offers the first one registered", async () => {
+    const s = await server();
+    const env = { PATCHBAY_URL: s.url, PATCHBAY_API_KEY: "pk", PATCHBAY_API_SECRET: "sk" };
+    const tools = new Tools();
+    const host = new Dispatch({ env }).host({ name: "support", tools });
+    workers.push(host);
+    void host.run();
+    const socket = await s.nextSocket();
+    expect(socket.hello.hosts).toEqual([{ agent: "support", tools: [] }]);
+    tools.register({ name: "lookup_order", description: "Look up", run: () => "found" });
+    const hosts = await socket.next("worker.hosts");
+    expect(hosts.hosts[0]?.tools.map((t: { name: string }) => t.name)).toEqual(["lookup_order"]);
+  });
+
   it("refuses run() with nothing to do, and setup after run()", async () => {
     const s = await server();
     const idle = worker(s.url);

@@ -370,11 +370,13 @@ export class Dispatch extends EventEmitter<DispatchEvents> {
     if (this.#phase !== "idle") {
       return Promise.reject(new DispatchError("already_running", "run() was already called"));
     }
-    if (!this.#onMessage && !this.#onCall && this.#hosted.toolCount === 0) {
+    // A hosted registry with no tools yet is something to run: a tool registered on it later is
+    // offered then (worker.hosts).
+    if (!this.#onMessage && !this.#onCall && this.#hosted.agentCount === 0) {
       return Promise.reject(
         new DispatchError(
           "nothing_to_run",
-          "the worker has nothing to do: register onMessage or onCall, or host an agent with tools, before run()",
+          "the worker has nothing to do: register onMessage or onCall, or host an agent, before run()",
         ),
       );
     }

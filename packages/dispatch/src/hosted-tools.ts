@@ -182,11 +182,9 @@ export class HostedTools {
     return this.#executors.size;
   }
 
-  /** Tools across every hosted agent. */
-  get toolCount(): number {
-    let n = 0;
-    for (const { agent } of this.#agents.values()) n += agent.tools.list().length;
-    return n;
+  /** Agents hosted, whether their registries have tools yet or not. */
+  get agentCount(): number {
+    return this.#agents.size;
   }
 
   /** Calls running now. */
@@ -239,13 +237,17 @@ export class HostedTools {
     if (unwatch) this.#unwatch.set(agent.name, unwatch);
   }
 
-  /** Several registrations in one go are one `worker.hosts`; without a socket the next hello says it. */
+  /**
+   * Several registrations in one go are one `worker.hosts`. It is durable: a registration after the
+   * hello went out but before the server's `worker.ready` came back would otherwise be lost (the
+   * hello had the old list); sent again after a reconnect, it only repeats what the hello says.
+   */
   #hostsChanged(): void {
     if (this.#hostsChangePending) return;
     this.#hostsChangePending = true;
     queueMicrotask(() => {
       this.#hostsChangePending = false;
-      this.#link.send({ type: "worker.hosts", hosts: this.specs() }, false);
+      this.#link.send({ type: "worker.hosts", hosts: this.specs() }, true);
     });
   }
 

@@ -270,13 +270,15 @@ class Dispatch:
 
     def _tools_changed(self, hosted: HostedAgent, tools: Any) -> None:
         hosted.tools = {t.name: t for t in tools.list()}
-        if self._ws is None:
-            return  # not connected: the next hello carries them
+        if self._phase == "idle":
+            return  # not started: the first hello carries them
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return  # registered from outside the worker's loop: the next hello carries them
-        task = loop.create_task(self._send({"type": "worker.hosts", "hosts": self._hosted.specs()}, False))
+        # Durable: between a hello (with the old list) and the server's worker.ready the socket is
+        # not ours yet, and the frame waits for it; after a reconnect it repeats what the hello says.
+        task = loop.create_task(self._send({"type": "worker.hosts", "hosts": self._hosted.specs()}, True))
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 

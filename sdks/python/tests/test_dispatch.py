@@ -136,3 +136,22 @@ def test_a_tool_registered_after_the_worker_connected_is_offered_with_worker_hos
     hosts = [f for f in frames if f["type"] == "worker.hosts"]
     assert [[t["name"] for t in h["tools"]] for h in hosts[0]["hosts"]] == [["slow", "late"]]
     assert results(frames) == [("c1", "completed")]
+
+
+def test_a_tool_registered_while_the_hello_waits_for_its_answer_is_told_once_connected():
+    async def scenario():
+        agent = Agent()
+        dispatch = Dispatch(**KEY).host(agent)
+        dispatch._phase = "running"  # the hello went out; worker.ready has not come back yet
+
+        @agent.tools.register(description="registered late")
+        async def late() -> str:
+            return "late"
+
+        await asyncio.sleep(0)
+        return dispatch._queue
+
+    queued = asyncio.run(scenario())
+    assert [[t["name"] for t in h["tools"]] for f in queued if f["type"] == "worker.hosts" for h in f["hosts"]] == [
+        ["slow", "late"]
+    ]
