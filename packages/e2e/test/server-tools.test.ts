@@ -230,13 +230,17 @@ describe("the model's own failures and limits", () => {
       )?.[1];
     expect(ref, failed!.message).toBeDefined();
     // ...and the developer finds the whole error under that reference, at warn, with the ids.
-    const entry = log.map((line) => JSON.parse(line)).find((line) => line.ref === ref);
+    const line = log.find((text) => text.includes(ref!))!;
+    const entry = JSON.parse(line);
     expect(entry).toMatchObject({
       level: "warn",
       msg: "model call failed",
       sessionId: session.id,
       code: "rate_limited",
     });
+    // Each id once in the line (the turn's logger carries them; the fields used to repeat them).
+    expect(line.split('"sessionId"')).toHaveLength(2);
+    expect(line.split('"responseId"')).toHaveLength(2);
     expect(entry.error.message).toBe("provider said slow down");
     expect(entry.error.stack).toContain("ModelError");
     expect((await session.responses.create("hello")).text).toBe("Hi again.");

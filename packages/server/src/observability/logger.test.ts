@@ -15,6 +15,22 @@ describe("logger", () => {
     expect(entry.error.stack).toContain("logger.test.ts");
   });
 
+  it("keeps an error's cause apart, so a message that already says it does not say it twice", () => {
+    const lines: string[] = [];
+    const logger = createLogger({ level: "warn", write: (line) => lines.push(line) });
+    const cause = new TypeError("fetch failed", { cause: new Error("bad port") });
+    logger.warn("model call failed", {
+      error: new Error("openai: connection failed: fetch failed: bad port", { cause }),
+    });
+    const entry = JSON.parse(lines[0]!);
+    expect(entry.error.message).toBe("openai: connection failed: fetch failed: bad port");
+    expect(entry.error.cause).toMatchObject({
+      type: "TypeError",
+      message: "fetch failed",
+      cause: { message: "bad port" },
+    });
+  });
+
   it("prints readable lines, not JSON, in the pretty format a terminal gets", () => {
     const lines: string[] = [];
     createLogger({ format: "pretty", write: (line) => lines.push(line) }).warn("port taken", { port: 8787 });

@@ -62,7 +62,8 @@ export interface LoggerOptions {
 
 /**
  * Creates a structured logger on pino: JSON lines with `time` (ISO), `level` (its name), `msg`
- * and the fields; an `error` field is serialized with its type, message and stack. In a
+ * and the fields; an `error` field is serialized with its type, message and stack, and its
+ * `cause` the same way. In a
  * terminal it prints pino-pretty's readable lines instead.
  *
  * @example
@@ -100,7 +101,9 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       base: undefined,
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
-      serializers: { error: pino.stdSerializers.err, err: pino.stdSerializers.err },
+      // The cause chain as objects (`cause`, each with its own type, message and stack), not
+      // appended to `message`: an error that already says its cause would say it twice.
+      serializers: { error: pino.stdSerializers.errWithCause, err: pino.stdSerializers.errWithCause },
     },
     destination,
   );

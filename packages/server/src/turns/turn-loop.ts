@@ -57,6 +57,7 @@ export interface TurnOptions {
    */
   admitted?: Promise<unknown>;
   progressIntervalMs: number;
+  /** The turn's log, with its session and response ids in every line (`logger.child`). */
   logger: Logger;
   metrics: ServerMetrics;
 }
@@ -449,11 +450,7 @@ export class Turn {
       // Usually in the completion's transaction, and failing with it; written apart, the turn
       // still ends as recorded, and the developer learns what is missing.
       completion.catch(ignore);
-      this.options.logger.error("a change of the turn could not be written", {
-        sessionId: this.options.runtime.id,
-        responseId: this.responseId,
-        error,
-      });
+      this.options.logger.error("a change of the turn could not be written", { error });
     }
     await completion;
     this.observe(outcome);
@@ -468,7 +465,8 @@ export class Turn {
   private async fail(error: unknown): Promise<TurnOutcome> {
     if (this.voided) return this.abandoned();
     const ref = newErrorReference();
-    const fields = { sessionId: this.options.runtime.id, responseId: this.responseId, ref, error };
+    // The turn's logger carries its session and response ids (live-session.ts).
+    const fields = { ref, error };
     if (error instanceof ModelError) {
       this.options.logger.warn("model call failed", { ...fields, code: error.code });
       return this.failWith(endUserError(error.code, ref));
@@ -486,10 +484,7 @@ export class Turn {
         events: [{ type: "response.failed", responseId: this.responseId, ...this.command(), error }],
       });
     } catch (commitError) {
-      this.options.logger.error("could not record a failed turn", {
-        sessionId: this.options.runtime.id,
-        error: commitError,
-      });
+      this.options.logger.error("could not record a failed turn", { error: commitError });
     }
     this.observe("failed");
     return "failed";
