@@ -49,9 +49,20 @@ describe("scaffold", () => {
     });
     expect(manifest.scripts.test).toContain("tsx --test");
     expect(manifest.dependencies["@patchbay/server"]).toBe("^0.1.0");
+    // The guides' imports (ToolError, the types) come from @patchbay/tools: a dependency of its own.
+    expect(manifest.dependencies["@patchbay/tools"]).toBe("^0.1.0");
     expect(manifest.overrides).toBeUndefined();
     // The agent file uses the one key style the server documents.
     expect(readFileSync(join(dir, "agents/assistant.yaml"), "utf8")).toContain("tool_calls:");
+    // Git leaves out the data folders of npm start (.patchbay-data/) and of `patchbay serve`
+    // (patchbay-data/), and the page has an icon of its own (no /favicon.ico 404 on every load).
+    const ignored = readFileSync(join(dir, ".gitignore"), "utf8").split("\n");
+    expect(ignored).toEqual(
+      expect.arrayContaining([".env", "node_modules/", ".patchbay-data/", "patchbay-data/"]),
+    );
+    expect(readFileSync(join(dir, "public/index.html"), "utf8")).toContain(
+      '<link rel="icon" href="data:," />',
+    );
   });
 
   it("installs from a folder of tarballs: copies them in and points every @patchbay package at its file", () => {

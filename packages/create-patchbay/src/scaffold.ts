@@ -187,7 +187,14 @@ function packageJson(name: string, patchbay: Record<string, string>, options: Sc
       typecheck: "tsc --noEmit",
     },
     dependencies: {
-      ...pick("@patchbay/server", "@patchbay/client", "@patchbay/dispatch", "@patchbay/models"),
+      // The guides import from @patchbay/tools too (types, ToolError): a dependency, not a hoisted accident.
+      ...pick(
+        "@patchbay/server",
+        "@patchbay/client",
+        "@patchbay/dispatch",
+        "@patchbay/models",
+        "@patchbay/tools",
+      ),
       zod: "^4.1.0",
     },
     devDependencies: {

@@ -46,8 +46,9 @@ export async function startApp(options: AppOptions = {}): Promise<App> {
   await listen(pageServer, options.pagePort ?? 3000);
   const pageUrl = `http://127.0.0.1:${(pageServer.address() as AddressInfo).port}`;
 
+  const patchbayPort = options.patchbayPort ?? 8787;
   const patchbay = await createServer({
-    port: options.patchbayPort ?? 8787,
+    port: patchbayPort,
     dataDir: options.dataDir ?? join(root, ".patchbay-data"),
     configDir: root, // agents/*.yaml
     apiKey,
@@ -56,6 +57,9 @@ export async function startApp(options: AppOptions = {}): Promise<App> {
     logLevel: options.logLevel ?? "warn",
     cors: { origins: [pageUrl] },
     createModel: (agent) => (realModel ? defaultModelFromEnv(env) : createModel(agent.model, env)),
+  }).catch((error: unknown) => {
+    pageServer.close();
+    throw portTaken(error, patchbayPort, "PATCHBAY_PORT");
   });
 
   const backend = new Client({ baseUrl: patchbay.url, apiKey, secret });
@@ -126,15 +130,29 @@ async function handlePage(
   }
 }
 
+/** A port in use, and the setting of .env that moves it; src/main.ts prints only its message. */
+export class PortTakenError extends Error {
+  readonly port: number;
+  /** The setting of .env that chooses this port. */
+  readonly setting: "PORT" | "PATCHBAY_PORT";
+  constructor(port: number, setting: "PORT" | "PATCHBAY_PORT") {
+    super(`port ${port} is taken: set ${setting} in .env to another one (or 0 for any free port)`);
+    this.name = "PortTakenError";
+    this.port = port;
+    this.setting = setting;
+  }
+}
+
+/** `error` as a {@link PortTakenError} when it is EADDRINUSE; any other error as it is. */
+function portTaken(error: unknown, port: number, setting: PortTakenError["setting"]): unknown {
+  return (error as NodeJS.ErrnoException | undefined)?.code === "EADDRINUSE"
+    ? new PortTakenError(port, setting)
+    : error;
+}
+
 function listen(server: ReturnType<typeof createHttpServer>, port: number): Promise<void> {
   return new Promise((resolve, reject) => {
-    server.once("error", (error: NodeJS.ErrnoException) =>
-      reject(
-        error.code === "EADDRINUSE"
-          ? new Error(`port ${port} is taken: set PORT in .env to another one (or 0 for any free port)`)
-          : error,
-      ),
-    );
+    server.once("error", (error) => reject(portTaken(error, port, "PORT")));
     server.listen(port, "127.0.0.1", () => resolve());
   });
 }
