@@ -4,17 +4,13 @@ More in test_client_replies.py (limits, gaps, tool events in stream(), close()).
 
 import asyncio
 import os
-import shutil
-import subprocess
-from pathlib import Path
 
 import pytest
 
 from patchbay import Dispatch, ImageContent, ToolOutput
 from patchbay.client import Client, ClientError
+from _servers import KEY, SECRET, cli_server
 
-REPO = Path(__file__).resolve().parents[3]
-CLI = REPO / "packages" / "server" / "bin" / "patchbay.js"
 AGENT = """
 model:
   provider: scripted
@@ -33,25 +29,7 @@ model:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    node = shutil.which("node")
-    if node is None or not (REPO / "packages" / "server" / "dist").exists():
-        pytest.fail("the client tests need node and a built server (pnpm build)")
-    base = tmp_path_factory.mktemp("patchbay")
-    (base / "agents").mkdir()
-    (base / "agents" / "support.yaml").write_text(AGENT)
-    env = {**os.environ, "PATCHBAY_API_KEY": "pk_py", "PATCHBAY_API_SECRET": "sk_py_secret_of_at_least_32_bytes_long"}
-    proc = subprocess.Popen(
-        [node, str(CLI), "serve", "--port", "0", "--config-dir", str(base), "--data-dir", str(base / "data")],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=env,
-        text=True,
-    )
-    line = proc.stdout.readline()
-    assert "listening on" in line, line
-    yield line.strip().rsplit(" ", 1)[-1]
-    proc.terminate()
-    proc.wait(10)
+    yield from cli_server(tmp_path_factory, "patchbay", {"support": AGENT})
 
 
 def run(coro):
@@ -60,7 +38,7 @@ def run(coro):
 
 def test_create_send_and_stream(server):
     async def scenario():
-        async with Client(server, api_key="pk_py", secret="sk_py_secret_of_at_least_32_bytes_long") as client:
+        async with Client(server, api_key=KEY, secret=SECRET) as client:
             session = await client.agent("support").sessions.create(user_id="u_py")
             reply = await session.send("hello there")
             kinds = [e["type"] async for e in session.stream("hello again")]
@@ -76,11 +54,11 @@ def test_create_send_and_stream(server):
 
 def test_resume_replays_what_was_missed(server):
     async def scenario():
-        async with Client(server, api_key="pk_py", secret="sk_py_secret_of_at_least_32_bytes_long") as first:
+        async with Client(server, api_key=KEY, secret=SECRET) as first:
             session = await first.agent("support").sessions.create(user_id="u_py")
             await session.send("hello")
             session_id, seen = session.id, session.last_seq
-        async with Client(server, api_key="pk_py", secret="sk_py_secret_of_at_least_32_bytes_long") as second:
+        async with Client(server, api_key=KEY, secret=SECRET) as second:
             resumed = await second.agent("support").sessions.resume(session_id, after_seq=0)
             for _ in range(100):
                 if resumed.last_seq >= seen:
@@ -96,13 +74,13 @@ def test_resume_replays_what_was_missed(server):
 
 def test_approvals_and_decide_with_a_python_worker_hosting_the_tool(server):
     async def scenario():
-        agent = Client(server, api_key="pk_py", secret="sk_py_secret_of_at_least_32_bytes_long").agent("support")
+        agent = Client(server, api_key=KEY, secret=SECRET).agent("support")
 
         @agent.register(description="Delete a thing", needs_approval="Delete {what}?")
         async def delete_thing(what: str) -> str:
             return f"deleted {what}"
 
-        dispatch = Dispatch(capacity=1, url=server, api_key="pk_py", secret="sk_py_secret_of_at_least_32_bytes_long", worker_id="w_py_test")
+        dispatch = Dispatch(capacity=1, url=server, api_key=KEY, secret=SECRET, worker_id="w_py_test")
         dispatch.host(agent)
         worker = asyncio.create_task(dispatch.run())
         try:
@@ -110,7 +88,7 @@ def test_approvals_and_decide_with_a_python_worker_hosting_the_tool(server):
                 if dispatch.connections:
                     break
                 await asyncio.sleep(0.02)
-            async with Client(server, api_key="pk_py", secret="sk_py_secret_of_at_least_32_bytes_long") as client:
+            async with Client(server, api_key=KEY, secret=SECRET) as client:
                 session = await client.agent("support").sessions.create(user_id="u_py")
                 with pytest.raises(ClientError) as refused:
                     await session.decide("ap_nope", True)
@@ -134,7 +112,7 @@ def test_approvals_and_decide_with_a_python_worker_hosting_the_tool(server):
 
 def test_bad_credentials_are_refused(server):
     async def scenario():
-        client = Client(server, api_key="pk_py", secret="wrong", request_timeout=5)
+        client = Client(server, api_key=KEY, secret="wrong", request_timeout=5)
         try:
             await client.connect()
         finally:
@@ -151,14 +129,14 @@ def test_a_reply_with_a_workers_large_image_arrives(server):
     instead of closing its socket with 1009 and reconnecting forever."""
 
     async def scenario():
-        agent = Client(server, api_key="pk_py", secret="sk_py_secret_of_at_least_32_bytes_long").agent("support")
+        agent = Client(server, api_key=KEY, secret=SECRET).agent("support")
 
         @agent.register(description="Show the picture")
         async def show_picture() -> ToolOutput:
             data = b"\x89PNG\r\n\x1a\n" + os.urandom(4_600_000)
             return ToolOutput(text="the picture", images=[ImageContent(data=data, mime="image/png")])
 
-        dispatch = Dispatch(capacity=1, url=server, api_key="pk_py", secret="sk_py_secret_of_at_least_32_bytes_long", worker_id="w_py_picture")
+        dispatch = Dispatch(capacity=1, url=server, api_key=KEY, secret=SECRET, worker_id="w_py_picture")
         dispatch.host(agent)
         worker = asyncio.create_task(dispatch.run())
         try:
@@ -166,7 +144,7 @@ def test_a_reply_with_a_workers_large_image_arrives(server):
                 if dispatch.connections:
                     break
                 await asyncio.sleep(0.02)
-            async with Client(server, api_key="pk_py", secret="sk_py_secret_of_at_least_32_bytes_long") as client:
+            async with Client(server, api_key=KEY, secret=SECRET) as client:
                 session = await client.agent("support").sessions.create(user_id="u_py")
                 socket = client._ws
                 reply = await asyncio.wait_for(session.send("show the picture"), 20)

@@ -4,19 +4,13 @@ two intervals (4408). A real server (the built package, scripted model) with 100
 
 import asyncio
 import json
-import os
-import shutil
-import subprocess
-from pathlib import Path
 
 import pytest
 import websockets
 
 from patchbay.client import Client
+from _servers import KEY, SECRET, SERVER, script_server
 
-REPO = Path(__file__).resolve().parents[3]
-SERVER = REPO / "packages" / "server" / "dist" / "index.js"
-KEY, SECRET = "pk_py", "sk_py_secret_of_at_least_32_bytes_long"
 START = """
 import { createServer, silentLogger } from %s;
 const server = await createServer({
@@ -32,23 +26,8 @@ process.stdin.resume();
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    node = shutil.which("node")
-    if node is None or not SERVER.exists():
-        pytest.fail("the heartbeat tests need node and a built server (pnpm build)")
     script = START % (json.dumps(SERVER.as_uri()), json.dumps(KEY), json.dumps(SECRET))
-    data = tmp_path_factory.mktemp("patchbay-heartbeat")
-    proc = subprocess.Popen(
-        [node, "--input-type=module", "-e", script, str(data)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    url = proc.stdout.readline().strip()
-    assert url.startswith("http://"), url
-    yield url
-    proc.stdin.close()
-    proc.wait(10)
+    yield from script_server(tmp_path_factory, "patchbay-heartbeat", script)
 
 
 def run(coro):

@@ -6,20 +6,14 @@ session.create cut off fails with ``disconnected``; a session.resume is asked ag
 
 import asyncio
 import json
-import os
-import shutil
 import struct
-import subprocess
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 
 from patchbay.client import Client, ClientError
+from _servers import KEY, SECRET, cli_server
 
-REPO = Path(__file__).resolve().parents[3]
-CLI = REPO / "packages" / "server" / "bin" / "patchbay.js"
-KEY, SECRET = "pk_py", "sk_py_secret_of_at_least_32_bytes_long"
 AGENT = """
 model:
   provider: scripted
@@ -33,29 +27,7 @@ model:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    node = shutil.which("node")
-    if node is None or not (REPO / "packages" / "server" / "dist").exists():
-        pytest.fail("the client tests need node and a built server (pnpm build)")
-    base = tmp_path_factory.mktemp("patchbay-reconnect")
-    (base / "agents").mkdir()
-    (base / "agents" / "support.yaml").write_text(AGENT)
-    env = {**os.environ, "PATCHBAY_API_KEY": KEY, "PATCHBAY_API_SECRET": SECRET}
-    proc = subprocess.Popen(
-        [node, str(CLI), "serve", "--port", "0", "--config-dir", str(base), "--data-dir", str(base / "data")],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=env,
-        text=True,
-    )
-    line = proc.stdout.readline()
-    assert "listening on" in line, line
-    yield line.strip().rsplit(" ", 1)[-1]
-    proc.terminate()
-    try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(10)
+    yield from cli_server(tmp_path_factory, "patchbay-reconnect", {"support": AGENT})
 
 
 def run(coro):

@@ -5,19 +5,13 @@ reply in ``stream()``, messages over the protocol's limits, errors that name no 
 
 import asyncio
 import json
-import shutil
-import subprocess
-from pathlib import Path
 
 import pytest
 
 from patchbay.client import MAX_MESSAGE_TEXT_CHARS, Client, ClientError, Session
 from patchbay.protocol import frame_schema
+from _servers import KEY, SECRET, SERVER, TOOLS, script_server
 
-REPO = Path(__file__).resolve().parents[3]
-SERVER = REPO / "packages" / "server" / "dist" / "index.js"
-TOOLS = REPO / "packages" / "tools" / "dist" / "index.js"
-KEY, SECRET = "pk_py", "sk_py_secret_of_at_least_32_bytes_long"
 START = """
 const [serverUrl, toolsUrl, dataDir] = process.argv.slice(1);
 const { createServer, silentLogger } = await import(serverUrl);
@@ -70,27 +64,8 @@ process.stdin.resume();
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    node = shutil.which("node")
-    if node is None or not SERVER.exists() or not TOOLS.exists():
-        pytest.fail("the client tests need node and a built server (pnpm build)")
     script = START % (json.dumps(KEY), json.dumps(SECRET))
-    data = tmp_path_factory.mktemp("patchbay-replies")
-    proc = subprocess.Popen(
-        [node, "--input-type=module", "-e", script, SERVER.as_uri(), TOOLS.as_uri(), str(data)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    url = proc.stdout.readline().strip()
-    assert url.startswith("http://"), url
-    yield url
-    proc.stdin.close()
-    try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(10)
+    yield from script_server(tmp_path_factory, "patchbay-replies", script, SERVER.as_uri(), TOOLS.as_uri())
 
 
 def run(coro):
