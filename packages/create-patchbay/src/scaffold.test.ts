@@ -78,6 +78,18 @@ describe("scaffold", () => {
     );
     expect(existsSync(join(dir, "patchbay-packages", "patchbay-tools-0.1.0.tgz"))).toBe(true);
     expect(result.files).toContain("patchbay-packages/patchbay-server-0.1.0.tgz");
+    // React is not a dependency of the project, and not required among the tarballs...
+    expect(manifest.dependencies["@patchbay/react"]).toBeUndefined();
+    expect(existsSync(join(dir, "patchbay-packages", "patchbay-react-0.1.0.tgz"))).toBe(false);
+  });
+
+  it("copies @patchbay/react's tarball in when the folder has it, for `npm i` later", () => {
+    const dir = join(temp(), "with-react");
+    scaffold({ dir, from: tarballs([...ALL, "react"]) });
+    const manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
+    expect(existsSync(join(dir, "patchbay-packages", "patchbay-react-0.1.0.tgz"))).toBe(true);
+    expect(manifest.dependencies["@patchbay/react"]).toBeUndefined();
+    expect(manifest.overrides["@patchbay/react"]).toBe("file:patchbay-packages/patchbay-react-0.1.0.tgz");
   });
 
   it("refuses a folder that is not empty, a missing --from, an incomplete one and a bad name", () => {

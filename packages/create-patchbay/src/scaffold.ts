@@ -20,6 +20,11 @@ const PATCHBAY_PACKAGES = [
   "client",
   "dispatch",
 ] as const;
+/**
+ * Packages a project may add later (`npm i ./patchbay-packages/patchbay-react-<version>.tgz`):
+ * with `--from`, their tarballs are copied in when the folder has them, and not required.
+ */
+const OPTIONAL_PACKAGES = ["react"] as const;
 /** The folder inside the project that holds the tarballs of `--from`. */
 export const VENDOR_DIR = "patchbay-packages";
 
@@ -152,13 +157,19 @@ function fromTarballs(from: string, dir: string): Record<string, string> {
   const tarballs = readdirSync(source).filter((file) => file.endsWith(".tgz"));
   const specs: Record<string, string> = {};
   const missing: string[] = [];
-  for (const p of PATCHBAY_PACKAGES) {
-    const file = tarballs
+  const newest = (p: string) =>
+    tarballs
       .filter((t) => new RegExp(`^patchbay-${p}-\\d+\\.\\d+\\.\\d+.*\\.tgz$`).test(t))
       .sort()
       .pop();
+  for (const p of PATCHBAY_PACKAGES) {
+    const file = newest(p);
     if (file === undefined) missing.push(`@patchbay/${p}`);
     else specs[`@patchbay/${p}`] = `file:${VENDOR_DIR}/${file}`;
+  }
+  for (const p of OPTIONAL_PACKAGES) {
+    const file = newest(p);
+    if (file !== undefined) specs[`@patchbay/${p}`] = `file:${VENDOR_DIR}/${file}`;
   }
   if (missing.length > 0) {
     throw new ScaffoldError(
