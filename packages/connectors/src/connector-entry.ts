@@ -2,12 +2,40 @@ import { z } from "zod";
 
 const TOOL_NAME = /^[A-Za-z0-9_.\-/]{1,128}$/;
 const CONNECTOR_NAME = /^[A-Za-z0-9-]{1,30}$/;
-/** The keys every entry may have; any other key is the kind (`mcp`, `openapi`, ...). */
+/** The keys every entry may have; any other key is the kind (`mcp`, `openapi`, ...), unless it is a misspelling of one of these. */
 const COMMON_KEYS = new Set(["name", "tools", "approval", "timeout_ms", "max_concurrent_calls"]);
 
 const toolList = z.array(
   z.string().regex(TOOL_NAME, { error: "must be a tool name (letters, digits, '_', '-', '.', '/')" }),
 );
+
+/** Edit distance (insertions, deletions, substitutions) between two short keys. */
+function distance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(
+        previous[j]! + 1,
+        current[j - 1]! + 1,
+        previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    }
+    previous = current;
+  }
+  return previous[b.length]!;
+}
+
+/**
+ * Whether `key` reads as a misspelling of the common key `known`: one edit away (two for keys of
+ * 6 characters or more), or, from 6 characters, one a prefix of the other (`timeout` for
+ * `timeout_ms`). Kept tight so a kind's name (`time`) is not taken for a common key (`name`).
+ */
+function isCloseTo(key: string, known: string): boolean {
+  const lower = key.toLowerCase();
+  if (lower.length >= 6 && (known.startsWith(lower) || lower.startsWith(known))) return true;
+  return distance(lower, known) <= (Math.min(lower.length, known.length) >= 6 ? 2 : 1);
+}
 
 /**
  * One entry of an agent's `connectors:` list, as written (the kind's own config is checked when
@@ -45,7 +73,19 @@ export const ConnectorEntrySchema = z
     max_concurrent_calls: z.number().int().positive().max(1_000).optional(),
   })
   .superRefine((entry, ctx) => {
-    const kinds = Object.keys(entry).filter((key) => !COMMON_KEYS.has(key));
+    const kinds: string[] = [];
+    for (const key of Object.keys(entry)) {
+      if (COMMON_KEYS.has(key)) continue;
+      // A misspelled common key (`aproval:`) is said as such, not taken for a second kind.
+      const meant = [...COMMON_KEYS].find((known) => isCloseTo(key, known));
+      if (meant === undefined) kinds.push(key);
+      else
+        ctx.addIssue({
+          code: "custom",
+          message: `unknown key '${key}' (did you mean '${meant}'?)`,
+          path: [key],
+        });
+    }
     if (kinds.length === 0) {
       ctx.addIssue({
         code: "custom",

@@ -2,7 +2,7 @@ import { type ToolDefinition, ToolError, Tools } from "@patchbay/tools";
 import type { ConnectorContext, ConnectorLogger, ConnectorSession } from "./connector";
 import { connectorKindOf } from "./connector-entry";
 import { redactSecrets } from "./interpolate";
-import { isToolOffered, offeredToolName, toOfferedDefinition } from "./offered-tool";
+import { isToolOffered, offeredToolName, toOfferedDefinition, unknownApprovalTools } from "./offered-tool";
 import type { PreparedConnector } from "./prepare-connectors";
 
 /**
@@ -42,6 +42,9 @@ export interface ConnectorSetOptions {
   tools?: Tools;
 }
 
+/** How long `close` waits for an aborted connect to stop what it started. */
+const CLOSE_WAIT_MS = 10_000;
+
 const quiet: ConnectorLogger = { debug() {}, info() {}, warn() {}, error() {} };
 
 class Instance {
@@ -50,6 +53,10 @@ class Instance {
   session: ConnectorSession | undefined;
   offered = new Map<string, ToolDefinition>();
   closed = false;
+  /** Aborted on close: a connect still under way frees what it started (the child of a hung MCP server). */
+  readonly abort = new AbortController();
+  /** The connect, settled once the session is kept, closed or refused. */
+  connecting: Promise<void> | undefined;
   constructor(readonly prepared: PreparedConnector) {}
   get name(): string {
     return this.prepared.entry.name;
@@ -120,6 +127,20 @@ export class ConnectorSet {
         instance.closed = true;
         for (const name of instance.offered.keys()) this.tools.unregister(name);
         instance.offered.clear();
+        if (!instance.session && instance.connecting) {
+          // Still connecting (past the start timeout, say): abort it so it stops what it started,
+          // and wait for that, within a bound (a connector may ignore the signal).
+          instance.abort.abort(new Error("the connector set closed"));
+          let timer: NodeJS.Timeout | undefined;
+          await Promise.race([
+            instance.connecting,
+            new Promise<void>((resolve) => {
+              timer = setTimeout(resolve, CLOSE_WAIT_MS);
+              timer.unref?.();
+            }),
+          ]);
+          clearTimeout(timer);
+        }
         await instance.session?.close().catch((error) => {
           this.#logger.warn("connector did not close cleanly", {
             connector: instance.name,
@@ -137,14 +158,12 @@ export class ConnectorSet {
       logger: childLogger(this.#logger, entry.name, instance.prepared.secrets),
       toolsChanged: () => this.#sync(instance),
       setDown: (reason) => this.#setDown(instance, reason),
+      signal: instance.abort.signal,
     };
     let timer: NodeJS.Timeout | undefined;
     const connecting = kind.connect(config, context).then(
       (session) => {
-        if (instance.closed) {
-          void session.close();
-          return;
-        }
+        if (instance.closed) return session.close().catch(() => {});
         instance.session = session;
         instance.state = "up";
         instance.reason = undefined;
@@ -159,6 +178,7 @@ export class ConnectorSet {
         this.#setDown(instance, `could not connect: ${messageOf(error)}`);
       },
     );
+    instance.connecting = connecting;
     const timedOut = new Promise<void>((resolve) => {
       timer = setTimeout(() => {
         if (instance.state === "starting") this.#setDown(instance, `did not connect within ${limit} ms`);
@@ -193,6 +213,7 @@ export class ConnectorSet {
     if (instance.closed || !instance.session) return;
     const { entry } = instance.prepared;
     const next = new Map<string, ToolDefinition>();
+    const serviceTools = instance.session.tools().map((tool) => tool.name);
     for (const tool of instance.session.tools()) {
       if (!isToolOffered(entry, tool.name)) continue;
       const name = offeredToolName(entry.name, tool.name);
@@ -208,16 +229,25 @@ export class ConnectorSet {
         toOfferedDefinition(entry, tool, name, {
           downReason: () => (instance.state === "down" ? instance.reason : undefined),
           secrets: instance.prepared.secrets,
+          serviceTools,
         }),
       );
     }
     for (const allowed of entry.tools?.allow ?? []) {
-      if (![...instance.session.tools()].some((tool) => tool.name === allowed)) {
+      if (!serviceTools.includes(allowed)) {
         this.#logger.warn("connector allow list names a tool the service does not offer", {
           connector: entry.name,
           tool: allowed,
         });
       }
+    }
+    const unknown = unknownApprovalTools(entry, serviceTools);
+    if (unknown.length > 0) {
+      // Fail closed (see needsApproval): the tools that ask by default keep asking.
+      this.#logger.warn(
+        "connector approval list names a tool the service does not offer: the tools that ask by default still ask",
+        { connector: entry.name, tools: unknown, known: serviceTools },
+      );
     }
     this.#replace(instance, next);
   }

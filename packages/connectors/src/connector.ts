@@ -77,6 +77,11 @@ export interface ConnectorContext {
   toolsChanged(): void;
   /** Call when the service went down (with why) or came back (`undefined`). */
   setDown(reason: string | undefined): void;
+  /**
+   * Aborted when the set is closed while `connect` has not settled (a service that hangs at
+   * startup): free what `connect` started (a child process, a socket) and reject.
+   */
+  readonly signal?: AbortSignal;
 }
 
 /**

@@ -22,7 +22,13 @@ export { mcpConnector } from "./mcp/mcp-connector";
 export type { McpCallResult } from "./mcp/mcp-result";
 export { toToolResultValue } from "./mcp/mcp-result";
 export type { ConnectorRunState } from "./offered-tool";
-export { isToolOffered, needsApproval, offeredToolName, toOfferedDefinition } from "./offered-tool";
+export {
+  isToolOffered,
+  needsApproval,
+  offeredToolName,
+  toOfferedDefinition,
+  unknownApprovalTools,
+} from "./offered-tool";
 export type { OpenApiConfig } from "./openapi/openapi-config";
 export { OpenApiConfigSchema } from "./openapi/openapi-config";
 export { openApiConnector } from "./openapi/openapi-connector";

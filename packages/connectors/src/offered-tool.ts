@@ -33,8 +33,24 @@ export function isToolOffered(entry: ConnectorEntry, tool: string): boolean {
 }
 
 /**
+ * The names in the entry's `approval.tools` that are not among `serviceTools` (the names the
+ * service offers), `*` aside: typos, which {@link needsApproval} fails closed on.
+ *
+ * @example
+ * ```ts
+ * unknownApprovalTools({ name: "pets", openapi: {}, approval: { tools: ["creatPet"] } }, ["createPet"]); // ["creatPet"]
+ * ```
+ */
+export function unknownApprovalTools(entry: ConnectorEntry, serviceTools: readonly string[]): string[] {
+  return (entry.approval?.tools ?? []).filter((name) => name !== "*" && !serviceTools.includes(name));
+}
+
+/**
  * Whether a call of this tool asks the user first: the entry's `approval.tools` when given
- * (`*` for all), else the annotations (asks unless read-only and not destructive).
+ * (`*` for all), else the annotations (asks unless read-only and not destructive). Given the
+ * names the service offers (`serviceTools`), a list that names a tool the service does not offer
+ * (a typo) fails closed: while it does, a tool that would ask by its annotations asks even when
+ * not listed.
  *
  * @example
  * ```ts
@@ -44,15 +60,22 @@ export function isToolOffered(entry: ConnectorEntry, tool: string): boolean {
 export function needsApproval(
   entry: ConnectorEntry,
   tool: Pick<ConnectorTool, "name" | "annotations">,
+  serviceTools?: readonly string[],
 ): boolean {
-  const listed = entry.approval?.tools;
-  if (listed) return listed.includes("*") || listed.includes(tool.name);
   const hints = tool.annotations ?? {};
-  return !(hints.readOnlyHint === true && hints.destructiveHint !== true);
+  const byHints = !(hints.readOnlyHint === true && hints.destructiveHint !== true);
+  const listed = entry.approval?.tools;
+  if (!listed) return byHints;
+  if (listed.includes("*") || listed.includes(tool.name)) return true;
+  return byHints && serviceTools !== undefined && unknownApprovalTools(entry, serviceTools).length > 0;
 }
 
-function approvalFor(entry: ConnectorEntry, tool: ConnectorTool): ToolApproval | undefined {
-  if (!needsApproval(entry, tool)) return undefined;
+function approvalFor(
+  entry: ConnectorEntry,
+  tool: ConnectorTool,
+  serviceTools: readonly string[] | undefined,
+): ToolApproval | undefined {
+  if (!needsApproval(entry, tool, serviceTools)) return undefined;
   const title = entry.approval?.title;
   const properties = (tool.inputSchema.properties ?? {}) as Record<string, unknown>;
   // The configured title only where every {placeholder} is an argument of this tool.
@@ -78,6 +101,8 @@ export interface ConnectorRunState {
   downReason(): string | undefined;
   /** Values redacted from the errors the model reads (the filled-in `${VAR}`s). */
   secrets?: readonly string[];
+  /** The names of every tool the service offers: an `approval.tools` name not among them fails closed (see {@link needsApproval}). */
+  serviceTools?: readonly string[];
 }
 
 /**
@@ -128,7 +153,7 @@ export function toOfferedDefinition(
         });
     },
   };
-  const approval = approvalFor(entry, tool);
+  const approval = approvalFor(entry, tool, state.serviceTools);
   if (approval) definition.approval = approval;
   if (entry.timeout_ms !== undefined) definition.timeoutMs = entry.timeout_ms;
   if (entry.max_concurrent_calls !== undefined) definition.sharedConcurrency = entry.max_concurrent_calls;

@@ -69,7 +69,7 @@ describe("ConnectorEntriesSchema", () => {
     return result.success ? [] : result.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
   };
 
-  it("refuses a bad allow list, a bad name, no kind, two kinds and a duplicate name", () => {
+  it("refuses a bad allow list, a bad name, no kind, two kinds, a misspelled key and a duplicate name", () => {
     expect(problems([{ name: "e", mcp: {}, tools: { allow: "echo" } }])).toEqual([
       "0.tools.allow: Invalid input: expected array, received string",
     ]);
@@ -83,6 +83,19 @@ describe("ConnectorEntriesSchema", () => {
     expect(problems([{ name: "a", mcp: {}, openapi: {} }])).toEqual([
       "0.openapi: has more than one connector kind (mcp, openapi): keep one",
     ]);
+    expect(problems([{ name: "a", openapi: {}, aproval: { tools: [] } }])).toEqual([
+      "0.aproval: unknown key 'aproval' (did you mean 'approval'?)",
+    ]);
+    expect(problems([{ name: "a", mcp: {}, tool: {}, timeout: 5 }])).toEqual([
+      "0.tool: unknown key 'tool' (did you mean 'tools'?)",
+      "0.timeout: unknown key 'timeout' (did you mean 'timeout_ms'?)",
+    ]);
+    expect(problems([{ name: "a", aproval: {} }])).toEqual([
+      "0.aproval: unknown key 'aproval' (did you mean 'approval'?)",
+      "0: names no connector kind: add one key such as 'mcp:' or 'openapi:'",
+    ]);
+    // A kind whose name is near a common key's is still a kind.
+    expect(problems([{ name: "a", time: {} }])).toEqual([]);
     expect(
       problems([
         { name: "a", mcp: {} },

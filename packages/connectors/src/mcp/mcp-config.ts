@@ -23,6 +23,8 @@ export const McpConfigSchema = z
     restart_backoff_ms: z.number().int().min(10).max(600_000).optional(),
     /** The longest wait between restarts of a stdio server that exited. Default 30 s. */
     max_restart_backoff_ms: z.number().int().min(10).max(600_000).optional(),
+    /** Tool results longer than this are cut (the model is told). Default 100 000 characters. */
+    max_response_chars: z.number().int().min(100).max(5_000_000).optional(),
   })
   .superRefine((config, ctx) => {
     if (config.command === undefined && config.url === undefined) {

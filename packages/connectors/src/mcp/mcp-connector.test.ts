@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -12,6 +12,7 @@ import { mcpConnector } from "./mcp-connector";
 
 const FIXTURE = fileURLToPath(new URL("../../test/fixtures/mcp-fixture.mjs", import.meta.url));
 const RAW_FIXTURE = fileURLToPath(new URL("../../test/fixtures/mcp-raw-fixture.mjs", import.meta.url));
+const HANG_FIXTURE = fileURLToPath(new URL("../../test/fixtures/mcp-hang-fixture.mjs", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "pb-mcp-"));
 const cancelLog = join(dir, "cancelled.log");
 const sets: ConnectorSet[] = [];
@@ -71,6 +72,45 @@ describe("the MCP connector over stdio", () => {
     expect(image.content.images).toEqual([expect.objectContaining({ type: "image", mimeType: "image/png" })]);
     const invalid = await executor.execute({ id: "a4", name: "fx__add", arguments: { a: "x" } });
     expect(invalid.outcome).toBe("invalid_arguments");
+  });
+
+  it("stops a server that hangs at startup when the set closes, past the start timeout", async () => {
+    const pidFile = join(dir, "hang.pid");
+    const entries = ConnectorEntriesSchema.parse([
+      { name: "hang", mcp: { command: process.execPath, args: [HANG_FIXTURE], env: { PID_FILE: pidFile } } },
+    ]);
+    const set = await ConnectorSet.start(prepareConnectors(entries, { kinds: [mcpConnector], env: {} }), {
+      startTimeoutMs: 300,
+    });
+    const pid = Number(await until(() => (existsSync(pidFile) ? readFileSync(pidFile, "utf8") : undefined)));
+    try {
+      expect(set.status()[0]).toMatchObject({ state: "down", reason: "did not connect within 300 ms" });
+      expect(process.kill(pid, 0)).toBe(true);
+      await set.close();
+      expect(() => process.kill(pid, 0)).toThrow(expect.objectContaining({ code: "ESRCH" }));
+    } finally {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {}
+    }
+  }, 20_000);
+
+  it("cuts a long result at max_response_chars (default 100 000) and says so", async () => {
+    const set = await start(stdio());
+    const executor = new ToolExecutor({ tools: set.tools });
+    const big = await executor.execute({ id: "c1", name: "fx__big", arguments: { chars: 3_000_000 } });
+    expect(big.outcome).toBe("completed");
+    expect(big.content.text).toBe(`${"x".repeat(100_000)}\n[cut: the response had 3000000 characters]`);
+    const small = await executor.execute({ id: "c2", name: "fx__big", arguments: { chars: 500 } });
+    expect(small.content.text).toBe("x".repeat(500));
+
+    const capped = await start({ ...stdio(), max_response_chars: 1000 });
+    const cut = await new ToolExecutor({ tools: capped.tools }).execute({
+      id: "c3",
+      name: "fx__big",
+      arguments: { chars: 5000 },
+    });
+    expect(cut.content.text).toBe(`${"x".repeat(1000)}\n[cut: the response had 5000 characters]`);
   });
 
   it("turns progress notifications into progress, and an interrupt into notifications/cancelled", async () => {

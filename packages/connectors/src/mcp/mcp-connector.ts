@@ -15,6 +15,7 @@ import {
   type ConnectorTool,
   defineConnector,
 } from "../connector";
+import { DEFAULT_MAX_RESPONSE_CHARS } from "../cut-text";
 import { useLightReadBuffer } from "./light-read-buffer";
 import { type McpConfig, McpConfigSchema } from "./mcp-config";
 import { type McpCallResult, McpCallResultShape, toToolResultValue } from "./mcp-result";
@@ -37,6 +38,8 @@ const RESULT_SCHEMA = McpCallResultShape as unknown as typeof CallToolResultSche
  */
 class McpSession implements ConnectorSession {
   #client: Client | undefined;
+  /** The client whose connect is under way (its transport holds the child): closed by `close`. */
+  #opening: Client | undefined;
   #tools: ConnectorTool[] = [];
   #closed = false;
   #restarts = 0;
@@ -44,11 +47,15 @@ class McpSession implements ConnectorSession {
   /** The contexts of the calls in flight (their `update` relays progress), by the progress token their request carries. */
   readonly #progress = new Map<number, ToolCallContext>();
   #lastToken = 0;
+  /** The entry's `max_response_chars`: longer results are cut. */
+  readonly #maxChars: number;
 
   constructor(
     private readonly config: McpConfig,
     private readonly context: ConnectorContext,
-  ) {}
+  ) {
+    this.#maxChars = config.max_response_chars ?? DEFAULT_MAX_RESPONSE_CHARS;
+  }
 
   tools(): ConnectorTool[] {
     return this.#tools;
@@ -74,7 +81,9 @@ class McpSession implements ConnectorSession {
     });
     const transport = this.#transport();
     client.onclose = () => this.#lost(client);
+    this.#opening = client;
     try {
+      if (this.#closed) throw new Error("the connector was closed");
       await client.connect(transport);
       settleMalformedResponses(transport);
       this.#client = client;
@@ -83,6 +92,8 @@ class McpSession implements ConnectorSession {
       this.#client = undefined;
       await client.close().catch(() => {});
       throw error;
+    } finally {
+      if (this.#opening === client) this.#opening = undefined;
     }
   }
 
@@ -173,7 +184,7 @@ class McpSession implements ConnectorSession {
       (result) => {
         progress.delete(progressToken);
         try {
-          return toToolResultValue(result as McpCallResult);
+          return toToolResultValue(result as McpCallResult, this.#maxChars);
         } catch (error) {
           // A malformed result: said as every failed call is, with the service and tool.
           if (error instanceof ToolError && error.code === "mcp_call_failed") throw this.#failed(name, error);
@@ -239,8 +250,11 @@ class McpSession implements ConnectorSession {
     this.#closed = true;
     clearTimeout(this.#restartTimer);
     const client = this.#client;
+    const opening = this.#opening;
     this.#client = undefined;
-    await client?.close();
+    this.#opening = undefined;
+    // A connect under way (a server hanging at startup) holds a child too: closing it stops it.
+    await Promise.all([client?.close(), opening !== client ? opening?.close() : undefined]);
   }
 }
 
@@ -271,11 +285,17 @@ export const mcpConnector = defineConnector({
   configSchema: McpConfigSchema,
   async connect(config, context) {
     const session = new McpSession(config, context);
+    // The set gave up on this connect (it closed): stop the server it started.
+    const abort = () => void session.close().catch(() => {});
+    context.signal?.throwIfAborted();
+    context.signal?.addEventListener("abort", abort, { once: true });
     try {
       await session.open();
     } catch (error) {
       await session.close().catch(() => {});
       throw error;
+    } finally {
+      context.signal?.removeEventListener("abort", abort);
     }
     return session;
   },

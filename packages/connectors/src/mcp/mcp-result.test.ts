@@ -23,6 +23,20 @@ describe("toToolResultValue", () => {
     expect(output.images).toEqual([{ data: "AAAA", mimeType: "image/png" }]);
   });
 
+  it("cuts the text at maxChars (default 100 000) with the note the OpenAPI connector adds", () => {
+    const long = { content: [{ type: "text", text: "y".repeat(3_000_000) }] };
+    expect(toToolResultValue(long).text).toBe(
+      `${"y".repeat(100_000)}\n[cut: the response had 3000000 characters]`,
+    );
+    expect(toToolResultValue(long, 200).text).toBe(
+      `${"y".repeat(200)}\n[cut: the response had 3000000 characters]`,
+    );
+    expect(() => toToolResultValue({ ...long, isError: true }, 200)).toThrow(
+      `${"y".repeat(200)}\n[cut: the response had 3000000 characters]`,
+    );
+    expect(toToolResultValue({ content: [{ type: "text", text: "short" }] }, 200).text).toBe("short");
+  });
+
   it("gives structuredContent as JSON text in place of its text rendering", () => {
     expect(
       toToolResultValue({ content: [{ type: "text", text: "3 items" }], structuredContent: { n: 3 } }).text,

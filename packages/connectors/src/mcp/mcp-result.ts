@@ -1,5 +1,6 @@
 import { ToolError, type ToolImage, ToolOutput } from "@patchbay/tools";
 import { z } from "zod";
+import { cutText, DEFAULT_MAX_RESPONSE_CHARS } from "../cut-text";
 
 /**
  * The part of an MCP `tools/call` result the mapping reads.
@@ -98,12 +99,18 @@ function mapBlock(block: unknown, index: number, texts: string[], images: ToolIm
  * absent, `structuredContent` an object or absent, `isError` a boolean or absent): a result that
  * is not throws a `ToolError` (`mcp_call_failed`) naming the field, e.g. `content[2].text`.
  *
+ * The text (and an error's text) is cut at `maxChars` (the entry's `max_response_chars`, default
+ * 100 000) with the note the OpenAPI connector adds: `[cut: the response had N characters]`.
+ *
  * @example
  * ```ts
  * toToolResultValue({ content: [{ type: "text", text: "3" }] }); // ToolOutput { text: "3", images: [] }
  * ```
  */
-export function toToolResultValue(result: McpCallResult): ToolOutput {
+export function toToolResultValue(
+  result: McpCallResult,
+  maxChars: number = DEFAULT_MAX_RESPONSE_CHARS,
+): ToolOutput {
   const texts: string[] = [];
   const images: ToolImage[] = [];
   const { content, structuredContent: structured, isError } = result;
@@ -115,7 +122,7 @@ export function toToolResultValue(result: McpCallResult): ToolOutput {
   if (isError !== undefined && typeof isError !== "boolean") malformed("isError", "is not a boolean");
   // The structured result is the result; the text blocks beside it are its rendering (the spec
   // has servers repeat it as text for clients without structured content).
-  const text = structured !== undefined ? JSON.stringify(structured) : texts.join("\n");
+  const text = cutText(structured !== undefined ? JSON.stringify(structured) : texts.join("\n"), maxChars);
   if (isError)
     throw new ToolError(text || "The tool reported an error without saying why.", { code: "mcp_tool_error" });
   return new ToolOutput({ text, images });

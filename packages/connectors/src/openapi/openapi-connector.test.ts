@@ -125,6 +125,50 @@ describe("the OpenAPI connector against a real HTTP server", () => {
     expect(bad.outcome).toBe("invalid_arguments");
   });
 
+  it("fails closed on a typo in approval.tools: the writes still ask, and the typo is logged", async () => {
+    const warned: { message: string; fields?: Record<string, unknown> }[] = [];
+    const entries = ConnectorEntriesSchema.parse([
+      {
+        name: "pets",
+        openapi: { spec: SPEC, base_url: `${origin}/v1`, headers: { authorization: "Bearer ${PETS_TOKEN}" } },
+        approval: { tools: ["creatPet"] },
+      },
+    ]);
+    const set = await ConnectorSet.start(
+      prepareConnectors(entries, { kinds: [openApiConnector], env: { PETS_TOKEN: "pets-token" } }),
+      {
+        logger: {
+          debug() {},
+          info() {},
+          warn: (message, fields) => warned.push({ message, ...(fields ? { fields } : {}) }),
+          error() {},
+        },
+      },
+    );
+    sets.push(set);
+    const approval = (name: string) => set.tools.list().find((spec) => spec.name === name)?.approval;
+    expect(approval("pets__createPet")).toEqual({ title: "Allow pets to run createPet?" });
+    expect(approval("pets__delete_pets_petId")).toBeDefined();
+    expect(approval("pets__listPets")).toBeUndefined();
+    const before = seen.length;
+    const created = await new ToolExecutor({ tools: set.tools }).execute({
+      id: "t1",
+      name: "pets__createPet",
+      arguments: { body: { name: "Typo" } },
+    });
+    expect(created).toMatchObject({ outcome: "declined", error: { code: "approval_unavailable" } });
+    expect(seen.slice(before).filter((request) => request.method === "POST")).toEqual([]);
+    expect(warned).toContainEqual({
+      message:
+        "connector approval list names a tool the service does not offer: the tools that ask by default still ask",
+      fields: expect.objectContaining({
+        connector: "pets",
+        tools: ["creatPet"],
+        known: ["listPets", "createPet", "showPet", "delete_pets_petId", "petPhoto"],
+      }),
+    });
+  });
+
   it("is down with the reason when the document cannot be read or has no base URL", async () => {
     const set = await start({ spec: `${origin}/missing.json` });
     expect(set.status()[0]).toMatchObject({

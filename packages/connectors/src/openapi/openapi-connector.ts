@@ -4,6 +4,7 @@ import { pathToFileURL } from "node:url";
 import { ToolError, ToolOutput } from "@patchbay/tools";
 import { parse as parseYaml } from "yaml";
 import { type ConnectorTool, defineConnector } from "../connector";
+import { cutText, DEFAULT_MAX_RESPONSE_CHARS } from "../cut-text";
 import { type OpenApiConfig, OpenApiConfigSchema } from "./openapi-config";
 import { type OpenApiOperation, operationsOf } from "./openapi-operations";
 
@@ -90,9 +91,7 @@ async function resultOf(response: Response, maxChars: number): Promise<string | 
       images: [new Uint8Array(await response.arrayBuffer())],
     });
   }
-  let text = await response.text();
-  if (text.length > maxChars)
-    text = `${text.slice(0, maxChars)}\n[cut: the response had ${text.length} characters]`;
+  const text = cutText(await response.text(), maxChars);
   if (!response.ok) {
     throw new ToolError(
       `The API answered HTTP ${response.status} ${response.statusText}${text ? `: ${text}` : ""}`,
@@ -126,7 +125,7 @@ export const openApiConnector = defineConnector({
     const { document, base } = await loadDocument(config.spec);
     const operations = operationsOf(document);
     const baseUrl = baseUrlOf(config, document, base);
-    const maxChars = config.max_response_chars ?? 100_000;
+    const maxChars = config.max_response_chars ?? DEFAULT_MAX_RESPONSE_CHARS;
     const tools: ConnectorTool[] = operations.map((operation) => ({
       name: operation.name,
       description: operation.description,
