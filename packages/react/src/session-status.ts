@@ -3,8 +3,9 @@ import type { ApprovalRequest, ConnectionState, ConversationItem } from "@patchb
 /**
  * What a session is doing, as a page shows it: `connecting` (no session yet, or the socket is
  * down), `idle`, `thinking` (a reply started, no words yet, or a tool runs), `streaming` (words
- * arrive), `waiting_for_approval`, `interrupted` (the last reply was stopped) and `failed` (the
- * session could not open, or the last reply failed).
+ * arrive; a message sent and not yet answered counts as `thinking` too), `waiting_for_approval`,
+ * `interrupted` (the last reply was stopped), `failed` (the session could not open, or the last
+ * reply failed) and `closed` (the session went away: deleted, or closed; `send` fails).
  *
  * @example
  * ```ts
@@ -18,12 +19,15 @@ export type SessionStatus =
   | "streaming"
   | "waiting_for_approval"
   | "interrupted"
-  | "failed";
+  | "failed"
+  | "closed";
 
 /** What the status is derived from. */
 export interface StatusInput {
   opened: boolean;
   openFailed: boolean;
+  /** The session was closed or deleted: nothing more happens in it. */
+  closed: boolean;
   connection: ConnectionState;
   conversation: readonly ConversationItem[];
   approvals: readonly ApprovalRequest[];
@@ -31,6 +35,8 @@ export interface StatusInput {
   activeResponses: number;
   /** Messages sent and not yet in the conversation. */
   pending: number;
+  /** A user message is in the conversation and its reply has not started yet. */
+  awaitingReply: boolean;
   /** How the last reply ended. */
   lastOutcome: "completed" | "interrupted" | "failed" | undefined;
 }
@@ -38,6 +44,7 @@ export interface StatusInput {
 // One rule, used by the store for every snapshot.
 export function sessionStatus(input: StatusInput): SessionStatus {
   if (input.openFailed) return "failed";
+  if (input.closed) return "closed";
   if (!input.opened || input.connection !== "open") return "connecting";
   if (input.approvals.length > 0) return "waiting_for_approval";
   const last = input.conversation.at(-1);
@@ -48,7 +55,7 @@ export function sessionStatus(input: StatusInput): SessionStatus {
         (item.type === "message" && item.status === "in_progress") ||
         (item.type === "tool_call" && (item.status === "pending" || item.status === "running")),
     );
-  if (running || input.pending > 0) {
+  if (running || input.pending > 0 || input.awaitingReply) {
     return last?.type === "message" && last.role === "assistant" && last.status === "in_progress" && last.text
       ? "streaming"
       : "thinking";

@@ -2,16 +2,19 @@ import {
   type AgentHandle,
   type ApprovalOutcome,
   type ApprovalRequest,
+  backoffDelay,
   type ClientCore,
   ClientError,
   type ConnectionState,
   type ConversationItem,
+  DisconnectedError,
   type ImageContent,
   NotFoundError,
   type Response,
   type Session,
   type Tools,
 } from "@patchbay/client";
+import { holdSession, releaseSession } from "./session-holders";
 import { type SessionStatus, sessionStatus } from "./session-status";
 
 /**
@@ -77,11 +80,14 @@ export interface SessionOptions {
 }
 
 const MAX_ERRORS = 20;
+/** Backoff of the retries of a failed open: full jitter, 1 s doubling up to 30 s. */
+const OPEN_RETRY = { initialDelayMs: 1_000, maxDelayMs: 30_000 };
 
 /**
  * One session as an external store for `useSyncExternalStore`: opens it on the first `retain()`,
- * closes it a tick after the last `release()` (so React's StrictMode remount keeps the same
- * session), and keeps an immutable {@link SessionState}. Nothing runs at construction.
+ * lets go of it a tick after the last `release()` (so React's StrictMode remount keeps the same
+ * session; a session other stores of the client also hold stays open until the last lets go),
+ * and keeps an immutable {@link SessionState}. Nothing runs at construction.
  *
  * @example
  * ```ts
@@ -91,12 +97,21 @@ const MAX_ERRORS = 20;
  * ```
  */
 export class SessionStore {
+  readonly #client: ClientCore;
   readonly #agent: AgentHandle;
   readonly #options: SessionOptions;
   readonly #listeners = new Set<() => void>();
   #session: Session | undefined;
+  /** The id this store counts as a holder of (see session-holders), once its open settled. */
+  #heldId: string | undefined;
+  #detach: (() => void) | undefined;
+  /** A user message is in the conversation and its reply has not started yet. */
+  #awaitingReply = false;
   #opening: Promise<void> | undefined;
   #openFailed = false;
+  #openAttempts = 0;
+  #retryTimer: ReturnType<typeof setTimeout> | undefined;
+  #unwatchConnection: (() => void) | undefined;
   #retained = 0;
   #closeTimer: ReturnType<typeof setTimeout> | undefined;
   #disposed = false;
@@ -109,6 +124,7 @@ export class SessionStore {
   #state: SessionState;
 
   constructor(client: ClientCore, agent: string, options: SessionOptions = {}) {
+    this.#client = client;
     this.#agent = client.agent(agent);
     this.#options = options;
     this.#state = this.#compute();
@@ -143,10 +159,17 @@ export class SessionStore {
     };
   }
 
-  /** Sends a message. The returned reply settles when the agent finishes; failures land in `errors`. */
+  /**
+   * Sends a message. The returned reply settles when the agent finishes; failures land in `errors`.
+   * On a closed session nothing is sent: `undefined`, and a `disconnected` error in `errors`.
+   */
   send(text: string, options: { images?: ImageContent[] } = {}): Response | undefined {
     const session = this.#session;
     if (!session) return undefined;
+    if (session.closed) {
+      this.#fail(new DisconnectedError(`session ${session.id} is closed`));
+      return undefined;
+    }
     // A message sent during a reply interrupts it on the server: remember why, for the note.
     for (const id of this.#active) if (!this.#stopRequested.has(id)) this.#interrupted[id] ??= "superseded";
     const response = session.responses.create(text, options.images ? { images: options.images } : {});
@@ -160,6 +183,15 @@ export class SessionStore {
       },
     );
     return response;
+  }
+
+  /**
+   * Opens again now after a failed open (the store also retries by itself, with backoff, while
+   * retained, and as soon as the client's connection is open again). Does nothing otherwise.
+   */
+  retry(): void {
+    if (!this.#openFailed || this.#disposed || this.#retryTimer === undefined) return;
+    this.#retryOpen();
   }
 
   /** Stops the running reply. */
@@ -186,59 +218,134 @@ export class SessionStore {
 
   async #open(): Promise<void> {
     const { tools, resume } = this.#options;
+    const client = this.#client;
     try {
       let session: Session | undefined;
       if (resume) {
+        // Counted as a holder from now on: another store resuming the same id while this one
+        // lets go (a re-keyed component) must not see the session closed under it.
+        holdSession(client, resume);
         try {
           // Attached before the replay, so the notes of earlier replies are rebuilt from it.
           session = await this.#agent.sessions.resume(resume, {
             ...(tools ? { tools } : {}),
-            beforeReplay: (opened) => this.#attach(opened),
+            beforeReplay: (opened) => {
+              if (!this.#disposed) this.#attach(opened);
+            },
           });
         } catch (error) {
+          releaseSession(client, resume);
+          if (this.#session) {
+            this.#detach?.();
+            this.#session = undefined;
+          }
           if (!(error instanceof NotFoundError)) throw error;
         }
       }
-      session ??= await this.#agent.sessions.create(tools ? { tools } : {});
+      if (!session) {
+        session = await this.#agent.sessions.create(tools ? { tools } : {});
+        holdSession(client, session.id);
+      }
+      this.#heldId = session.id;
       if (this.#disposed) {
-        session.close();
+        // Let go of what this open took, by the same rule: closed only if no other store holds it.
+        this.#release(session);
         return;
       }
+      this.#openFailed = false;
+      this.#openAttempts = 0;
+      this.#stopRetrying();
       if (this.#session !== session) this.#attach(session);
+      else this.#update();
     } catch (error) {
       this.#openFailed = true;
       this.#fail(error);
+      if (!this.#disposed) this.#scheduleRetry();
     }
   }
 
+  // A failed open (e.g. the server was unreachable at mount) is tried again while the store is
+  // held: after a backoff, or at once when the client's connection opens again.
+  #scheduleRetry(): void {
+    const delay = backoffDelay(this.#openAttempts++, OPEN_RETRY);
+    this.#retryTimer = setTimeout(() => this.#retryOpen(), delay);
+    if (!this.#unwatchConnection) {
+      const client = this.#client;
+      const onState = (state: ConnectionState) => {
+        if (state === "open" && this.#retryTimer !== undefined) this.#retryOpen();
+      };
+      client.on("state", onState);
+      this.#unwatchConnection = () => client.off("state", onState);
+    }
+  }
+
+  #retryOpen(): void {
+    clearTimeout(this.#retryTimer);
+    this.#retryTimer = undefined;
+    if (this.#disposed) return;
+    this.#opening = this.#open();
+  }
+
+  #stopRetrying(): void {
+    clearTimeout(this.#retryTimer);
+    this.#retryTimer = undefined;
+    this.#unwatchConnection?.();
+    this.#unwatchConnection = undefined;
+  }
+
+  #release(session: Session | undefined): void {
+    const id = this.#heldId;
+    this.#detach?.();
+    this.#detach = undefined;
+    if (id === undefined) return;
+    this.#heldId = undefined;
+    releaseSession(this.#client, id, session);
+  }
+
   #attach(session: Session): void {
+    this.#detach?.();
     this.#session = session;
+    const handlers: Array<[string, (...args: never[]) => void]> = [];
+    const on: Session["on"] = (event, handler) => {
+      handlers.push([event, handler as never]);
+      return session.on(event, handler);
+    };
+    this.#detach = () => {
+      for (const [event, handler] of handlers) session.off(event as never, handler as never);
+    };
     const update = () => this.#update();
-    session.on("conversation", update);
-    session.on("approval", update);
-    session.on("approvalResolved", update);
-    session.on("state", update);
-    session.on("responseStarted", ({ responseId }) => {
+    on("conversation", update);
+    on("approval", update);
+    on("approvalResolved", update);
+    on("state", update);
+    on("responseStarted", ({ responseId }) => {
       this.#active.add(responseId);
+      this.#awaitingReply = false;
       this.#update();
     });
-    session.on("responseCompleted", ({ responseId, reason }) => {
+    on("responseCompleted", ({ responseId, reason }) => {
       this.#active.delete(responseId);
+      this.#awaitingReply = false;
       this.#lastOutcome = reason === "interrupted" ? "interrupted" : "completed";
       if (reason === "interrupted") this.#interrupted[responseId] ??= "interrupted";
       else delete this.#interrupted[responseId];
       this.#update();
     });
-    session.on("responseFailed", ({ responseId }) => {
+    on("responseFailed", ({ responseId }) => {
       this.#active.delete(responseId);
+      this.#awaitingReply = false;
       this.#lastOutcome = "failed";
       this.#update();
     });
-    session.on("event", (event) => {
+    on("event", (event) => {
+      if (event.type === "message.created" && event.item.role === "user") {
+        this.#awaitingReply = true;
+        this.#update();
+      }
       if (event.type === "message.created" && event.commandId) this.#settlePending(event.commandId);
     });
-    session.on("error", (error) => this.#fail(error));
-    session.on("closed", (reason) => {
+    on("error", (error) => this.#fail(error));
+    on("closed", (reason) => {
       if (reason) this.#fail(reason);
       this.#update();
     });
@@ -264,23 +371,28 @@ export class SessionStore {
     this.#closeTimer = undefined;
     if (this.#retained > 0) return;
     this.#disposed = true;
-    this.#session?.close();
+    this.#stopRetrying();
+    // Only a settled open holds the session; an open in flight lets go when it settles.
+    if (this.#heldId !== undefined) this.#release(this.#session);
   }
 
   #compute(): SessionState {
     const session = this.#session;
     const conversation = session?.conversation ?? [];
     const approvals = session?.approvals ?? [];
-    const connection = session?.state ?? "connecting";
+    const closed = session?.closed ?? false;
+    const connection = closed ? "closed" : (session?.state ?? "connecting");
     return {
       status: sessionStatus({
         opened: session !== undefined,
         openFailed: this.#openFailed,
+        closed,
         connection,
         conversation,
         approvals,
         activeResponses: this.#active.size,
         pending: this.#pending.length,
+        awaitingReply: this.#awaitingReply,
         lastOutcome: this.#lastOutcome,
       }),
       sessionId: session?.id,

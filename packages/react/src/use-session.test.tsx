@@ -1,4 +1,5 @@
-import { Tools } from "@patchbay/client";
+import { createServer as createNetServer } from "node:net";
+import { Client, createUserToken, Tools } from "@patchbay/client";
 import { act, cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
 import { StrictMode, useEffect } from "react";
 import { afterAll, afterEach, beforeAll, describe, expect, expectTypeOf, it } from "vitest";
@@ -247,5 +248,155 @@ describe("useSession against a real server", () => {
     await act(() => latest!.interrupt());
     type Call = ToolCallOf<typeof definitions>;
     expectTypeOf<Extract<Call, { name: "get_location" }>["arguments"]>().toEqualTypeOf<{ reason: string }>();
+  });
+});
+
+// One provider; changing `k` re-keys the Chat: one commit unmounts the old and mounts the new.
+function Keyed({ k, resume }: { k: string; resume?: string }) {
+  return (
+    <PatchbayProvider client={stack.client}>
+      <Chat key={k} resume={resume} />
+    </PatchbayProvider>
+  );
+}
+
+describe("useSession sessions shared by stores of one client", () => {
+  const isOpen = (id: string) => stack.client.sessions.some((s) => s.id === id && !s.closed);
+  const tick = (ms = 50) => act(() => new Promise((resolve) => setTimeout(resolve, ms)));
+
+  it("keeps the session open when a component is re-keyed and resumes it (README pattern)", async () => {
+    const view = render(<Keyed k="a" />);
+    await waitFor(() => expect(status()).toBe("idle"), { timeout: 5_000 });
+    const sessionId = latest!.sessionId!;
+    // One commit unmounts the old component and mounts the new one, which resumes the same id.
+    view.rerender(<Keyed k="b" resume={sessionId} />);
+    await tick(); // the old store's deferred close runs
+    await waitFor(() => expect(status()).toBe("idle"), { timeout: 5_000 });
+    expect(latest!.sessionId).toBe(sessionId);
+    expect(latest!.session!.closed).toBe(false);
+    expect(isOpen(sessionId)).toBe(true);
+    act(() => void latest!.send("hello"));
+    await waitFor(() => expect(screen.getByText("Hello from the test assistant.")).toBeTruthy(), {
+      timeout: 5_000,
+    });
+    expect(latest!.errors).toEqual([]);
+    view.unmount();
+    await tick();
+    // The last store let go: now it closes.
+    expect(isOpen(sessionId)).toBe(false);
+  });
+
+  it("keeps the session open when the old component unmounts while its resume is in flight", async () => {
+    const created = await stack.client.agent("assistant").sessions.create();
+    const sessionId = created.id;
+    created.close();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const view = render(<Keyed k="a" resume={sessionId} />);
+    // Re-keyed before the first resume settled: both resumes are in flight.
+    view.rerender(<Keyed k="b" resume={sessionId} />);
+    await tick();
+    await waitFor(() => expect(status()).toBe("idle"), { timeout: 5_000 });
+    await tick();
+    expect(latest!.sessionId).toBe(sessionId);
+    expect(latest!.session!.closed).toBe(false);
+    expect(isOpen(sessionId)).toBe(true);
+    act(() => void latest!.send("hello"));
+    await waitFor(() => expect(screen.getByText("Hello from the test assistant.")).toBeTruthy(), {
+      timeout: 5_000,
+    });
+    expect(latest!.errors).toEqual([]);
+    view.unmount();
+    await tick();
+    expect(isOpen(sessionId)).toBe(false);
+  });
+
+  it("closes what an open in flight opened when the component is gone by then", async () => {
+    const created = await stack.client.agent("assistant").sessions.create();
+    const sessionId = created.id;
+    created.close();
+    const view = render(<Keyed k="a" resume={sessionId} />);
+    view.unmount();
+    await tick(300);
+    expect(isOpen(sessionId)).toBe(false);
+  });
+
+  it("stays thinking between the user's message and the start of its reply (no idle flicker)", async () => {
+    render(<Keyed k="a" />);
+    await waitFor(() => expect(status()).toBe("idle"), { timeout: 5_000 });
+    const store = latest!.store;
+    const seen: string[] = [];
+    const unsubscribe = store.subscribe(() => {
+      const snapshot = store.getSnapshot();
+      const last = snapshot.conversation.at(-1);
+      if (last?.type === "message" && last.role === "user") seen.push(snapshot.status);
+    });
+    try {
+      act(() => void latest!.send("hello"));
+      await waitFor(() => expect(screen.getByText("Hello from the test assistant.")).toBeTruthy(), {
+        timeout: 5_000,
+      });
+    } finally {
+      unsubscribe();
+    }
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen.filter((s) => s !== "thinking")).toEqual([]);
+    await waitFor(() => expect(status()).toBe("idle"));
+  });
+
+  it("says closed when the session was deleted, and a send fails in errors", async () => {
+    render(<Keyed k="a" />);
+    await waitFor(() => expect(status()).toBe("idle"), { timeout: 5_000 });
+    const sessionId = latest!.sessionId!;
+    await act(() => stack.client.agent("assistant").sessions.delete(sessionId));
+    await waitFor(() => expect(status()).toBe("closed"), { timeout: 5_000 });
+    expect(latest!.connection).toBe("closed");
+    const before = latest!.errors.length;
+    let response: unknown = "unset";
+    act(() => {
+      response = latest!.send("hello");
+    });
+    expect(response).toBeUndefined();
+    await waitFor(() => expect(latest!.errors.length).toBe(before + 1));
+    expect(latest!.errors.at(-1)!.code).toBe("disconnected");
+    expect(latest!.pending).toEqual([]);
+  });
+});
+
+describe("useSession when the server is unreachable at mount", () => {
+  it("retries a failed open and opens once the server is there", async () => {
+    const port = await new Promise<number>((resolve) => {
+      const probe = createNetServer().listen(0, "127.0.0.1", () => {
+        const address = probe.address();
+        probe.close(() => resolve(typeof address === "object" && address ? address.port : 0));
+      });
+    });
+    const secret = `secret-${Math.random().toString(36).slice(2)}`;
+    const client = new Client({
+      baseUrl: `http://127.0.0.1:${port}`,
+      requestTimeoutMs: 300,
+      reconnect: { initialDelayMs: 50, maxDelayMs: 200 },
+    });
+    client.setUser({ id: "user_1" }, await createUserToken(secret, "user_1", { expiresIn: "1h" }));
+    let late: TestStack | undefined;
+    try {
+      render(
+        <PatchbayProvider client={client}>
+          <Chat />
+        </PatchbayProvider>,
+      );
+      await waitFor(() => expect(status()).toBe("failed"), { timeout: 5_000 });
+      expect(latest!.errors.length).toBeGreaterThan(0);
+      late = await startStack("user_1", { port, secret });
+      await waitFor(() => expect(status()).toBe("idle"), { timeout: 10_000 });
+      expect(latest!.sessionId).toBeDefined();
+      act(() => void latest!.send("hello"));
+      await waitFor(() => expect(screen.getByText("Hello from the test assistant.")).toBeTruthy(), {
+        timeout: 5_000,
+      });
+    } finally {
+      cleanup();
+      client.close();
+      await late?.close();
+    }
   });
 });

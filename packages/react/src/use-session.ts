@@ -24,10 +24,19 @@ export interface UseSessionResult extends SessionState {
   store: SessionStore;
   /** The client session once opened. */
   session: Session | undefined;
-  /** Sends a message; `undefined` while the session is not open yet. */
+  /**
+   * Sends a message; `undefined` while the session is not open yet, and when it is closed (then a
+   * `disconnected` error is added to `errors`).
+   */
   send(text: string, options?: { images?: ImageContent[] }): Response | undefined;
   /** Stops the running reply. */
   interrupt(): Promise<void>;
+  /**
+   * After a failed open (`status: "failed"` with no session), opens again now. The hook retries by
+   * itself too, with backoff (1 s doubling to 30 s) while mounted, and at once when the client's
+   * connection is open again.
+   */
+  retry(): void;
   /** Answers an approval. */
   decide(approvalId: string, allowed: boolean): Promise<ApprovalOutcome | undefined>;
 }
@@ -59,9 +68,10 @@ export function useSession(agent: string, options: SessionOptions = {}): UseSess
   );
   const interrupt = useCallback(() => store.interrupt(), [store]);
   const decide = useCallback((id: string, allowed: boolean) => store.decide(id, allowed), [store]);
+  const retry = useCallback(() => store.retry(), [store]);
   return useMemo(
-    () => ({ ...state, store, session: store.session, send, interrupt, decide }),
-    [state, store, send, interrupt, decide],
+    () => ({ ...state, store, session: store.session, send, interrupt, decide, retry }),
+    [state, store, send, interrupt, decide, retry],
   );
 }
 

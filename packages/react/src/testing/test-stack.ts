@@ -40,14 +40,17 @@ export interface TestStack {
   close(): Promise<void>;
 }
 
-export async function startStack(userId = "user_1"): Promise<TestStack> {
+export async function startStack(
+  userId = "user_1",
+  options: { port?: number; secret?: string } = {},
+): Promise<TestStack> {
   const root = mkdtempSync(join(tmpdir(), "patchbay-react-"));
   mkdirSync(join(root, "config", "agents"), { recursive: true });
   writeFileSync(join(root, "config", "agents", "assistant.yaml"), AGENT_YAML);
   const apiKey = "pk_test_react";
-  const secret = `secret-${Math.random().toString(36).slice(2)}`;
+  const secret = options.secret ?? `secret-${Math.random().toString(36).slice(2)}`;
   const server = await createServer({
-    port: 0,
+    port: options.port ?? 0,
     host: "127.0.0.1",
     dataDir: join(root, "data"),
     configDir: join(root, "config"),
