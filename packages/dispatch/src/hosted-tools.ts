@@ -15,6 +15,7 @@ import {
   ModelSentences,
   PreapprovedToolExecutor,
   type ToolExecutionResult,
+  type ToolExecutorEvents,
   type Tools,
   toToolResult,
 } from "@patchbay/tools";
@@ -130,14 +131,8 @@ export interface HostedToolsOptions {
   maxIdleExecutors?: number;
   /** The clock the TTL reads. Default `Date.now`. */
   now?: () => number;
-  /** Told when a tool's `run` threw, with the error (stack included) and the ids. */
-  onToolError?: (event: {
-    callId: string;
-    name: string;
-    sessionId: string;
-    error: unknown;
-    step: "run" | "when";
-  }) => void;
+  /** Told when a tool's `run` (or its `approval.when`) threw, with the error (stack included) and the ids. */
+  onToolError?: ToolExecutorEvents["threw"];
 }
 
 /**
