@@ -6,10 +6,11 @@ import type {
   Session,
   ToolCallItem,
 } from "@patchbay/client";
-import { useCallback, useEffect, useMemo, useState, useSyncExternalStore } from "react";
+import { useCallback, useEffect, useMemo, useSyncExternalStore } from "react";
 import { useClient } from "./patchbay-provider";
-import { type SessionOptions, type SessionState, SessionStore } from "./session-store";
+import type { SessionOptions, SessionState, SessionStore } from "./session-store";
 import type { ToolCallOf, ToolDefinitions } from "./typed-tools";
+import { useSessionStore } from "./use-session-store";
 
 /**
  * What {@link useSession} returns: the session's state and what a page can do with it.
@@ -46,9 +47,13 @@ const serverState = (store: SessionStore) => store.getSnapshot();
 
 /**
  * Opens a session of `agent` for this component (created, or resumed when `resume` names one)
- * and keeps it while the component is mounted. Built on `useSyncExternalStore`; StrictMode's
- * double-mounted effects keep the one session, and the page's tools are registered once. Safe
- * to render on a server: nothing opens until the effect runs in the browser.
+ * and keeps it while the component is mounted. It follows its arguments: another `agent` or
+ * `resume` id lets go of the session (closed unless another component holds it) and opens the
+ * one named, from `connecting` again; the same values in a new options object keep it, as does a
+ * `resume` naming the session already open. `tools` are read when a session opens. Built on
+ * `useSyncExternalStore`; StrictMode's double-mounted effects keep the one session, and the
+ * page's tools are registered once. Safe to render on a server: nothing opens until the effect
+ * runs in the browser.
  *
  * @example
  * ```tsx
@@ -57,9 +62,8 @@ const serverState = (store: SessionStore) => store.getSnapshot();
  * ```
  */
 export function useSession(agent: string, options: SessionOptions = {}): UseSessionResult {
-  const client = useClient();
-  // Options are read once: the store is made for the first render's agent, tools and resume id.
-  const [store] = useState(() => new SessionStore(client, agent, options));
+  const store = useSessionStore(useClient(), agent, options);
+  // Holds the store's session while mounted; a new store (other arguments) lets go of the old one.
   useEffect(() => store.retain(), [store]);
   const state = useSyncExternalStore(store.subscribe, store.getSnapshot, () => serverState(store));
   const send = useCallback(

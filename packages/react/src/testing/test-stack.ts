@@ -33,6 +33,18 @@ model:
   fallback: "Hello from the test assistant."
 `;
 
+/** A second agent, for a component that switches agents. */
+export const OTHER_AGENT_YAML = `
+name: Other assistant
+instructions: Help.
+mode: text
+model:
+  provider: scripted
+  delayMs: 20
+  rules: []
+  fallback: "Hello from the other assistant."
+`;
+
 export interface TestStack {
   server: PatchbayServer;
   client: Client;
@@ -47,6 +59,7 @@ export async function startStack(
   const root = mkdtempSync(join(tmpdir(), "patchbay-react-"));
   mkdirSync(join(root, "config", "agents"), { recursive: true });
   writeFileSync(join(root, "config", "agents", "assistant.yaml"), AGENT_YAML);
+  writeFileSync(join(root, "config", "agents", "other.yaml"), OTHER_AGENT_YAML);
   const apiKey = "pk_test_react";
   const secret = options.secret ?? `secret-${Math.random().toString(36).slice(2)}`;
   const server = await createServer({
