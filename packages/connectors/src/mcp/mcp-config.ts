@@ -19,9 +19,9 @@ export const McpConfigSchema = z
     cwd: z.string().min(1).optional(),
     url: z.url({ protocol: /^https?$/, error: "must be an http or https URL" }).optional(),
     headers: z.record(z.string(), z.string()).optional(),
-    /** The first wait before a stdio server that exited is started again; it doubles each failed try. Default 100 ms. */
+    /** The first wait before a stdio server that exited is started again, or an HTTP server that cannot be reached is reconnected to; it doubles each failed try. Default 100 ms. */
     restart_backoff_ms: z.number().int().min(10).max(600_000).optional(),
-    /** The longest wait between restarts of a stdio server that exited. Default 30 s. */
+    /** The longest wait between restarts (stdio) or reconnects (HTTP). Default 30 s. */
     max_restart_backoff_ms: z.number().int().min(10).max(600_000).optional(),
     /** Tool results longer than this are cut (the model is told). Default 100 000 characters. */
     max_response_chars: z.number().int().min(100).max(5_000_000).optional(),

@@ -5,6 +5,11 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ToolExecutor } from "@patchbay/tools";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import {
+  type RestartableMcpServer,
+  startRestartableMcpServer,
+  type UnknownSessionAnswer,
+} from "../../test/fixtures/mcp-http-server";
 import { ConnectorEntriesSchema } from "../connector-entry";
 import { ConnectorSet } from "../connector-set";
 import { prepareConnectors } from "../prepare-connectors";
@@ -328,5 +333,95 @@ describe("the MCP connector over Streamable HTTP", () => {
     const set = await start({ url, headers: { authorization: "Bearer wrong" } });
     expect(set.status()[0]).toMatchObject({ state: "down" });
     expect(set.status()[0]?.reason).toMatch(/^could not connect: /);
+  });
+});
+
+describe("the MCP connector over Streamable HTTP, when the server restarts or goes away", () => {
+  const servers: RestartableMcpServer[] = [];
+  afterEach(async () => {
+    // The sets first (the outer afterEach runs after this one), so no reconnect races the stop.
+    await Promise.all(sets.splice(0).map((set) => set.close()));
+    await Promise.all(servers.splice(0).map((server) => server.stop()));
+  });
+  const serve = async (unknownSession?: UnknownSessionAnswer) => {
+    const server = await startRestartableMcpServer(unknownSession);
+    servers.push(server);
+    return server;
+  };
+  const http = (url: string) => ({ url, restart_backoff_ms: 50, max_restart_backoff_ms: 200 });
+
+  it.each([
+    [404, "Session not found"],
+    [400, "No valid session ID provided"],
+  ] as const)(
+    "opens a new session when the restarted server answers %i (%s), and runs the call once on it",
+    async (answer, _said) => {
+      const server = await serve(answer);
+      const set = await start(http(server.url));
+      const executor = new ToolExecutor({ tools: set.tools });
+      const first = await executor.execute({ id: "r1", name: "fx__add", arguments: { a: 1, b: 2 } });
+      expect(first.content.text).toBe('{"sum":3}');
+
+      await server.stop();
+      await server.start();
+      const again = await executor.execute({ id: "r2", name: "fx__add", arguments: { a: 2, b: 3 } });
+      expect(again).toMatchObject({ outcome: "completed", content: { text: '{"sum":5}' } });
+      expect(server.runs.get("add")).toBe(2);
+      expect(server.sessions()).toBe(2);
+      expect(set.status()[0]).toMatchObject({ state: "up", tools: ["fx__add", "fx__hang"] });
+      const third = await executor.execute({ id: "r3", name: "fx__add", arguments: { a: 3, b: 4 } });
+      expect(third.content.text).toBe('{"sum":7}');
+      expect(server.sessions()).toBe(2);
+    },
+  );
+
+  it("fails calls clearly while the server is down, reports it down, and comes back when it is up again", async () => {
+    const server = await serve();
+    const set = await start(http(server.url));
+    const executor = new ToolExecutor({ tools: set.tools });
+    expect(
+      (await executor.execute({ id: "d1", name: "fx__add", arguments: { a: 1, b: 1 } })).content.text,
+    ).toBe('{"sum":2}');
+
+    await server.stop();
+    const refused = await executor.execute({ id: "d2", name: "fx__add", arguments: { a: 1, b: 2 } });
+    expect(refused.outcome).toBe("failed");
+    expect(refused.content.text).toMatch(
+      /the MCP server cannot be reached \(connect ECONNREFUSED 127\.0\.0\.1:\d+\)/,
+    );
+    expect(set.status()[0]).toMatchObject({ state: "down" });
+    expect(set.status()[0]?.reason).toMatch(/cannot be reached/);
+    const whileDown = await executor.execute({ id: "d3", name: "fx__add", arguments: { a: 1, b: 3 } });
+    expect(whileDown.content.text).toMatch(/^The fx service is unavailable right now \(.*cannot be reached/);
+    expect(server.runs.get("add")).toBe(1);
+
+    await server.start();
+    await until(() => set.status()[0]?.state === "up" || undefined);
+    const back = await executor.execute({ id: "d4", name: "fx__add", arguments: { a: 2, b: 2 } });
+    expect(back).toMatchObject({ outcome: "completed", content: { text: '{"sum":4}' } });
+    expect(server.runs.get("add")).toBe(2);
+  });
+
+  it("fails a call the server may have run before it went away, and does not run it again", async () => {
+    const server = await serve();
+    const set = await start(http(server.url), { timeout_ms: 10_000 });
+    const executor = new ToolExecutor({ tools: set.tools });
+    // The server stops once the call runs there (its progress came back): the response never will.
+    executor.on("progress", () => void server.stop());
+    const started = Date.now();
+    const cut = await executor.execute({ id: "h1", name: "fx__hang", arguments: {} });
+    expect(cut).toMatchObject({ outcome: "failed", error: { code: "mcp_call_failed" } });
+    expect(cut.content.text).toBe(
+      "The fx service could not run hang: the connection to the MCP server was lost before it answered",
+    );
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(set.status()[0]).toMatchObject({ state: "down" });
+
+    await server.start();
+    await until(() => set.status()[0]?.state === "up" || undefined);
+    expect(
+      (await executor.execute({ id: "h2", name: "fx__add", arguments: { a: 5, b: 5 } })).content.text,
+    ).toBe('{"sum":10}');
+    expect(server.runs.get("hang")).toBe(1);
   });
 });

@@ -3,6 +3,8 @@ import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotoc
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import {
   type CallToolResultSchema,
+  ErrorCode,
+  McpError,
   type Tool as McpTool,
   type Progress,
   ProgressNotificationSchema,
@@ -16,9 +18,11 @@ import {
   defineConnector,
 } from "../connector";
 import { DEFAULT_MAX_RESPONSE_CHARS } from "../cut-text";
+import { httpLossOf } from "./http-loss";
 import { useLightReadBuffer } from "./light-read-buffer";
 import { type McpConfig, McpConfigSchema } from "./mcp-config";
 import { type McpCallResult, McpCallResultShape, toToolResultValue } from "./mcp-result";
+import { ReconnectLoop } from "./reconnect-loop";
 import { settleMalformedResponses } from "./routable-response";
 import { writeStdinPerTick } from "./stdin-per-tick";
 
@@ -32,18 +36,27 @@ const FIRST_BACKOFF_MS = 100;
  */
 const RESULT_SCHEMA = McpCallResultShape as unknown as typeof CallToolResultSchema;
 
+/** A `tools/call` request's params, with the progress token that routes its progress. */
+interface CallParams {
+  name: string;
+  arguments: Record<string, unknown>;
+  _meta: { progressToken: number };
+}
+
 /**
  * One MCP server as a connector session: the SDK client, its tool list (refreshed on
- * `notifications/tools/list_changed`), and for stdio the restart loop after the server exits.
+ * `notifications/tools/list_changed`), and the loop that connects again when the connection is
+ * lost: a stdio server that exited, a Streamable HTTP server that forgot the session (it
+ * restarted) or cannot be reached.
  */
 class McpSession implements ConnectorSession {
   #client: Client | undefined;
   /** The client whose connect is under way (its transport holds the child): closed by `close`. */
   #opening: Client | undefined;
+  /** Connects again after the connection was lost, with the entry's restart backoff. */
+  readonly #reconnect: ReconnectLoop<Client>;
   #tools: ConnectorTool[] = [];
   #closed = false;
-  #restarts = 0;
-  #restartTimer: NodeJS.Timeout | undefined;
   /** The contexts of the calls in flight (their `update` relays progress), by the progress token their request carries. */
   readonly #progress = new Map<number, ToolCallContext>();
   #lastToken = 0;
@@ -55,15 +68,38 @@ class McpSession implements ConnectorSession {
     private readonly context: ConnectorContext,
   ) {
     this.#maxChars = config.max_response_chars ?? DEFAULT_MAX_RESPONSE_CHARS;
+    const stdio = config.command !== undefined;
+    this.#reconnect = new ReconnectLoop<Client>({
+      firstWaitMs: config.restart_backoff_ms ?? FIRST_BACKOFF_MS,
+      maxWaitMs: config.max_restart_backoff_ms ?? 30_000,
+      open: () => this.open(),
+      opened: () => this.context.setDown(undefined),
+      failed: (error) => {
+        const message = error instanceof Error ? error.message : String(error);
+        this.context.setDown(
+          stdio
+            ? `the MCP server could not be restarted: ${message}`
+            : (httpLossOf(error)?.reason ?? `could not reconnect to the MCP server: ${message}`),
+        );
+      },
+      waiting: (attempt, inMs) =>
+        this.context.logger.warn(stdio ? "restarting mcp server" : "reconnecting to mcp server", {
+          attempt,
+          inMs,
+        }),
+    });
   }
 
   tools(): ConnectorTool[] {
     return this.#tools;
   }
 
-  async open(): Promise<void> {
+  /** Connects a new client, lists its tools, and makes it the one calls go to. */
+  async open(): Promise<Client> {
     const client = new Client({ name: "patchbay", version: "1" }, { capabilities: {} });
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      // A lost connection's list is gone with it.
+      if (client !== this.#client && client !== this.#opening) return;
       // A refresh that fails (the server went away meanwhile) keeps the last list; never an unhandled rejection.
       this.#refresh(client).catch((error: unknown) => {
         this.context.logger.warn("mcp tools/list after list_changed failed", {
@@ -80,16 +116,31 @@ class McpSession implements ConnectorSession {
         this.#progress.get(progressToken)?.update(progressText(progress));
     });
     const transport = this.#transport();
-    client.onclose = () => this.#lost(client);
+    client.onclose = () => {
+      const how =
+        this.config.command !== undefined
+          ? "the MCP server process exited"
+          : "the connection to the MCP server closed";
+      void this.#lost(client, how, false);
+    };
+    // An HTTP transport never closes by itself: its errors say when the server is gone. One outside
+    // a call (its event stream could not be opened again) is taken here; a call takes its own.
+    if (this.config.url !== undefined) {
+      client.onerror = (error) => {
+        const loss = httpLossOf(error);
+        if (loss !== undefined && !loss.neverRan) void this.#lost(client, loss.reason, false);
+      };
+    }
     this.#opening = client;
     try {
       if (this.#closed) throw new Error("the connector was closed");
       await client.connect(transport);
       settleMalformedResponses(transport);
-      this.#client = client;
       await this.#refresh(client);
+      // Only now: a connection lost while it opens fails the open (the loop then tries again).
+      this.#client = client;
+      return client;
     } catch (error) {
-      this.#client = undefined;
       await client.close().catch(() => {});
       throw error;
     } finally {
@@ -173,16 +224,25 @@ class McpSession implements ConnectorSession {
         code: "connector_unavailable",
       });
     const progressToken = ++this.#lastToken;
-    const progress = this.#progress;
-    progress.set(progressToken, ctx);
-    const params = { name, arguments: args, _meta: { progressToken } };
+    this.#progress.set(progressToken, ctx);
+    return this.#send(client, { name, arguments: args, _meta: { progressToken } }, signal, plain, false);
+  }
+
+  /**
+   * Sends a call on `client`. When the connection is found lost (see `httpLossOf`), a new one is
+   * opened; the call is sent once more on it only when the server refused it for its session id
+   * (it never ran), never when it may have run.
+   */
+  #send(client: Client, params: CallParams, signal: AbortSignal, plain: boolean, again: boolean) {
+    const { name } = params;
+    const progressToken = params._meta.progressToken;
     const options = { signal, timeout: NO_SDK_TIMEOUT };
     const sent = plain
       ? client.request({ method: "tools/call", params }, RESULT_SCHEMA, options)
       : client.callTool(params, RESULT_SCHEMA, options);
     return sent.then(
       (result) => {
-        progress.delete(progressToken);
+        this.#progress.delete(progressToken);
         try {
           return toToolResultValue(result as McpCallResult, this.#maxChars);
         } catch (error) {
@@ -191,70 +251,62 @@ class McpSession implements ConnectorSession {
           throw error;
         }
       },
-      (error: unknown) => {
-        progress.delete(progressToken);
+      (error: unknown): unknown => {
+        const loss = signal.aborted || this.config.url === undefined ? undefined : httpLossOf(error);
+        if (loss?.neverRan && !again) {
+          return this.#lost(client, loss.reason, true).then((next) => {
+            if (next !== undefined && !signal.aborted) return this.#send(next, params, signal, plain, true);
+            this.#progress.delete(progressToken);
+            throw this.#failed(name, error, `${loss.reason}, and no new session could be opened`);
+          });
+        }
+        this.#progress.delete(progressToken);
         if (signal.aborted) throw error;
+        if (loss !== undefined) {
+          void this.#lost(client, loss.reason, loss.neverRan);
+          throw this.#failed(name, error, loss.reason);
+        }
+        if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
+          throw this.#failed(name, error, "the connection to the MCP server was lost before it answered");
+        }
         throw this.#failed(name, error);
       },
     );
   }
 
-  #failed(name: string, error: unknown): ToolError {
-    const message = error instanceof Error ? error.message : String(error);
-    return new ToolError(`The ${this.context.name} service could not run ${name}: ${message}`, {
+  #failed(name: string, error: unknown, why = error instanceof Error ? error.message : String(error)) {
+    return new ToolError(`The ${this.context.name} service could not run ${name}: ${why}`, {
       code: "mcp_call_failed",
       cause: error,
     });
   }
 
-  /** The connection ended. A stdio server is started again with backoff; calls fail meanwhile. */
-  #lost(client: Client): void {
-    if (this.#closed || client !== this.#client) return;
+  /**
+   * The connection of `client` is lost: calls fail meanwhile (the set reports the connector down,
+   * with `reason`) and a new one is opened, at once when `now` (the server answered, it only
+   * forgot the session), else after the restart backoff. Calls that find the same loss share it.
+   * Resolves with the client to send on once the first try settled, or `undefined`.
+   */
+  #lost(client: Client, reason: string, now: boolean): Promise<Client | undefined> {
+    if (this.#closed || client !== this.#client)
+      return this.#reconnect.firstTry ?? Promise.resolve(this.#client);
     this.#client = undefined;
-    const how =
-      this.config.command !== undefined
-        ? "the MCP server process exited"
-        : "the connection to the MCP server closed";
-    this.context.setDown(how);
-    this.#scheduleRestart();
-  }
-
-  #scheduleRestart(): void {
-    if (this.#closed) return;
-    const max = this.config.max_restart_backoff_ms ?? 30_000;
-    const wait = Math.min(
-      max,
-      (this.config.restart_backoff_ms ?? FIRST_BACKOFF_MS) * 2 ** Math.min(this.#restarts, 20),
-    );
-    this.#restarts += 1;
-    this.context.logger.warn("restarting mcp server", { attempt: this.#restarts, inMs: wait });
-    this.#restartTimer = setTimeout(() => {
-      this.open().then(
-        () => {
-          if (this.#closed) return void this.#client?.close();
-          this.#restarts = 0;
-          this.context.setDown(undefined);
-        },
-        (error: unknown) => {
-          this.context.setDown(
-            `the MCP server could not be restarted: ${error instanceof Error ? error.message : String(error)}`,
-          );
-          this.#scheduleRestart();
-        },
-      );
-    }, wait);
-    this.#restartTimer.unref?.();
+    this.context.setDown(reason);
+    return this.#reconnect.start(client, now);
   }
 
   async close(): Promise<void> {
     this.#closed = true;
-    clearTimeout(this.#restartTimer);
     const client = this.#client;
     const opening = this.#opening;
     this.#client = undefined;
     this.#opening = undefined;
     // A connect under way (a server hanging at startup) holds a child too: closing it stops it.
-    await Promise.all([client?.close(), opening !== client ? opening?.close() : undefined]);
+    await Promise.all([
+      this.#reconnect.close(),
+      client?.close(),
+      opening !== client ? opening?.close() : undefined,
+    ]);
   }
 }
 
@@ -270,7 +322,9 @@ function progressText(progress: Omit<Progress, "progressToken">): string {
  * `list_changed`); results map to text, images and tool errors; progress notifications become
  * progress updates; an interrupt or timeout sends `notifications/cancelled`; a stdio server that
  * exits is restarted with backoff (`restart_backoff_ms`, default 100 ms, doubling up to
- * `max_restart_backoff_ms`, default 30 s).
+ * `max_restart_backoff_ms`, default 30 s). Over HTTP, a server that forgot the session (it
+ * restarted) gets a new one at once, and the call it refused is sent once more on it; a server
+ * that cannot be reached is reconnected to with the same backoff, its calls failing meanwhile.
  *
  * @example
  * ```ts
