@@ -4,9 +4,13 @@
 import { runKit, SCENARIOS, summary } from "./run-kit";
 
 const args = process.argv.slice(2);
+// `pnpm <script> -- --only x -- cmd` hands the script its own `--` first: the kit's flags follow it.
+if (args[0] === "--" && (args[1] === "--only" || args[1] === "--list")) args.shift();
 const dash = args.indexOf("--");
-const flags = dash >= 0 ? args.slice(0, dash) : [];
-const command = dash >= 0 ? args.slice(dash + 1) : args;
+// Without a `--`, only `--list` can stand alone; anything else is the worker's command.
+const listOnly = dash < 0 && args[0] === "--list";
+const flags = dash >= 0 ? args.slice(0, dash) : listOnly ? args : [];
+const command = dash >= 0 ? args.slice(dash + 1) : listOnly ? [] : args;
 const only: string[] = [];
 for (let i = 0; i < flags.length; i++) {
   if (flags[i] === "--only" && flags[i + 1]) only.push(flags[++i]!);

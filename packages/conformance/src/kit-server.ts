@@ -48,6 +48,7 @@ export const KIT_AGENTS: Record<string, AgentFileInput> = {
         rule("^fail$", "fail"),
         rule("^image$", "image"),
         rule("^recall (?<n>\\d+)$", "recall", { n: "{n:integer}" }),
+        rule("^pay (?<amount>\\d+)$", "pay", { amount: "{amount:integer}" }),
       ],
     },
     max_tool_rounds: 2,

@@ -1,11 +1,16 @@
 // Runs the scenarios against one worker command, each against a fresh server and fresh workers.
 import { startWorld } from "./kit-server";
 import type { Scenario } from "./scenario";
+import { approvalScenarios } from "./scenarios-approval";
 import { callScenarios } from "./scenarios-calls";
 import { connectionScenarios } from "./scenarios-connection";
 
 /** Every scenario of the kit, in the order they run. */
-export const SCENARIOS: readonly Scenario[] = [...connectionScenarios, ...callScenarios];
+export const SCENARIOS: readonly Scenario[] = [
+  ...connectionScenarios,
+  ...callScenarios,
+  ...approvalScenarios,
+];
 
 /** The outcome of one scenario. */
 export interface ScenarioResult {

@@ -127,6 +127,13 @@ agent.tools
       throw new Error("deliberate failure");
     },
   })
+  .register<{ amount: number }>({
+    name: "pay",
+    description: "Pay an amount",
+    parameters: { type: "object", properties: { amount: { type: "integer" } }, required: ["amount"] },
+    approval: { title: "Pay {amount}?", when: ({ amount }) => amount > 100 },
+    run: ({ amount }) => `paid ${amount}`,
+  })
   .register({
     name: "image",
     description: "An image",

@@ -108,6 +108,14 @@ async def fail() -> str:
     raise RuntimeError("deliberate failure")
 
 
+@tools.register(
+    description="Pay an amount",
+    approval={"title": "Pay {amount}?", "when": lambda args: args["amount"] > 100},
+)
+async def pay(amount: int) -> str:
+    return f"paid {amount}"
+
+
 @tools.register(description="An image")
 async def image() -> ToolOutput:
     return ToolOutput(text="a 1x1 png", images=[ImageContent(data=PNG, mime="image/png")])

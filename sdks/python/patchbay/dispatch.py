@@ -443,6 +443,7 @@ class Dispatch:
             queued, self._queue = self._queue, []
             for frame in queued:
                 await self._send(frame, True)
+            await self._hosted.reattached()
             await self._send_load()
             last_heard = time.monotonic()
             heartbeat = asyncio.create_task(self._heartbeat(ws, lambda: last_heard))
@@ -491,6 +492,8 @@ class Dispatch:
             await self._hosted.cancel(frame)
         elif kind == "hosted.hold.ack":
             self._hosted.hold_ack(frame)
+        elif kind == "hosted.approval.ack":
+            self._hosted.approval_ack(frame)
         elif kind == "work.offered":
             await self._offer(frame)
         elif kind == "error":

@@ -6,13 +6,14 @@ protocol ``ToolResult``. Internal to :class:`patchbay.Dispatch`.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from .tools import CallNotHeld, Tool, ToolCallContext, ToolError, User, _set_context, to_output
+from .tools import CallNotHeld, Tool, ToolCallContext, ToolError, User, _check_approval, _set_context, to_output
 
 __all__ = ["HostedAgent", "IdempotencyStore", "InMemoryIdempotencyStore"]
 
@@ -81,6 +82,9 @@ class _Running:
     expired: bool = False
     """The worker's own bound (the server's timeout plus 5 s) ran out: the server is not there to cancel it."""
     hold_reply: asyncio.Future[dict[str, Any]] | None = None
+    approval_reply: asyncio.Future[dict[str, Any]] | None = None
+    """Set while a conditional approval this worker asked for (``hosted.approval``) waits for its ack."""
+    context: ToolCallContext | None = None
 
 
 BACKSTOP_MARGIN = 5.0
@@ -104,6 +108,14 @@ def _failed(outcome: str, text: str, code: str, message: str | None = None) -> d
 
 
 Send = Callable[[dict[str, Any], bool], Awaitable[None]]
+
+
+class _Ended(Exception):
+    """The call ended before its tool ran (its conditional approval did not allow it)."""
+
+    def __init__(self, result: dict[str, Any]) -> None:
+        super().__init__(result["outcome"])
+        self.result = result
 
 
 class HostedCalls:
@@ -137,8 +149,13 @@ class HostedCalls:
         if running:
             # Delivered again while it runs here: the result will answer the newest attempt.
             running.attempt = max(running.attempt, attempt)
+            if running.context is not None:
+                running.context.attempt = running.attempt
             if running.held:
                 await self._send({"type": "hosted.hold", "callId": call_id, "attempt": running.attempt}, True)
+            if running.approval_reply is not None and not running.approval_reply.done():
+                # The question is asked again for the new delivery: the server answers the same one.
+                await self._send_approval(running)
             return
         stored = await self._stored(call_id)
         if stored is not None:
@@ -178,6 +195,12 @@ class HostedCalls:
             if stored is not None:
                 await self._result(call_id, frame.get("attempt", 1), stored)
             return
+        if running.approval_reply is not None and not running.approval_reply.done():
+            # Still waiting for the user: the call has not run, so any cancel ends it, an
+            # interrupt of a tool that is not interruptible too.
+            running.cancel_reason = reason
+            running.approval_reply.set_result({"outcome": "cancelled"})
+            return
         if reason == "interrupted" and (not running.interruptible or running.held):
             return  # it runs on; its real result answers
         running.cancel_reason = reason
@@ -191,9 +214,26 @@ class HostedCalls:
         if running and running.hold_reply and not running.hold_reply.done():
             running.hold_reply.set_result(frame)
 
+    def approval_ack(self, frame: dict[str, Any]) -> None:
+        """``hosted.approval.ack``: how the question this worker asked ended, for the attempt
+        that asked (an ack for an older delivery is not this call's answer any more)."""
+        running = self.running.get(frame["callId"])
+        reply = running.approval_reply if running else None
+        if running and reply is not None and not reply.done() and frame["attempt"] == running.attempt:
+            reply.set_result(frame)
+
+    async def reattached(self) -> None:
+        """After a reconnect: asks again the questions still waiting (an ack sent to the old socket
+        was lost with it; the server answers again with the same question's outcome)."""
+        for running in list(self.running.values()):
+            if running.approval_reply is not None and not running.approval_reply.done():
+                await self._send_approval(running)
+
     def cancel_all(self, reason: str = "stopped") -> None:
         for running in self.running.values():
             running.cancel_reason = running.cancel_reason or reason
+            if running.approval_reply is not None and not running.approval_reply.done():
+                running.approval_reply.set_result({"outcome": "cancelled"})
             if running.run:
                 running.run.cancel()
 
@@ -240,6 +280,50 @@ class HostedCalls:
     async def _result(self, call_id: str, attempt: int, result: dict[str, Any]) -> None:
         await self._send({"type": "hosted.result", "callId": call_id, "attempt": attempt, "result": result}, True)
 
+    async def _send_approval(self, entry: _Running) -> None:
+        await self._send({"type": "hosted.approval", "callId": entry.call_id, "attempt": entry.attempt}, True)
+
+    async def _approve(
+        self, entry: _Running, tool: Tool, arguments: dict[str, Any], context: ToolCallContext
+    ) -> dict[str, Any] | None:
+        """A conditional approval (the tool's ``when``): ``None`` when the call may run, else the
+        result it ended with. ``when`` sees the call without the ways to talk back, since the call
+        has not started; a yes asks the server (``hosted.approval``) and waits for its ack."""
+        assert tool.approval_when is not None
+        asking = dataclasses.replace(context, _update=None, _say=None, _hold=None)
+        answer: dict[str, Any] = {}
+        try:
+            asks = await _check_approval(tool.approval_when, arguments, asking)
+        except Exception as error:  # the developer's log has it whole; the model a short sentence
+            log.exception(
+                "approval.when of tool %s threw for hosted call %s of session %s",
+                tool.name,
+                entry.call_id,
+                context.session_id,
+            )
+            text = f"The tool {tool.name} did not run: whether to ask the user could not be decided."
+            return _failed("failed", text, "approval_check_failed", repr(error))
+        if entry.cancel_reason is None and asks:
+            entry.approval_reply = asyncio.get_running_loop().create_future()
+            await self._send_approval(entry)
+            answer = await entry.approval_reply
+            outcome = str(answer.get("outcome", "cancelled"))
+        else:
+            outcome = "allowed"
+        if entry.cancel_reason is not None:
+            reason = entry.cancel_reason
+            return _failed("cancelled", _CANCEL_TEXT.get(reason, f"The call was cancelled ({reason})."), "cancelled")
+        if outcome == "allowed":
+            return None
+        ended, code = {
+            "declined": ("declined", "declined"),
+            "expired": ("approval_expired", "approval_expired"),
+            "cancelled": ("cancelled", "cancelled"),
+        }.get(outcome, ("declined", f"approval_{outcome}"))
+        reason = answer.get("reason")
+        message = f"approval {outcome}" + (f": {reason}" if reason else "")
+        return _failed(ended, f"The tool {tool.name} did not run: its approval ended {outcome}.", code, message)
+
     async def _hold(self, entry: _Running) -> None:
         if entry.cancel_reason is not None:
             raise CallNotHeld(entry.call_id, f"a cancel is under way ({entry.cancel_reason})")
@@ -278,6 +362,7 @@ class HostedCalls:
             _say=say,
             _hold=lambda: self._hold(entry),
         )
+        entry.context = context
         # The server's clock decides when a call times out (it sends hosted.cancel then); this
         # bound only stops a call that outlives every message from it.
         backstop = frame["timeoutMs"] / 1000 + BACKSTOP_MARGIN
@@ -302,7 +387,13 @@ class HostedCalls:
                 finally:
                     timer.cancel()
 
+        # Asked before the call takes a slot of its session or tool, as the call has not started.
+        ended = None
+        if tool.approval_when is not None and entry.cancel_reason is None:
+            ended = await self._approve(entry, tool, arguments, context)
         try:
+            if ended is not None:
+                raise _Ended(ended)
             if entry.cancel_reason is not None:
                 raise asyncio.CancelledError  # cancelled before it could start
             # The tool runs in a task of its own, so a cancel stops the tool and never the task
@@ -319,6 +410,8 @@ class HostedCalls:
             else:
                 reason = entry.cancel_reason or "stopped"
                 result = _failed("cancelled", _CANCEL_TEXT.get(reason, f"The call was cancelled ({reason})."), "cancelled")
+        except _Ended as ending:
+            result = ending.result
         except CallNotHeld as error:
             reason = entry.cancel_reason or "interrupted"
             result = _failed("cancelled", _CANCEL_TEXT.get(reason, str(error)), "cancelled", str(error))

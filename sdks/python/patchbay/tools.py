@@ -157,6 +157,8 @@ def _set_context(context: ToolCallContext) -> contextvars.Token[ToolCallContext]
 
 
 Handler = Callable[..., Any]
+ApprovalCheck = Callable[..., "bool | Awaitable[bool]"]
+"""An approval's ``when``: ``when(arguments)`` or ``when(arguments, ctx)``, plain or async."""
 
 
 @dataclass
@@ -171,6 +173,8 @@ class Tool:
     timeout: float | None = None
     idle_timeout: float | None = None
     approval: dict[str, Any] | None = None
+    approval_when: ApprovalCheck | None = None
+    """The approval's ``when``: whether a call asks the user (see :meth:`Tools.register`)."""
     display_title: str | None = None
     concurrency: int | None = None
     model: Any = None
@@ -274,12 +278,35 @@ def _json_default(value: Any) -> Any:
     return value.value if isinstance(value, enum.Enum) else str(value)
 
 
-def _approval(value: str | dict[str, Any] | None) -> dict[str, Any] | None:
+def _approval(tool: str, value: str | dict[str, Any] | None) -> tuple[dict[str, Any] | None, ApprovalCheck | None]:
+    """The approval spec the server reads, and the ``when`` function that stays here (the spec
+    then says ``conditional``)."""
     if value is None:
-        return None
+        return None, None
     if isinstance(value, str):
-        return {"title": value}
-    return dict(value)
+        return {"title": value}, None
+    spec = dict(value)
+    when = spec.pop("when", None)
+    if when is None:
+        return spec, None
+    if not callable(when):
+        raise ValueError(f"tool {tool}: approval.when must be a function; got {type(when).__name__}")
+    spec["conditional"] = True
+    return spec, when
+
+
+async def _check_approval(when: ApprovalCheck, arguments: dict[str, Any], context: ToolCallContext) -> bool:
+    """Runs an approval's ``when`` with the call's arguments (and its context, when ``when`` takes
+    two parameters): ``False`` runs the call without asking; anything else asks, so a ``when``
+    that forgets to return does not skip the question. What it raises is raised."""
+    params = inspect.signature(when).parameters.values()
+    takes_context = any(p.kind == p.VAR_POSITIONAL for p in params) or (
+        len([p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]) >= 2
+    )
+    answer = when(arguments, context) if takes_context else when(arguments)
+    if inspect.isawaitable(answer):
+        answer = await answer
+    return answer is not False
 
 
 class Tools:
@@ -309,6 +336,21 @@ class Tools:
         The parameters come from the function's type hints, a single Pydantic model parameter, or
         ``parameters_schema`` (told to the model as written; then arguments are not checked).
         ``timeout`` and ``idle_timeout`` are seconds.
+
+        ``approval`` (or ``needs_approval``) makes the server ask the user before the tool runs:
+        a title such as ``"Delete {what}?"``, or the approval spec as a dict. A ``when`` in the
+        dict decides per call, here in the worker, whether to ask: ``when(arguments)`` or
+        ``when(arguments, ctx)``, plain or async, gets the checked arguments (as the function
+        gets them) and returns ``False`` to run the call without asking; anything else asks. A
+        ``when`` that raises fails the call (``approval_check_failed``; the worker logs it).
+
+        >>> tools = Tools()
+        >>> @tools.register(description="Refund an order", approval={
+        ...     "title": "Refund {amount} EUR?", "when": lambda args: args["amount"] > 100})
+        ... async def refund(amount: int) -> str:
+        ...     return "refunded"
+        >>> tools.get("refund").spec["approval"]
+        {'title': 'Refund {amount} EUR?', 'conditional': True}
         """
 
         def add(function: Handler) -> Handler:
@@ -324,6 +366,7 @@ class Tools:
                 parameters, model, hints = _parameters_of(function)
             if concurrency is not None and concurrency < 1:
                 raise ValueError(f"tool {tool_name}: concurrency must be 1 or more")
+            approval_spec, when = _approval(tool_name, needs_approval if needs_approval is not None else approval)
             self._tools[tool_name] = Tool(
                 name=tool_name,
                 description=text,
@@ -332,7 +375,8 @@ class Tools:
                 interruptible=interruptible,
                 timeout=timeout,
                 idle_timeout=idle_timeout,
-                approval=_approval(needs_approval if needs_approval is not None else approval),
+                approval=approval_spec,
+                approval_when=when,
                 display_title=display_title,
                 concurrency=concurrency,
                 model=model,

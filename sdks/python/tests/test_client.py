@@ -110,6 +110,61 @@ def test_approvals_and_decide_with_a_python_worker_hosting_the_tool(server):
     assert refused.code == "not_found"
 
 
+def test_a_conditional_approval_asks_only_for_the_calls_its_when_says_yes_to(server):
+    async def scenario():
+        agent = Client(server, api_key=KEY, secret=SECRET).agent("support")
+        ran = []
+
+        @agent.register(
+            name="delete_thing",
+            description="Delete a thing",
+            approval={"title": "Delete {what}?", "when": lambda args, ctx: args["what"] != "the draft"},
+        )
+        async def delete_thing(what: str) -> str:
+            ran.append(what)
+            return f"deleted {what}"
+
+        dispatch = Dispatch(url=server, api_key=KEY, secret=SECRET, worker_id="w_py_when")
+        dispatch.host(agent)
+        worker = asyncio.create_task(dispatch.run())
+        try:
+            for _ in range(200):
+                if dispatch.connections:
+                    break
+                await asyncio.sleep(0.02)
+            async with Client(server, api_key=KEY, secret=SECRET) as client:
+                session = await client.agent("support").sessions.create(user_id="u_py")
+                seen = []
+
+                async def answer(text, allowed):
+                    reply = asyncio.ensure_future(session.send(text))
+                    for _ in range(250):
+                        if session.approvals or reply.done():
+                            break
+                        await asyncio.sleep(0.02)
+                    for approval in list(session.approvals.values()):
+                        seen.append(approval["title"])
+                        await session.decide(approval["id"], allowed)
+                    return (await reply).text
+
+                replies = [
+                    await answer("delete the draft", True),
+                    await answer("delete prod", True),
+                    await answer("delete the users", False),
+                ]
+                return replies, seen, ran
+        finally:
+            await dispatch.stop(timeout=2)
+            await worker
+
+    replies, seen, ran = run(scenario())
+    assert seen == ["Delete prod?", "Delete the users?"]
+    assert ran == ["the draft", "prod"]
+    assert replies[:2] == ["Result: deleted the draft", "Result: deleted prod"]
+    assert replies[2].startswith("Not done: "), replies[2]
+    assert "declined" in replies[2], replies[2]
+
+
 def test_bad_credentials_are_refused(server):
     async def scenario():
         client = Client(server, api_key=KEY, secret="wrong", request_timeout=5)

@@ -257,3 +257,30 @@ def test_idle_waits_for_calls_that_arrive_while_it_waits():
 
     sent = asyncio.run(scenario())
     assert results(sent) == [("c1", 1, "completed"), ("c2", 1, "completed")]
+
+
+def test_a_running_call_sees_the_attempt_of_a_delivery_that_joined_it():
+    async def scenario():
+        sent, seen = [], []
+        tools = Tools()
+
+        @tools.register(description="reads its attempt late")
+        async def late() -> str:
+            await asyncio.sleep(0.05)
+            seen.append(get_tool_call_context().attempt)
+            return "ok"
+
+        async def send(frame, durable):
+            sent.append(frame)
+
+        hosted = HostedCalls(send, InMemoryIdempotencyStore(), lambda: 5 * 1024 * 1024)
+        hosted.agents["a"] = HostedAgent("a", {t.name: t for t in tools.list()})
+        await hosted.call(call(tool="late"))
+        await asyncio.sleep(0.01)
+        await hosted.call(call(tool="late", attempt=2))
+        await hosted.idle()
+        return sent, seen
+
+    sent, seen = asyncio.run(scenario())
+    assert seen == [2]
+    assert results(sent) == [("c1", 2, "completed")]
