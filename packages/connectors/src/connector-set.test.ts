@@ -1,4 +1,4 @@
-import { ToolError, ToolExecutor, Tools } from "@patchbay/tools";
+import { ToolError, ToolExecutor, ToolOutput, Tools } from "@patchbay/tools";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type ConnectorContext, type ConnectorTool, defineConnector } from "./connector";
@@ -110,6 +110,28 @@ describe("ConnectorSet", () => {
     });
     expect(result.content.text).toBe("the service said: bad key ***");
     await running.close();
+  });
+
+  it("keeps filled-in secrets out of the results the model reads too", async () => {
+    const echo = controllable();
+    echo.state.tools = [
+      tool("text", () => "sent Authorization: Bearer hunter22"),
+      tool("output", () => new ToolOutput({ text: "key=hunter22&q=1" })),
+      tool("json", () => ({ echoed: { headers: { "x-api-key": "hunter22" } }, ok: true })),
+      tool("clean", () => ({ ok: true })),
+    ];
+    const entries = ConnectorEntriesSchema.parse([{ name: "svc", fake: { key: "${SVC_KEY}" } }]);
+    const set = await ConnectorSet.start(
+      prepareConnectors(entries, { kinds: [echo.kind], env: { SVC_KEY: "hunter22" } }),
+    );
+    const executor = new ToolExecutor({ tools: set.tools });
+    const text = async (name: string) =>
+      (await executor.execute({ id: name, name: `svc__${name}`, arguments: {} })).content.text;
+    expect(await text("text")).toBe("sent Authorization: Bearer ***");
+    expect(await text("output")).toBe("key=***&q=1");
+    expect(await text("json")).toBe('{"echoed":{"headers":{"x-api-key":"***"}},"ok":true}');
+    expect(await text("clean")).toBe('{"ok":true}');
+    await set.close();
   });
 
   it("reports a connector still starting after the start timeout as down, and up once it connects", async () => {

@@ -1,4 +1,4 @@
-import { type ToolApproval, type ToolDefinition, ToolError } from "@patchbay/tools";
+import { type ToolApproval, type ToolDefinition, ToolError, ToolOutput } from "@patchbay/tools";
 import type { ConnectorTool } from "./connector";
 import type { ConnectorEntry } from "./connector-entry";
 import { redactSecrets } from "./interpolate";
@@ -99,10 +99,27 @@ function approvalFor(
 export interface ConnectorRunState {
   /** Why the connector is down, or `undefined` while it is up. */
   downReason(): string | undefined;
-  /** Values redacted from the errors the model reads (the filled-in `${VAR}`s). */
+  /** Values redacted from what the model reads, results and errors (the filled-in `${VAR}`s). */
   secrets?: readonly string[];
   /** The names of every tool the service offers: an `approval.tools` name not among them fails closed (see {@link needsApproval}). */
   serviceTools?: readonly string[];
+}
+
+/**
+ * A connector tool's result with the secrets in its words blanked: a text, a `ToolOutput`'s text,
+ * or the JSON text of any other value that holds one (the value as it is when none does).
+ */
+function withoutSecrets(value: unknown, secrets: readonly string[]): unknown {
+  if (typeof value === "string") return redactSecrets(value, secrets);
+  if (value instanceof ToolOutput) {
+    const text = redactSecrets(value.text, secrets);
+    return text === value.text ? value : new ToolOutput({ text, images: value.images });
+  }
+  if (value === undefined || value === null || typeof value !== "object") return value;
+  const json = JSON.stringify(value);
+  if (json === undefined) return value;
+  const text = redactSecrets(json, secrets);
+  return text === json ? value : text;
 }
 
 /**
@@ -141,16 +158,20 @@ export function toOfferedDefinition(
       }
       const secrets = state.secrets ?? [];
       if (secrets.length === 0) return tool.run(args, signal, ctx);
-      // A service may echo what it was sent (a URL with a key): the model never reads a secret.
+      // A service may echo what it was sent (a URL with a key, its headers): the model never
+      // reads a secret, in a result or an error.
       return Promise.resolve()
         .then(() => tool.run(args, signal, ctx))
-        .catch((error: unknown) => {
-          if (error instanceof ToolError) {
-            const message = redactSecrets(error.message, secrets);
-            if (message !== error.message) throw new ToolError(message, { code: error.code });
-          }
-          throw error;
-        });
+        .then(
+          (value) => withoutSecrets(value, secrets),
+          (error: unknown) => {
+            if (error instanceof ToolError) {
+              const message = redactSecrets(error.message, secrets);
+              if (message !== error.message) throw new ToolError(message, { code: error.code });
+            }
+            throw error;
+          },
+        );
     },
   };
   const approval = approvalFor(entry, tool, state.serviceTools);
