@@ -99,6 +99,13 @@ describe("the OpenAPI connector against a real HTTP server", () => {
       },
     });
     expect(set.tools.list().find((spec) => spec.name === "pets__showPet")?.approval).toBeUndefined();
+    // A UI shows the operation's summary while the call runs, not its id.
+    const titles = Object.fromEntries(set.tools.list().map((spec) => [spec.name, spec.displayTitle]));
+    expect(titles).toMatchObject({
+      pets__listPets: "List pets",
+      pets__createPet: "Add a pet",
+      pets__delete_pets_petId: "Remove a pet",
+    });
   });
 
   it("calls the API with the base URL, parameters, body and auth header; non-2xx is a tool error", async () => {

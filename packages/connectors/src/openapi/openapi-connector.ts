@@ -131,6 +131,7 @@ export const openApiConnector = defineConnector({
       description: operation.description,
       inputSchema: operation.inputSchema,
       annotations: { readOnlyHint: operation.method === "get" || operation.method === "head" },
+      ...(operation.summary ? { displayTitle: operation.summary } : {}),
       run: async (args, signal) => {
         const { url, init } = requestOf(operation, baseUrl, config.headers ?? {}, args);
         let response: Response;

@@ -17,6 +17,8 @@ export interface OpenApiOperation {
   method: (typeof METHODS)[number];
   path: string;
   description: string;
+  /** The operation's `summary`, what a UI shows while the call runs; absent when it has none. */
+  summary?: string;
   parameters: { name: string; in: "path" | "query" | "header" | "cookie"; required: boolean }[];
   hasBody: boolean;
   inputSchema: JsonSchemaObject;
@@ -108,11 +110,13 @@ export function operationsOf(document: Json): OpenApiOperation[] {
       const description =
         [op.summary, op.description].filter((text) => typeof text === "string" && text).join(". ") ||
         `${method.toUpperCase()} ${path}`;
+      const summary = typeof op.summary === "string" ? op.summary.trim() : "";
       operations.push({
         name: toolName(method, path, op.operationId),
         method,
         path,
         description,
+        ...(summary ? { summary } : {}),
         parameters,
         hasBody,
         inputSchema,
