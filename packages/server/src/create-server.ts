@@ -23,6 +23,7 @@ import type { DispatchContext, DispatchExtension } from "./extensions/dispatch-e
 import type { HostedToolRouter, MessageRouter } from "./extensions/dispatch-seams";
 import { type CorsOptions, CorsPolicy, parseCorsOrigins } from "./http/cors";
 import { createHttpApi, type HttpApiLimits } from "./http/http-api";
+import { DATABASE_CHECK_INTERVAL_MS, DatabaseCheck } from "./observability/database-check";
 import { createLogger, type Logger, type LogLevel } from "./observability/logger";
 import { ServerMetrics } from "./observability/metrics";
 import { type ReplyOptions, replyOnce, type ServerReply } from "./server-reply";
@@ -38,6 +39,7 @@ import {
 import { SocketGuards } from "./sockets/socket-guards";
 import { MemoryStore } from "./store/memory-store";
 import { describeStore, openStore } from "./store/open-store";
+import { PostgresStore } from "./store/postgres-store";
 import type { Store } from "./store/store";
 import {
   ChainedToolBackend,
@@ -270,7 +272,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
   // In a cluster, per-session leases replace the store-wide lock (docs/cluster.md).
   const { store, unlock } = inMemory
     ? { store: new MemoryStore(), unlock: undefined }
-    : await openStore({ ...options, exclusive: !clustered }, env);
+    : await openStore({ ...options, exclusive: !clustered, logger }, env);
   const metrics = new ServerMetrics({ defaultMetrics: options.processMetrics ?? false });
   let cluster: Awaited<ReturnType<typeof joinCluster>> | undefined;
   if (clustered) {
@@ -435,17 +437,40 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
         logger,
       })
     : undefined;
+  // A single server on Postgres is ready while its database answers, by the rule a cluster node
+  // uses (`observability/database-check.ts`), and while it holds the store lock (`store/postgres-lock.ts`).
+  const single = !cluster && store instanceof PostgresStore ? store : undefined;
+  const database = single
+    ? new DatabaseCheck({
+        probe: () => single.getSession(""),
+        logger,
+        message: "database status",
+        fields: { store: single.where },
+      })
+    : undefined;
+  const stopDatabaseCheck = database?.every(DATABASE_CHECK_INTERVAL_MS);
   const handle = createHttpApi({
     authenticator,
     sessions,
     metrics,
     logger,
-    isReady: () => accepting && (extension?.isReady?.() ?? true) && (cluster?.node.ready ?? true),
-    ...(connectorSets.size > 0 || cluster
+    isReady: () =>
+      accepting &&
+      (extension?.isReady?.() ?? true) &&
+      (cluster?.node.ready ?? true) &&
+      (database?.up ?? true) &&
+      (single?.lockStatus ?? "held") === "held",
+    ...(connectorSets.size > 0 || cluster || single
       ? {
           readiness: () => ({
             ...(connectorSets.size > 0 ? { connectors_down: connectorReadiness(connectorSets) } : {}),
             ...(cluster ? { cluster: cluster.node.readiness() } : {}),
+            ...(single && database
+              ? {
+                  database: database.status,
+                  ...(single.lockStatus ? { store_lock: single.lockStatus } : {}),
+                }
+              : {}),
           }),
         }
       : {}),
@@ -481,6 +506,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
       resolve();
     });
   }).catch(async (error: unknown) => {
+    stopDatabaseCheck?.();
     await closeConnectors();
     await sessions.close(0);
     await cluster?.node.close();
@@ -511,6 +537,7 @@ export async function createServer(options: CreateServerOptions = {}): Promise<P
   const close = () => {
     closing ??= (async () => {
       accepting = false;
+      stopDatabaseCheck?.();
       const stopped = new Promise<void>((resolve) => http.close(() => resolve()));
       http.closeIdleConnections();
       await sessions.close(options.shutdownGraceMs ?? 10_000);

@@ -23,6 +23,7 @@ export const HTTP_STATUS_BY_CODE: Readonly<Record<string, number>> = {
   no_worker: 503,
   unavailable: 503,
   lease_lost: 503,
+  store_lock_lost: 503,
   bus_timeout: 503,
 };
 
@@ -160,6 +161,8 @@ export function toWireError(error: unknown): { code: string; message: string; pa
  * ```
  */
 export class StoreLockedError extends ServerError {
+  /** Who holds the store (pid, host, since when), where it is known. */
+  readonly holder: string | undefined;
   constructor(where: string, holder: string | undefined) {
     super(
       "store_locked",
@@ -167,6 +170,32 @@ export class StoreLockedError extends ServerError {
         "Stop that server first, or give this one its own data",
     );
     this.name = "StoreLockedError";
+    this.holder = holder;
+  }
+}
+
+/**
+ * A write refused because this server does not hold its Postgres store's lock (docs/production.md,
+ * "PostgreSQL"). `code` is `store_lock_lost`. `taken` is false while the lock's connection dropped
+ * and the store is taking the lock again (the write may be retried once it holds it), true once
+ * another server took the database: this store then refuses every write for good.
+ *
+ * @example
+ * ```ts
+ * if (error instanceof StoreLockLostError && error.taken) console.error("another server took the database");
+ * ```
+ */
+export class StoreLockLostError extends ServerError {
+  readonly taken: boolean;
+  constructor(where: string, taken: boolean, detail?: string) {
+    super(
+      "store_lock_lost",
+      taken
+        ? `${where} was taken by another Patchbay server${detail ? ` (${detail})` : ""} after this server's lock connection dropped: this server no longer writes to it. Stop one of the two servers`
+        : `${where}: this server is taking its store lock again after its connection to the database dropped; writes resume once it holds it`,
+    );
+    this.name = "StoreLockLostError";
+    this.taken = taken;
   }
 }
 

@@ -38,6 +38,7 @@ export {
   NotFoundError,
   ServerError,
   StoreLockedError,
+  StoreLockLostError,
   StoreVersionError,
   toWireError,
 } from "./errors";

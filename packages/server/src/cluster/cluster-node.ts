@@ -1,6 +1,7 @@
 import type { ToolSpec } from "@patchbay/protocol";
 import { nanoid } from "nanoid";
 import type { WorkerRoom } from "../extensions/dispatch-seams";
+import { DatabaseCheck } from "../observability/database-check";
 import type { Logger } from "../observability/logger";
 import type { SessionLeases } from "../store/store";
 import type { Bus, BusStatus } from "./bus";
@@ -64,7 +65,8 @@ export class ClusterNode {
   private hostedSnapshot: Map<string, Record<string, ToolSpec[]>> | undefined;
   private readonly timer: ReturnType<typeof setInterval>;
   private readonly intervalMs: number;
-  private databaseUp = true;
+  /** Whether the database answered this node's last heartbeat check (the rule of `/readyz`). */
+  private readonly database: DatabaseCheck;
   /** Sessions this node owns now, for its heartbeat (set once the session directory exists). */
   sessionsOwned: (() => number) | undefined;
   /** The tools this node's workers host, per agent, for its heartbeat (set by the server). */
@@ -80,6 +82,13 @@ export class ClusterNode {
     this.bus = options.bus;
     this.links = options.links;
     this.intervalMs = options.heartbeatIntervalMs ?? 2_000;
+    this.database = new DatabaseCheck({
+      probe: () => options.leases.get(""),
+      logger: options.logger,
+      message: "cluster database status",
+      fields: { nodeId: this.nodeId },
+      timeoutMs: this.intervalMs,
+    });
     this.stopListening = this.bus.subscribe(NODES_SUBJECT, (message) => {
       try {
         const beat = JSON.parse(message.data) as NodeHeartbeat;
@@ -166,7 +175,7 @@ export class ClusterNode {
 
   /** Whether this node can take work: the bus is connected and the database answers. */
   get ready(): boolean {
-    return this.bus.status === "connected" && this.databaseUp;
+    return this.bus.status === "connected" && this.database.up;
   }
 
   /** What `/readyz` says about the cluster. */
@@ -174,7 +183,7 @@ export class ClusterNode {
     return {
       node: this.nodeId,
       bus: this.bus.status,
-      database: this.databaseUp ? "up" : "down",
+      database: this.database.status,
       peers: this.nodes().map((node) => node.nodeId),
     };
   }
@@ -190,14 +199,10 @@ export class ClusterNode {
       ...(this.links ? { direct: this.links.address } : {}),
     };
     this.bus.publish(NODES_SUBJECT, JSON.stringify(beat));
-    const wasUp = this.databaseUp;
-    this.databaseUp = await this.options.leases.get("").then(
-      () => true,
-      () => false,
-    );
+    const databaseUp = await this.database.check();
     const metrics = this.options.metrics;
     if (metrics) {
-      metrics.databaseUp.set(this.databaseUp ? 1 : 0);
+      metrics.databaseUp.set(databaseUp ? 1 : 0);
       metrics.busConnected.set(this.bus.status === "connected" ? 1 : 0);
       metrics.peers.set(this.nodes().length);
       if (this.bus.status === "connected") {
@@ -208,11 +213,6 @@ export class ClusterNode {
         );
       }
     }
-    if (wasUp !== this.databaseUp)
-      this.options.logger[this.databaseUp ? "info" : "warn"]("cluster database status", {
-        nodeId: this.nodeId,
-        database: this.databaseUp ? "up" : "down",
-      });
   }
 
   async close(): Promise<void> {

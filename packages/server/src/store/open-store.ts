@@ -1,4 +1,5 @@
 import { ServerError } from "../errors";
+import type { Logger } from "../observability/logger";
 import { lockDataDir } from "./data-dir-lock";
 import { PostgresStore } from "./postgres-store";
 import { SqliteStore } from "./sqlite-store";
@@ -9,7 +10,7 @@ import type { Store } from "./store";
  * `databaseUrl` (or `PATCHBAY_DATABASE_URL`), the SQLite `dataDir`. The one place that decides it.
  */
 export async function openStore(
-  options: { store?: Store; databaseUrl?: string; dataDir?: string; exclusive?: boolean },
+  options: { store?: Store; databaseUrl?: string; dataDir?: string; exclusive?: boolean; logger?: Logger },
   env: Record<string, string | undefined>,
 ): Promise<{ store: Store; unlock?: () => void }> {
   if (options.store) return { store: options.store };
@@ -23,7 +24,13 @@ export async function openStore(
     }
     // A Postgres store holds its own lock (an advisory lock that dies with the process), unless
     // the server is a node of a cluster, where session leases replace it.
-    return { store: await PostgresStore.open({ url, exclusive: options.exclusive !== false }) };
+    return {
+      store: await PostgresStore.open({
+        url,
+        exclusive: options.exclusive !== false,
+        ...(options.logger ? { logger: options.logger } : {}),
+      }),
+    };
   }
   if (options.dataDir === undefined) {
     throw new ServerError(

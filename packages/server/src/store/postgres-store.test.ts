@@ -1,7 +1,10 @@
 import { hostname } from "node:os";
+import type { SessionEvent } from "@patchbay/protocol";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { StoreLockedError, StoreVersionError } from "../errors";
+import { StoreLockedError, StoreLockLostError, StoreVersionError } from "../errors";
+import { createLogger, silentLogger } from "../observability/logger";
+import { recoverInterruptedTurns } from "../sessions/recovery";
 import { startTestPostgres, type TestPostgres } from "../testing/postgres-server";
 import { describeLeaseContract, describeStoreContract, message, session } from "../testing/store-contract";
 import { migratePostgres, POSTGRES_MIGRATIONS, POSTGRES_SCHEMA_VERSION } from "./postgres-migrations";
@@ -19,6 +22,50 @@ afterAll(async () => {
 
 let schemas = 0;
 const freshSchema = () => `t${process.pid}_${++schemas}`;
+
+/** A connection of the test's own, as a DBA's psql would be. */
+async function admin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: server.url });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** The backend holding the schema's store lock (the advisory lock's 64-bit key split in two). */
+async function lockHolderPid(schema: string): Promise<number | undefined> {
+  const { rows } = await admin((client) =>
+    client.query<{ pid: number }>(
+      `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted
+       AND ((classid::bigint << 32) | objid::bigint) = hashtext($1)::bigint`,
+      [`patchbay:${schema}`],
+    ),
+  );
+  return rows[0]?.pid;
+}
+
+async function until<T>(read: () => Promise<T>, ok: (value: T) => boolean, ms = 5_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await read();
+    if (ok(value) || Date.now() > deadline) return value;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** A logger that keeps its lines, to read back. */
+function keptLogger() {
+  const lines: string[] = [];
+  return { lines, logger: createLogger({ level: "info", write: (line) => lines.push(line) }) };
+}
+
+const runningTurn = { responseId: "r_1", sessionId: "s_1", status: "running" as const, startedAt: 10 };
+const completed = {
+  turn: { ...runningTurn, status: "completed" as const, endedAt: 20 },
+  events: [{ type: "response.completed", responseId: "r_1", reason: "stop", text: "Done." } as SessionEvent],
+};
 
 describeStoreContract("PostgresStore", async () =>
   PostgresStore.open({ url: server.url, schema: freshSchema() }),
@@ -146,6 +193,96 @@ describe("PostgresStore", () => {
     await first.close();
     const next = await PostgresStore.open({ url: server.url, schema });
     await next.close();
+  });
+
+  it("takes its store lock again when the lock's connection drops (a database restart), and keeps writing", async () => {
+    const schema = freshSchema();
+    const { lines, logger } = keptLogger();
+    const store = await PostgresStore.open({ url: server.url, schema, logger });
+    try {
+      await store.createSession(session("s_1"));
+      const first = await lockHolderPid(schema);
+      expect(first).toBeDefined();
+      await admin((client) => client.query("SELECT pg_terminate_backend($1)", [first]));
+      // Taken again within a bound, on a new backend.
+      const again = await until(
+        () => lockHolderPid(schema),
+        (pid) => pid !== undefined && pid !== first,
+      );
+      expect(again).toBeDefined();
+      expect(again).not.toBe(first);
+      expect(store.lockStatus).toBe("held");
+      // Said, with the cause.
+      const warning = lines.find((line) => line.includes("store lock connection lost"));
+      expect(warning).toMatch(/"level":"warn".*terminating connection due to administrator command/);
+      await store.commit("s_1", { turn: runningTurn });
+      expect((await store.turnsWithStatus("running")).map((t) => t.responseId)).toEqual(["r_1"]);
+      // And a second server is still refused.
+      const rival = await PostgresStore.open({ url: server.url, schema }).catch((e: unknown) => e);
+      expect(rival).toBeInstanceOf(StoreLockedError);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("stops writing for good when another server took the lock while its connection was down", async () => {
+    const schema = freshSchema();
+    const { lines, logger } = keptLogger();
+    const a = await PostgresStore.open({ url: server.url, schema, logger });
+    await a.createSession(session("s_1"));
+    await a.commit("s_1", { turn: runningTurn });
+    const pid = await lockHolderPid(schema);
+    // Another process takes the lock the moment A's backend is gone, before A can take it again
+    // (pg_advisory_lock waits for the terminated backend to let it go), then hands it to B.
+    const rival = new pg.Client({ connectionString: server.url });
+    await rival.connect();
+    await rival.query("SELECT pg_terminate_backend($1)", [pid]);
+    await rival.query("SELECT pg_advisory_lock(hashtext($1))", [`patchbay:${schema}`]);
+    await until(
+      async () => a.lockStatus,
+      (status) => status === "lost",
+    );
+    await rival.end();
+    const b = await PostgresStore.open({ url: server.url, schema, logger: silentLogger });
+    try {
+      expect(await recoverInterruptedTurns(b, silentLogger)).toBe(1);
+      // A's turn goes on in A: its write is refused, typed, and stays refused.
+      const refused = await a.commit("s_1", completed).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(StoreLockLostError);
+      expect((refused as StoreLockLostError).code).toBe("store_lock_lost");
+      expect((refused as StoreLockLostError).taken).toBe(true);
+      expect(a.lockStatus).toBe("lost");
+      expect(lines.find((line) => line.includes("a second Patchbay server took the database"))).toMatch(
+        /"level":"error"/,
+      );
+      await expect(a.createSession(session("s_2"))).rejects.toBeInstanceOf(StoreLockLostError);
+      // B sees the turn ended by its recovery, and nothing of A after it.
+      const events = (await b.readEvents("s_1", 0)).map((e) => e.type);
+      expect(events).toContain("response.failed");
+      expect(events).not.toContain("response.completed");
+      expect(await b.turnsWithStatus("completed")).toEqual([]);
+      expect(await b.getSession("s_2")).toBeUndefined();
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it("refuses a write that finds another server's holder row, even before its lock connection says so", async () => {
+    const schema = freshSchema();
+    const a = await PostgresStore.open({ url: server.url, schema, logger: silentLogger });
+    try {
+      await a.createSession(session("s_1"));
+      // As a server that took the lock over writes its row (A's lock connection not noticed gone yet).
+      await admin((client) => client.query(`UPDATE ${schema}.patchbay_holder SET token = 'rival', pid = 1`));
+      const refused = await a.commit("s_1", { turn: runningTurn }).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(StoreLockLostError);
+      expect((refused as Error).message).toContain("pid 1 on");
+      expect(a.lockStatus).toBe("lost");
+      expect(await a.turnsWithStatus("running")).toEqual([]);
+    } finally {
+      await a.close();
+    }
   });
 
   it("never puts the password in an error", async () => {

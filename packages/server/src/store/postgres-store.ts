@@ -1,9 +1,9 @@
-import { hostname } from "node:os";
 import type { ConversationItem, SessionEvent, ToolResult, ToolSpec } from "@patchbay/protocol";
-import type { Client, Pool, PoolClient, PoolConfig } from "pg";
-import { StoreLockedError } from "../errors";
+import type { Pool, PoolClient, PoolConfig } from "pg";
+import { createLogger, type Logger } from "../observability/logger";
 import { applyChange } from "./postgres-change";
 import { PostgresLeases } from "./postgres-leases";
+import { PostgresStoreLock, type StoreLockStatus } from "./postgres-lock";
 import { MIGRATION_LOCK, migratePostgres } from "./postgres-migrations";
 import { inTransaction } from "./postgres-transaction";
 import type {
@@ -40,8 +40,13 @@ export interface PostgresStoreOptions {
    * one's running turns. The lock is a session advisory lock on a connection of its own, so it
    * goes away with the process (even on SIGKILL) and the next server can start at once. A
    * cluster (docs/cluster.md) opens with `false`: per-session leases replace the lock.
+   * If the lock's connection drops, the store takes the lock again; a write meanwhile waits
+   * briefly, and once another server holds it every write fails with `store_lock_lost`
+   * (`postgres-lock.ts`).
    */
   exclusive?: boolean;
+  /** Where the store says its lock's connection dropped or was lost (default: the server's default logger). */
+  logger?: Logger;
 }
 
 interface SessionRow {
@@ -94,7 +99,7 @@ export class PostgresStore implements Store {
   /** Session leases with fencing tokens, for a cluster of servers on this database. */
   readonly leases: SessionLeases;
   private readonly pool: Pool;
-  private lock: Client | undefined;
+  private lock: PostgresStoreLock | undefined;
   private closed = false;
 
   private constructor(pool: Pool, where: string) {
@@ -123,26 +128,40 @@ export class PostgresStore implements Store {
     try {
       await createSchema(pool, schema);
       if (options.exclusive !== false) {
-        store.lock = new pg.Client({
-          ...options.pool,
-          connectionString: options.url,
-          options: `-c search_path=${schema}`,
+        store.lock = await PostgresStoreLock.take({
+          connect: () =>
+            new pg.Client({
+              // A dead peer is noticed, and a retake gives up on a host that does not answer.
+              keepAlive: true,
+              connectionTimeoutMillis: 5_000,
+              ...options.pool,
+              connectionString: options.url,
+              options: `-c search_path=${schema}`,
+            }),
+          schema,
+          where,
+          logger: options.logger ?? createLogger(),
         });
-        store.lock.on("error", () => {});
-        await store.lock.connect();
-        await holdExclusively(store.lock, schema, where);
       }
       await migratePostgres(pool, where);
     } catch (error) {
-      await store.lock?.end().catch(() => {});
+      await store.lock?.close();
       await pool.end().catch(() => {});
       throw withoutSecret(error, options.url, where);
     }
     return store;
   }
 
+  /**
+   * Where the store lock stands (`postgres-lock.ts`): `held`, `retaking` after its connection
+   * dropped, `lost` once another server took the database; undefined without the lock (a cluster).
+   */
+  get lockStatus(): StoreLockStatus | undefined {
+    return this.lock?.status;
+  }
+
   async createSession(record: SessionRecord): Promise<void> {
-    await this.pool.query(
+    await this.writeOne(
       "INSERT INTO sessions (id, agent, user_id, metadata, created_at, last_seq) VALUES ($1, $2, $3, $4, $5, $6)",
       [
         record.id,
@@ -264,7 +283,7 @@ export class PostgresStore implements Store {
   }
 
   async putToolResult(sessionId: string, callId: string, result: ToolResult): Promise<boolean> {
-    const { rowCount } = await this.pool.query(
+    const { rowCount } = await this.writeOne(
       "INSERT INTO tool_results (call_id, session_id, body, stored_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
       [callId, sessionId, JSON.stringify(result), Date.now()],
     );
@@ -284,11 +303,26 @@ export class PostgresStore implements Store {
     this.closed = true;
     await this.pool.end();
     // Ending the connection releases the advisory lock.
-    await this.lock?.end().catch(() => {});
+    await this.lock?.close();
   }
 
+  /** Every write's transaction: with the store lock, its fence runs first (`postgres-lock.ts`). */
   private transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
-    return inTransaction(this.pool, work);
+    const lock = this.lock;
+    return inTransaction(
+      this.pool,
+      lock
+        ? async (client) => {
+            await lock.fence(client);
+            return work(client);
+          }
+        : work,
+    );
+  }
+
+  /** One write statement: a transaction of its own under the store lock, else straight on the pool. */
+  private writeOne(sql: string, values: unknown[]): Promise<{ rowCount: number | null }> {
+    return this.lock ? this.transaction((client) => client.query(sql, values)) : this.pool.query(sql, values);
   }
 }
 
@@ -298,36 +332,6 @@ async function createSchema(pool: Pool, schema: string): Promise<void> {
     await client.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
   });
-}
-
-/**
- * Takes the schema's advisory lock on `client` (a connection kept for it) or throws a
- * {@link StoreLockedError} naming who holds it, from the row the holder wrote.
- */
-async function holdExclusively(client: Client, schema: string, where: string): Promise<void> {
-  const key = `patchbay:${schema}`;
-  const { rows } = await client.query<{ locked: boolean }>(
-    "SELECT pg_try_advisory_lock(hashtext($1)) AS locked",
-    [key],
-  );
-  await client.query("CREATE TABLE IF NOT EXISTS patchbay_holder (pid INTEGER, host TEXT, since BIGINT)");
-  if (!rows[0]?.locked) {
-    const holder = await client.query<{ pid: number; host: string; since: string }>(
-      "SELECT pid, host, since FROM patchbay_holder LIMIT 1",
-    );
-    const row = holder.rows[0];
-    throw new StoreLockedError(
-      where,
-      row ? `pid ${row.pid} on ${row.host}, since ${new Date(Number(row.since)).toISOString()}` : undefined,
-    );
-  }
-  await client.query("CREATE TABLE IF NOT EXISTS patchbay_holder (pid INTEGER, host TEXT, since BIGINT)");
-  await client.query("DELETE FROM patchbay_holder");
-  await client.query("INSERT INTO patchbay_holder (pid, host, since) VALUES ($1, $2, $3)", [
-    process.pid,
-    hostname(),
-    Date.now(),
-  ]);
 }
 
 function toSession(row: SessionRow): SessionRecord {
