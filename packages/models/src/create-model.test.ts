@@ -135,6 +135,42 @@ describe("createModel", () => {
     expect(server.requests[0]!.headers.authorization).toBeUndefined();
   });
 
+  it("fills what the config leaves out from the environment, the config winning", async () => {
+    server.reply({ chunks: [openaiText] }, { chunks: [openaiText] }, { chunks: [anthropicText] });
+    const env = {
+      OPENAI_BASE_URL: `${server.url}/v1`,
+      OPENAI_MODEL: "llama3.1",
+      ANTHROPIC_BASE_URL: server.url,
+      ANTHROPIC_MODEL: "claude-from-env",
+      ANTHROPIC_API_KEY: "sk-ant",
+      PATCHBAY_MODEL_IMAGES: "true",
+    };
+    const fromEnv = createModel({ provider: "openai" }, env);
+    expect([fromEnv.modelId, fromEnv.capabilities.images]).toEqual(["llama3.1", true]);
+    await collect(fromEnv.stream({ messages: [{ role: "user", content: "hi" }], tools: [] }));
+    expect(server.requests[0]!.path).toBe("/v1/chat/completions");
+    expect(server.requests[0]!.body.model).toBe("llama3.1");
+    // The config wins over every variable.
+    const own = createModel(
+      { provider: "openai", model: "mine", baseURL: `${server.url}/own/v1`, capabilities: { images: false } },
+      env,
+    );
+    expect([own.modelId, own.capabilities.images]).toEqual(["mine", false]);
+    await collect(own.stream({ messages: [{ role: "user", content: "hi" }], tools: [] }));
+    expect(server.requests[1]!.path).toBe("/own/v1/chat/completions");
+    const claude = createModel({ provider: "anthropic" }, env);
+    expect(claude.modelId).toBe("claude-from-env");
+    await collect(claude.stream({ messages: [{ role: "user", content: "hi" }], tools: [] }));
+    expect(server.requests[2]!.path).toBe("/v1/messages");
+    // No name anywhere: refused, naming the variable; a base URL that is not a URL too.
+    expect(() => createModel({ provider: "openai" }, { OPENAI_API_KEY: "sk" })).toThrow(
+      "no model name: set model in the config, or the environment variable OPENAI_MODEL",
+    );
+    expect(() =>
+      createModel({ provider: "openai", model: "m" }, { OPENAI_BASE_URL: "localhost:11434" }),
+    ).toThrow("OPENAI_BASE_URL must be an http(s) URL, got 'localhost:11434'");
+  });
+
   it("builds the scripted model from plain config data", async () => {
     const model = createModel({ provider: "scripted", rules: [{ match: "^ping$", reply: "pong" }] }, {});
     expect(model.provider).toBe("scripted");

@@ -57,6 +57,8 @@ export const OpenAIModelConfigSchema = z
   .strictObject({
     provider: z.literal("openai"),
     ...common,
+    /** Default: the `OPENAI_MODEL` environment variable (see `createModel`). */
+    model: z.string().min(1).optional(),
     query: z.record(z.string(), z.string()).optional(),
     organization: z.string().min(1).optional(),
     project: z.string().min(1).optional(),
@@ -113,6 +115,8 @@ export const AnthropicModelConfigSchema = z
   .strictObject({
     provider: z.literal("anthropic"),
     ...common,
+    /** Default: the `ANTHROPIC_MODEL` environment variable (see `createModel`). */
+    model: z.string().min(1).optional(),
     maxTokens: z.number().int().positive().optional(),
     anthropicVersion: z.string().min(1).optional(),
     parallelToolCalls: z.boolean().optional(),
@@ -208,6 +212,51 @@ export const DEFAULT_OPENAI_MODEL = "gpt-4o-mini";
  */
 export const DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-5";
 
+/**
+ * What the environment fills in of a model config that leaves it out, by provider: the model name
+ * and the server, as OpenAI's and Anthropic's own SDKs read them. The config always wins.
+ */
+const ENV_DEFAULTS = {
+  openai: { model: "OPENAI_MODEL", baseURL: "OPENAI_BASE_URL" },
+  anthropic: { model: "ANTHROPIC_MODEL", baseURL: "ANTHROPIC_BASE_URL" },
+} as const;
+
+function modelName(given: string | undefined, provider: keyof typeof ENV_DEFAULTS, env: ModelEnv): string {
+  const variable = ENV_DEFAULTS[provider].model;
+  const name = given ?? readEnv(variable, env);
+  if (name === undefined) {
+    throw new ModelError(
+      "bad_request",
+      `invalid model config: model: no model name: set model in the config, or the environment variable ${variable}`,
+    );
+  }
+  return name;
+}
+
+function baseURLOf(
+  given: string | undefined,
+  provider: keyof typeof ENV_DEFAULTS,
+  env: ModelEnv,
+): string | undefined {
+  if (given !== undefined) return given;
+  const variable = ENV_DEFAULTS[provider].baseURL;
+  const url = readEnv(variable, env)?.trim();
+  if (url !== undefined && !(/^https?:\/\//i.test(url) && URL.canParse(url))) {
+    throw new ModelError("bad_request", `${variable} must be an http(s) URL, got '${url}'`);
+  }
+  return url;
+}
+
+/** `capabilities`, with `images` from `PATCHBAY_MODEL_IMAGES` when the config does not say. */
+function capabilitiesOf<T extends { images?: boolean | undefined }>(
+  given: T | undefined,
+  env: ModelEnv,
+): T | undefined {
+  if (given?.images !== undefined) return given;
+  const images = booleanEnv("PATCHBAY_MODEL_IMAGES", env);
+  return images === undefined ? given : ({ ...given, images } as T);
+}
+
 function missingKey(variable: string, provider: string): ModelError {
   return new ModelError(
     "authentication",
@@ -217,7 +266,10 @@ function missingKey(variable: string, provider: string): ModelError {
 
 /**
  * Builds the model an agent's config names. The key is read from `env` (default: the process
- * environment): `OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `GEMINI_API_KEY`, or the variable `apiKeyEnv` names. A
+ * environment): `OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `GEMINI_API_KEY`, or the variable `apiKeyEnv` names.
+ * What the config leaves out, `env` fills in, the config always winning: the model name from
+ * `OPENAI_MODEL` / `ANTHROPIC_MODEL`, the server from `OPENAI_BASE_URL` / `ANTHROPIC_BASE_URL`,
+ * and `capabilities.images` (not the scripted model's) from `PATCHBAY_MODEL_IMAGES`. A
  * missing key is a `ModelError` with code `authentication` that names the variable, except for
  * an OpenAI-compatible server at a custom `baseURL` with no `apiKeyEnv` (local servers need no
  * key). An invalid config is a `ModelError` with code `bad_request` listing every problem.
@@ -233,12 +285,20 @@ export function createModel(config: ModelConfig, env: ModelEnv = defaultEnv()): 
   if (!parsed.success) {
     throw new ModelError("bad_request", `invalid model config: ${formatZodIssues(parsed.error).join("; ")}`);
   }
-  const c = parsed.data;
+  const parsedConfig = parsed.data;
+  if (parsedConfig.provider === "scripted") return scripted(parsedConfig);
+  const capabilities = capabilitiesOf(parsedConfig.capabilities, env);
+  const c = {
+    ...parsedConfig,
+    ...(capabilities === undefined ? {} : { capabilities }),
+  } as typeof parsedConfig;
   switch (c.provider) {
     case "openai": {
+      const baseURL = baseURLOf(c.baseURL, "openai", env);
+      const model = modelName(c.model, "openai", env);
       const variable = c.apiKeyEnv ?? (c.azure ? "AZURE_OPENAI_API_KEY" : "OPENAI_API_KEY");
       const apiKey = readEnv(variable, env);
-      const official = c.baseURL === undefined || c.baseURL.replace(/\/+$/, "") === OPENAI_BASE_URL;
+      const official = baseURL === undefined || baseURL.replace(/\/+$/, "") === OPENAI_BASE_URL;
       if (apiKey === undefined && (official || c.azure !== undefined || c.apiKeyEnv !== undefined)) {
         throw missingKey(variable, "openai");
       }
@@ -252,8 +312,11 @@ export function createModel(config: ModelConfig, env: ModelEnv = defaultEnv()): 
         include_usage,
         api,
         reasoning,
-        ...options
+        model: _model,
+        baseURL: _baseURL,
+        ...rest
       } = c;
+      const options = { ...rest, model, ...(baseURL === undefined ? {} : { baseURL }) };
       const parallelToolCalls = options.parallelToolCalls ?? parallel_tool_calls;
       if (api === "responses") {
         return openaiResponses({
@@ -283,6 +346,8 @@ export function createModel(config: ModelConfig, env: ModelEnv = defaultEnv()): 
       });
     }
     case "anthropic": {
+      const baseURL = baseURLOf(c.baseURL, "anthropic", env);
+      const model = modelName(c.model, "anthropic", env);
       const variable = c.apiKeyEnv ?? "ANTHROPIC_API_KEY";
       const apiKey = readEnv(variable, env);
       if (apiKey === undefined) throw missingKey(variable, "anthropic");
@@ -293,8 +358,11 @@ export function createModel(config: ModelConfig, env: ModelEnv = defaultEnv()): 
         total_timeout_ms: _total,
         parallel_tool_calls,
         thinking,
-        ...options
+        model: _model,
+        baseURL: _baseURL,
+        ...rest
       } = c;
+      const options = { ...rest, model, ...(baseURL === undefined ? {} : { baseURL }) };
       const parallelToolCalls = options.parallelToolCalls ?? parallel_tool_calls;
       if (thinking !== undefined && thinking.budget_tokens >= (options.maxTokens ?? 4096)) {
         throw new ModelError(
@@ -345,8 +413,6 @@ export function createModel(config: ModelConfig, env: ModelEnv = defaultEnv()): 
         env: {},
       });
     }
-    case "scripted":
-      return scripted(c);
   }
 }
 
@@ -364,29 +430,16 @@ export function createModel(config: ModelConfig, env: ModelEnv = defaultEnv()): 
  * ```
  */
 export function defaultModelFromEnv(env: ModelEnv = defaultEnv()): LanguageModel {
-  const images = booleanEnv("PATCHBAY_MODEL_IMAGES", env);
-  const capabilities = images === undefined ? {} : { capabilities: { images } };
+  // The variable is checked even when no key is set, so a typo is never silently ignored.
+  booleanEnv("PATCHBAY_MODEL_IMAGES", env);
+  // createModel reads the rest (model name, server, images), as it does for an agent's config.
   if (readEnv("OPENAI_API_KEY", env) !== undefined) {
-    const baseURL = readEnv("OPENAI_BASE_URL", env);
-    return createModel(
-      {
-        provider: "openai",
-        model: readEnv("OPENAI_MODEL", env) ?? DEFAULT_OPENAI_MODEL,
-        ...(baseURL === undefined ? {} : { baseURL }),
-        ...capabilities,
-      },
-      env,
-    );
+    const model = readEnv("OPENAI_MODEL", env) ?? DEFAULT_OPENAI_MODEL;
+    return createModel({ provider: "openai", model }, env);
   }
   if (readEnv("ANTHROPIC_API_KEY", env) !== undefined) {
-    return createModel(
-      {
-        provider: "anthropic",
-        model: readEnv("ANTHROPIC_MODEL", env) ?? DEFAULT_ANTHROPIC_MODEL,
-        ...capabilities,
-      },
-      env,
-    );
+    const model = readEnv("ANTHROPIC_MODEL", env) ?? DEFAULT_ANTHROPIC_MODEL;
+    return createModel({ provider: "anthropic", model }, env);
   }
   return scripted();
 }
@@ -417,7 +470,9 @@ export function describeModelFromEnv(env: ModelEnv = defaultEnv()): string | und
       : undefined;
   if (model === undefined) return undefined;
   const base =
-    model.provider === "openai" ? (readEnv("OPENAI_BASE_URL", env) ?? OPENAI_BASE_URL) : ANTHROPIC_BASE_URL;
+    model.provider === "openai"
+      ? (baseURLOf(undefined, "openai", env) ?? OPENAI_BASE_URL)
+      : (baseURLOf(undefined, "anthropic", env) ?? ANTHROPIC_BASE_URL);
   const images = model.capabilities.images ? "images on" : "images off";
   return `${model.provider} ${model.modelId} at ${base} (${images})`;
 }

@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 import { randomBytes } from "node:crypto";
+import { statSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { createUserToken } from "./auth/user-token";
 import type { ClusterOptions } from "./cluster/cluster-options";
+import { CLI_OPTIONS, parseArgsOptions } from "./config/cli-options";
 import { closest } from "./config/config-keys";
 import { parseLimitFlags } from "./config/limits";
 import { MIN_SECRET_BYTES } from "./config/server-credentials";
@@ -10,6 +12,7 @@ import { createServer } from "./create-server";
 import { ServerError } from "./errors";
 import { parseCorsOrigins } from "./http/cors";
 import { createLogger, LOG_LEVELS, type LogLevel } from "./observability/logger";
+import { redactUrl } from "./store/postgres-store";
 
 const HELP = `patchbay: the self-hosted Patchbay agent service
 
@@ -43,65 +46,42 @@ Options (each also read from the environment variable shown):
                                                (default none: same-origin pages only)
   --limit <name=value>  PATCHBAY_LIMIT_<NAME>  a quota or limit, repeatable, e.g. --limit max-sessions-per-user=50
                                                (also limits: in <config-dir>/patchbay.yaml; see docs/security.md)
-  --expires-in <time>   (token) lifetime, e.g. 15m or 3600 (seconds); default 1h
+  --expires-in <time>   (token) lifetime: seconds (3600) or a number and s, m, h, d, w or y (15m); default 1h
 
-Model (agents that name no model key read these; see docs/models.md):
-  OPENAI_API_KEY, OPENAI_MODEL, OPENAI_BASE_URL   an OpenAI(-compatible) model
-  ANTHROPIC_API_KEY, ANTHROPIC_MODEL              an Anthropic model
-  PATCHBAY_MODEL_IMAGES=true|false                whether the model takes images in tool results
+Model variables (an agent's model: section wins; these fill in what it leaves out; docs/models.md):
+  OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY  the provider's key (unless api_key_env names another)
+  OPENAI_MODEL, ANTHROPIC_MODEL                      the model name, when the agent gives no model:
+  OPENAI_BASE_URL, ANTHROPIC_BASE_URL                the server, when the agent gives no base_url:
+  PATCHBAY_MODEL_IMAGES=true|false                   whether the model takes images in tool results,
+                                                     when the agent gives no capabilities.images
+
+Exit codes: 0 after a clean shutdown, 1 a failure while running, 2 bad usage or configuration,
+  3 the database (--database-url) could not be opened at start: unreachable, refused the login,
+  or missing
 `;
 
 export { MIN_SECRET_BYTES } from "./config/server-credentials";
 
-const FLAGS = [
-  "dev",
-  "port",
-  "host",
-  "data-dir",
-  "database-url",
-  "nats-url",
-  "lease-ttl-ms",
-  "cluster-port",
-  "advertise-host",
-  "config-dir",
-  "log-level",
-  "api-key",
-  "api-secret",
-  "shutdown-grace-ms",
-  "cors-origins",
-  "limit",
-  "expires-in",
-  "help",
-  "version",
-];
+const FLAGS = Object.keys(CLI_OPTIONS);
 
-/** Exit codes: 0 ok, 1 runtime failure, 2 bad usage or configuration. */
+/** Exit codes (the help lists them): 0 ok, 1 runtime failure, 2 bad usage or configuration, 3 the database could not be opened. */
+const EXIT_DATABASE = 3;
+
+/** A startup failure that is one line and its own exit code (not a usage error). */
+class CliFailure extends Error {
+  readonly exitCode: number;
+  constructor(message: string, exitCode: number) {
+    super(message);
+    this.exitCode = exitCode;
+  }
+}
+
 async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
-    args: argv,
+    args: withNegativeValues(argv),
     allowPositionals: true,
     strict: true,
-    options: {
-      dev: { type: "boolean" },
-      port: { type: "string" },
-      host: { type: "string" },
-      "data-dir": { type: "string" },
-      "database-url": { type: "string" },
-      "nats-url": { type: "string" },
-      "lease-ttl-ms": { type: "string" },
-      "cluster-port": { type: "string" },
-      "advertise-host": { type: "string" },
-      "config-dir": { type: "string" },
-      "log-level": { type: "string" },
-      "api-key": { type: "string" },
-      "api-secret": { type: "string" },
-      "shutdown-grace-ms": { type: "string" },
-      "cors-origins": { type: "string" },
-      "expires-in": { type: "string" },
-      limit: { type: "string", multiple: true },
-      help: { type: "boolean", short: "h" },
-      version: { type: "boolean", short: "v" },
-    },
+    options: parseArgsOptions(),
   });
   const env = process.env;
   if (values.help) {
@@ -116,10 +96,10 @@ async function main(argv: string[]): Promise<number> {
   if (command === "token") {
     const secret = values["api-secret"] ?? env.PATCHBAY_API_SECRET;
     if (!rest[0] || !secret) throw usage("token needs a user id and the secret (PATCHBAY_API_SECRET)");
-    const expiresIn = values["expires-in"] ?? "1h";
-    process.stdout.write(
-      `${await createUserToken(secret, rest[0], { expiresIn: /^\d+$/.test(expiresIn) ? Number(expiresIn) : expiresIn })}\n`,
-    );
+    // The token must verify on the server it is for, which refuses a short secret the same way.
+    checkSecretLength(secret, values.dev === true);
+    const expiresIn = lifetime(values["expires-in"] ?? "1h");
+    process.stdout.write(`${await createUserToken(secret, rest[0], { expiresIn })}\n`);
     return 0;
   }
   if (command !== "serve") throw usage(command ? `unknown command '${command}'` : "no command given");
@@ -146,13 +126,7 @@ async function main(argv: string[]): Promise<number> {
   if (missing.length > 0) {
     throw usage(`missing ${missing.join(" and ")}; for development, --dev makes them up`);
   }
-  // Said here with the flag that lifts it; createServer refuses it too (production), or warns (--dev).
-  const secretBytes = Buffer.byteLength(secret!, "utf8");
-  if (secretBytes < MIN_SECRET_BYTES && !dev) {
-    throw usage(
-      `the secret is ${secretBytes} bytes; production needs at least ${MIN_SECRET_BYTES} (\`openssl rand -hex 32\` makes one), or pass --dev`,
-    );
-  }
+  checkSecretLength(secret!, dev);
   const corsOrigins = values["cors-origins"] ?? env.PATCHBAY_CORS_ORIGINS;
   const databaseUrl = values["database-url"] ?? env.PATCHBAY_DATABASE_URL;
   const natsUrl = values["nats-url"] ?? env.PATCHBAY_NATS_URL;
@@ -176,14 +150,17 @@ async function main(argv: string[]): Promise<number> {
         ...(direct !== undefined ? { direct } : {}),
       }
     : {};
+  const host = values.host ?? env.PATCHBAY_HOST ?? "127.0.0.1";
+  const configDir = values["config-dir"] ?? env.PATCHBAY_CONFIG_DIR;
+  if (configDir !== undefined) checkConfigDir(configDir, values["config-dir"] !== undefined);
   const server = await createServer({
     port,
-    host: values.host ?? env.PATCHBAY_HOST ?? "127.0.0.1",
+    host,
     dataDir: values["data-dir"] ?? env.PATCHBAY_DATA_DIR ?? "./patchbay-data",
     ...(databaseUrl ? { databaseUrl } : {}),
     ...(natsUrl ? { natsUrl } : {}),
     ...(Object.keys(cluster).length > 0 ? { cluster } : {}),
-    configDir: values["config-dir"] ?? env.PATCHBAY_CONFIG_DIR ?? ".",
+    configDir: configDir ?? ".",
     shutdownGraceMs: integer(
       "--shutdown-grace-ms",
       values["shutdown-grace-ms"] ?? env.PATCHBAY_SHUTDOWN_GRACE_MS ?? "10000",
@@ -197,6 +174,8 @@ async function main(argv: string[]): Promise<number> {
     ...(corsOrigins ? { cors: parseCorsOrigins(corsOrigins) } : {}),
     ...(apiKey ? { apiKey } : {}),
     ...(secret ? { secret } : {}),
+  }).catch((error: unknown) => {
+    throw startupFailure(error, { host, databaseUrl });
   });
   if (server.agents.size === 0) {
     logger.warn("no agents configured: add agents/<name>.yaml under the config directory");
@@ -239,6 +218,93 @@ function usage(message: string): ServerError {
   return new ServerError("usage", `${message}\n(patchbay --help lists the options)`);
 }
 
+/**
+ * The secret check of `serve`, also for `token`: a token signed with a short secret would only be
+ * refused by the production server it is for. Said with the flag that lifts it; createServer
+ * refuses it too (production), or warns (--dev).
+ */
+function checkSecretLength(secret: string, dev: boolean): void {
+  const bytes = Buffer.byteLength(secret, "utf8");
+  if (bytes < MIN_SECRET_BYTES && !dev) {
+    throw usage(
+      `the secret is ${bytes} bytes; production needs at least ${MIN_SECRET_BYTES} (\`openssl rand -hex 32\` makes one), or pass --dev`,
+    );
+  }
+}
+
+/** `--expires-in`: whole seconds, or a number and a unit (jose's spelling of a time span). */
+function lifetime(raw: string): number | string {
+  if (/^\d+$/.test(raw) && Number(raw) > 0) return Number(raw);
+  const units = "s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?|y|yrs?|years?";
+  if (new RegExp(`^[1-9]\\d*\\s?(${units})$`, "i").test(raw)) return raw;
+  throw usage(
+    `--expires-in must be whole seconds (3600) or a number and a unit, s, m, h, d, w or y (15m, 12h, 7d); got '${raw}'`,
+  );
+}
+
+/** A config directory that was asked for must be there: a typo would start a server with no agents. */
+function checkConfigDir(dir: string, fromFlag: boolean): void {
+  const name = fromFlag ? "--config-dir" : "PATCHBAY_CONFIG_DIR";
+  let isDirectory: boolean;
+  try {
+    isDirectory = statSync(dir).isDirectory();
+  } catch {
+    throw usage(`${name} ${dir}: no such directory (it holds agents/<name>.yaml and patchbay.yaml)`);
+  }
+  if (!isDirectory) throw usage(`${name} ${dir}: not a directory`);
+}
+
+/**
+ * Lets a string option take a negative number as its value (`--shutdown-grace-ms -5`), which
+ * parseArgs reads as an unknown option, so the value's range check answers instead.
+ */
+function withNegativeValues(argv: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const next = argv[i + 1];
+    const option = (CLI_OPTIONS as Record<string, { type: string }>)[arg.slice(2)];
+    if (arg.startsWith("--") && option?.type === "string" && next !== undefined && /^-\d/.test(next)) {
+      out.push(`${arg}=${next}`);
+      i++;
+    } else {
+      out.push(arg);
+    }
+  }
+  return out;
+}
+
+/**
+ * A failed start said in one line where the cause is known: the database (masked URL, exit 3) or
+ * an address --host cannot bind (exit 2). Anything else goes on unchanged.
+ */
+function startupFailure(
+  error: unknown,
+  settings: { host: string; databaseUrl: string | undefined },
+): unknown {
+  if (error instanceof ServerError || !(error instanceof Error)) return error;
+  const { code, syscall, hostname } = error as NodeJS.ErrnoException & { hostname?: string };
+  if (settings.databaseUrl !== undefined) {
+    const where = redactUrl(settings.databaseUrl);
+    if (error.message.includes(where)) {
+      const said = error.message.replace(`${where}: `, "").split("\n")[0]?.trim();
+      const cause =
+        said || (error as { errors?: Error[] }).errors?.[0]?.message || code || error.constructor.name;
+      return new CliFailure(
+        `cannot open the database ${where} (--database-url or PATCHBAY_DATABASE_URL): ${cause}`,
+        EXIT_DATABASE,
+      );
+    }
+  }
+  const resolving = syscall === "getaddrinfo" && hostname === settings.host;
+  if (resolving || (syscall === "listen" && (code === "EADDRNOTAVAIL" || code === "EINVAL"))) {
+    return usage(
+      `--host ${settings.host} (or PATCHBAY_HOST): ${resolving ? "no such address or host name" : "not an address of this machine"} (${code}); pass one of its addresses, e.g. 127.0.0.1, or 0.0.0.0 for all`,
+    );
+  }
+  return error;
+}
+
 function integer(flag: string, raw: string, min: number, max: number): number {
   const value = Number(raw);
   if (!Number.isInteger(value) || value < min || value > max) {
@@ -268,6 +334,10 @@ main(process.argv.slice(2)).then(
     if (error instanceof ServerError) {
       process.stderr.write(`patchbay: ${error.message}\n`);
       process.exit(2);
+    }
+    if (error instanceof CliFailure) {
+      process.stderr.write(`patchbay: ${error.message}\n`);
+      process.exit(error.exitCode);
     }
     if (error instanceof TypeError && (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
       process.stderr.write(`patchbay: ${parseArgsMessage(error)}\n(patchbay --help lists the options)\n`);

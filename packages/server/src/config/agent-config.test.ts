@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -179,5 +179,18 @@ describe("agent config", () => {
       ["model.zzz", "unknown key", 6],
       ["max_tool_round", "unknown key (did you mean 'max_tool_rounds'?)", 1],
     ]);
+  });
+
+  it("reads every model: sample of docs/models.md without a deprecation warning", () => {
+    const doc = readFileSync(new URL("../../../../docs/models.md", import.meta.url), "utf8");
+    const samples = [...doc.matchAll(/```yaml\n([\s\S]*?)```/g)]
+      .map((m) => m[1]!)
+      .filter((y) => /^model:/m.test(y));
+    expect(samples.length).toBeGreaterThan(5);
+    for (const [i, text] of samples.entries()) {
+      const warnings: string[] = [];
+      parseAgentConfig("sample", text, `docs/models.md#${i}`, { warn: (m) => warnings.push(m) });
+      expect(warnings).toEqual([]);
+    }
   });
 });

@@ -1,7 +1,9 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { parse as parseYaml } from "yaml";
+import { isMap, isScalar, LineCounter, parseDocument } from "yaml";
 import { ServerError } from "../errors";
+import { settingHome } from "./cli-options";
+import { closest } from "./config-keys";
 
 /**
  * The limits that keep one user from stalling, filling or crashing the server: the size of tool
@@ -93,8 +95,10 @@ export function limitFlagName(name: keyof ServerLimits): string {
   return name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 }
 
+const ENV_PREFIX = "PATCHBAY_LIMIT_";
+
 function envName(name: keyof ServerLimits): string {
-  return `PATCHBAY_LIMIT_${limitFlagName(name).replace(/-/g, "_").toUpperCase()}`;
+  return `${ENV_PREFIX}${limitFlagName(name).replace(/-/g, "_").toUpperCase()}`;
 }
 
 function lookup(raw: string): keyof ServerLimits | undefined {
@@ -153,18 +157,32 @@ export function resolveLimits(
   const limits: ServerLimits = { ...DEFAULT_SERVER_LIMITS };
   const file = configDir === undefined ? undefined : join(configDir, "patchbay.yaml");
   if (file && existsSync(file)) {
-    const parsed = parseYaml(readFileSync(file, "utf8")) as { limits?: unknown } | null;
-    const fromFile = parsed?.limits;
-    if (fromFile !== undefined) {
-      if (typeof fromFile !== "object" || fromFile === null || Array.isArray(fromFile)) {
-        throw new ServerError("invalid_config", `${file}: 'limits' must be a map of name: value`);
+    for (const [raw, value] of Object.entries(readConfigFile(file))) {
+      const name = lookup(raw);
+      if (!name) {
+        const suggestion = closest(raw, NAMES);
+        throw new ServerError(
+          "invalid_config",
+          `${file}: limits: unknown limit '${raw}'${suggestion ? ` (did you mean '${suggestion}'?)` : ""}`,
+          { path: `limits.${raw}` },
+        );
       }
-      for (const [raw, value] of Object.entries(fromFile)) {
-        const name = lookup(raw);
-        if (!name) throw new ServerError("invalid_config", `${file}: unknown limit '${raw}'`);
-        limits[name] = checked(name, value, file);
-      }
+      limits[name] = checked(name, value, file);
     }
+  }
+  const envNames = NAMES.map(envName);
+  for (const [variable, raw] of Object.entries(env)) {
+    if (!variable.startsWith(ENV_PREFIX) || envNames.includes(variable)) continue;
+    // A misspelt name would otherwise leave its limit at the default without a word.
+    const suggestion = closest(
+      variable.slice(ENV_PREFIX.length),
+      envNames.map((n) => n.slice(ENV_PREFIX.length)),
+    );
+    throw new ServerError(
+      "invalid_config",
+      `${variable}=${raw ?? ""}: unknown limit${suggestion ? ` (did you mean ${ENV_PREFIX}${suggestion}?)` : ""}; the names are in docs/security.md`,
+      { path: variable },
+    );
   }
   for (const name of NAMES) {
     const raw = env[envName(name)];
@@ -176,6 +194,58 @@ export function resolveLimits(
     limits[name] = checked(name, value, "limits");
   }
   return limits;
+}
+
+/** The keys `<configDir>/patchbay.yaml` may have at its top level. */
+const CONFIG_FILE_KEYS = ["limits"];
+
+/**
+ * The `limits:` map of `<configDir>/patchbay.yaml`. A syntax error, a file that is not a map, and
+ * a top-level key other than `limits` (a typo, or a setting that belongs to a flag) are
+ * `invalid_config` errors naming the file, the line and the column.
+ */
+function readConfigFile(file: string): Record<string, unknown> {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(readFileSync(file, "utf8"), {
+    lineCounter,
+    prettyErrors: false,
+    uniqueKeys: true,
+  });
+  const at = (offset: number | undefined) => {
+    const { line, col } = lineCounter.linePos(offset ?? 0);
+    return `${file}:${line}:${col}`;
+  };
+  const error = doc.errors[0];
+  if (error) {
+    throw new ServerError(
+      "invalid_config",
+      `${at(error.pos[0])}: YAML syntax error: ${error.message.split("\n")[0] ?? error.message}`,
+    );
+  }
+  if (doc.contents === null) return {};
+  if (!isMap(doc.contents)) {
+    throw new ServerError("invalid_config", `${at(doc.contents.range?.[0])}: expected a map with limits:`);
+  }
+  for (const pair of doc.contents.items) {
+    const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
+    if (CONFIG_FILE_KEYS.includes(key)) continue;
+    const where = at(isScalar(pair.key) ? pair.key.range?.[0] : undefined);
+    const home = settingHome(key);
+    const suggestion = closest(key, CONFIG_FILE_KEYS);
+    throw new ServerError(
+      "invalid_config",
+      home
+        ? `${where}: '${key}' is not a patchbay.yaml setting: pass ${home}; the file holds only limits:`
+        : `${where}: unknown key '${key}'${suggestion ? ` (did you mean '${suggestion}'?)` : ""}; the file holds only limits:`,
+      { path: key },
+    );
+  }
+  const fromFile = (doc.toJS() as { limits?: unknown }).limits;
+  if (fromFile === undefined || fromFile === null) return {};
+  if (typeof fromFile !== "object" || Array.isArray(fromFile)) {
+    throw new ServerError("invalid_config", `${file}: 'limits' must be a map of name: value`);
+  }
+  return fromFile as Record<string, unknown>;
 }
 
 /**
