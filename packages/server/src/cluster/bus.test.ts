@@ -3,7 +3,7 @@ import { BusTimeoutError, ServerError } from "../errors";
 import { startTestNats, type TestNats } from "../testing/nats-server";
 import { type Bus, type BusStatus, subjectMatches } from "./bus";
 import { MemoryBusHub } from "./memory-bus";
-import { NatsBus, redactNatsUrl } from "./nats-bus";
+import { NatsBus, natsCredentials, redactNatsUrl } from "./nats-bus";
 
 // Every bus keeps the same contract: the in-process one and NATS (a real nats-server on
 // 127.0.0.1, started for this file).
@@ -145,6 +145,53 @@ describe("NatsBus", () => {
     );
     expect((error as ServerError).code).toBe("unavailable");
     expect((error as Error).message).toContain("127.0.0.1:1");
+  });
+
+  it("connects with the user and password of the URL, and fails a wrong one naming where without the password", async () => {
+    // A password with characters a URL must percent-encode.
+    const own = await startTestNats({ args: ["--user", "pb", "--pass", "Nats@Pw:12/345"] });
+    const port = new URL(own.url).port;
+    const good = `nats://pb:${encodeURIComponent("Nats@Pw:12/345")}@127.0.0.1:${port}`;
+    try {
+      const [a, b] = [await NatsBus.connect({ url: good }), await NatsBus.connect({ url: good })];
+      const p = prefix();
+      b.subscribe(`${p}.auth`, (m) => m.reply(`hello ${m.data}`));
+      await b.flush();
+      expect(await a.request(`${p}.auth`, "pb", { timeoutMs: 2_000 })).toBe("hello pb");
+      await a.close();
+      await b.close();
+      const wrong = `nats://pb:WrongSecret@127.0.0.1:${port}`;
+      const error = await NatsBus.connect({ url: wrong, connectTimeoutMs: 2_000 }).catch((e: unknown) => e);
+      expect((error as ServerError).code).toBe("unavailable");
+      expect((error as Error).message).toContain(`nats://pb:***@127.0.0.1:${port}`);
+      expect((error as Error).message).toMatch(/authorization/i);
+      expect((error as Error).message).not.toContain("WrongSecret");
+    } finally {
+      await own.stop();
+    }
+  });
+
+  it("connects with a token in the URL, and refuses URLs whose credentials differ naming the option", async () => {
+    const own = await startTestNats({ args: ["--auth", "Tok3n"] });
+    const port = new URL(own.url).port;
+    try {
+      // Several URLs: the credentials of the one that has some apply to all.
+      const bus = await NatsBus.connect({ url: `nats://127.0.0.1:1, nats://Tok3n@127.0.0.1:${port}` });
+      await bus.close();
+      expect(natsCredentials(["nats://u:p%2Fq@h:1", "tls://h:2", "nats://u:p%2Fq@h:3"])).toEqual({
+        servers: ["nats://h:1", "tls://h:2", "nats://h:3"],
+        auth: { user: "u", pass: "p/q" },
+      });
+      const error = await NatsBus.connect({
+        url: `nats://a:secret1@127.0.0.1:${port},nats://a:secret2@127.0.0.1:${port}`,
+      }).catch((e: unknown) => e);
+      expect((error as ServerError).code).toBe("invalid_config");
+      expect((error as ServerError).path).toBe("natsUrl");
+      expect((error as Error).message).toContain("natsUrl");
+      expect((error as Error).message).not.toMatch(/secret/);
+    } finally {
+      await own.stop();
+    }
   });
 
   it("says disconnected when the NATS server dies and connected again when it is back", async () => {

@@ -76,10 +76,13 @@ export class NatsBus implements Bus {
         );
       }
     }
+    const { servers: plain, auth } = natsCredentials(servers);
     const { connect, createInbox } = await import("@nats-io/transport-node");
     try {
       const nc = await connect({
-        servers,
+        // The client reads no credentials from a server URL: they go as options.
+        servers: plain,
+        ...auth,
         ...(options.name ? { name: options.name } : {}),
         timeout: options.connectTimeoutMs ?? 5_000,
         maxReconnectAttempts: -1,
@@ -224,6 +227,48 @@ export class NatsBus implements Bus {
     this.current = status;
     for (const listener of [...this.listeners]) listener(status);
   }
+}
+
+/** Credentials a NATS URL carries, as the client's connect options take them. */
+type NatsAuth = { user: string; pass: string } | { token: string } | Record<string, never>;
+
+/**
+ * The URLs without their credentials, and the credentials (`nats://user:password@host` or
+ * `nats://token@host`, percent-decoded), which must be the same in every URL that has some.
+ */
+export function natsCredentials(urls: string[]): { servers: string[]; auth: NatsAuth } {
+  let auth: NatsAuth = {};
+  let seen: string | undefined;
+  const servers = urls.map((url) => {
+    if (!url.includes("@")) return url;
+    let parsed: URL;
+    let found: NatsAuth;
+    try {
+      parsed = new URL(url);
+      const user = decodeURIComponent(parsed.username);
+      const pass = decodeURIComponent(parsed.password);
+      found = pass ? { user, pass } : user ? { token: user } : {};
+    } catch {
+      throw new ServerError("invalid_config", "natsUrl (PATCHBAY_NATS_URL) has a URL that does not parse", {
+        path: "natsUrl",
+      });
+    }
+    parsed.username = "";
+    parsed.password = "";
+    const key = JSON.stringify(found);
+    if (key === "{}") return parsed.toString();
+    if (seen !== undefined && key !== seen) {
+      throw new ServerError(
+        "invalid_config",
+        "natsUrl (PATCHBAY_NATS_URL) has different credentials in its URLs: give the same user and password (or token) in each, or in one",
+        { path: "natsUrl" },
+      );
+    }
+    seen = key;
+    auth = found;
+    return parsed.toString();
+  });
+  return { servers, auth };
 }
 
 /** A NATS URL with its password or token masked. */

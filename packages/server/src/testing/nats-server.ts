@@ -47,10 +47,11 @@ async function waitForPort(dir: string, child: ChildProcess): Promise<number> {
   throw new Error(`nats-server in ${dir} was not ready within 10 s`);
 }
 
-function launch(dir: string, port: number, maxProcs: number | undefined): ChildProcess {
-  return spawn(binary(), ["-a", "127.0.0.1", "-p", String(port), "-l", join(dir, "nats.log")], {
+function launch(dir: string, port: number, options: TestNatsOptions): ChildProcess {
+  const args = ["-a", "127.0.0.1", "-p", String(port), "-l", join(dir, "nats.log"), ...(options.args ?? [])];
+  return spawn(binary(), args, {
     stdio: "ignore",
-    ...(maxProcs ? { env: { ...process.env, GOMAXPROCS: String(maxProcs) } } : {}),
+    ...(options.maxProcs ? { env: { ...process.env, GOMAXPROCS: String(options.maxProcs) } } : {}),
   });
 }
 
@@ -61,6 +62,11 @@ export interface TestNatsOptions {
    * whose cores it shares with the nodes, as one would size it for a container of one CPU.
    */
   maxProcs?: number;
+  /**
+   * More arguments for nats-server, as `["--user", "u", "--pass", "p"]`. A server started with
+   * them is always the test's own, even when PATCHBAY_TEST_NATS_URL names one to share.
+   */
+  args?: string[];
 }
 
 async function killChild(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
@@ -74,12 +80,12 @@ async function killChild(child: ChildProcess, signal: NodeJS.Signals): Promise<v
 /** Starts (or borrows) a NATS server on 127.0.0.1. */
 export async function startTestNats(options: TestNatsOptions = {}): Promise<TestNats> {
   const shared = process.env.PATCHBAY_TEST_NATS_URL;
-  if (shared) {
+  if (shared && !options.args) {
     const nothing = async () => {};
     return { url: shared, kill: nothing, restart: nothing, stop: nothing };
   }
   const dir = mkdtempSync(join(tmpdir(), "patchbay-nats-"));
-  let child = launch(dir, -1, options.maxProcs);
+  let child = launch(dir, -1, options);
   const port = await waitForPort(dir, child).catch(async (error: unknown) => {
     await killChild(child, "SIGKILL");
     rmSync(dir, { recursive: true, force: true });
@@ -90,7 +96,7 @@ export async function startTestNats(options: TestNatsOptions = {}): Promise<Test
     kill: () => killChild(child, "SIGKILL"),
     restart: async () => {
       rmSync(join(dir, "nats.log"), { force: true });
-      child = launch(dir, port, options.maxProcs);
+      child = launch(dir, port, options);
       await waitForPort(dir, child);
     },
     stop: async () => {
