@@ -49,9 +49,8 @@ export class ClientAuth {
   /** The credentials for the next `hello`. */
   async hello(refresh: boolean): Promise<HelloAuth> {
     if (this.#actsAsUser()) return { kind: "user", token: await this.#userToken(refresh) };
-    const auth: HelloAuth = { kind: "api_key", apiKey: this.#options.apiKey! };
-    if (this.#options.secret !== undefined) auth.secret = this.#options.secret;
-    return auth;
+    // An undefined secret is left out of the JSON.
+    return { kind: "api_key", apiKey: this.#options.apiKey!, secret: this.#options.secret };
   }
 
   /** The headers of an HTTP call. */

@@ -32,11 +32,11 @@ export interface ClientRuntime {
 
 /** What a request waits for besides its answer: the page's tools, or the session it resumes. */
 interface RequestContext {
-  tools: Tools | undefined;
-  /** Set for the resume of a session this client holds (after a reconnect). */
-  channel: SessionChannel | undefined;
+  tools?: Tools | undefined;
+  /** Set for the resume of a session this client holds (after a reconnect, or its owner moved). */
+  channel?: SessionChannel;
   /** Called with a resumed session before its replay is applied (`ResumeSessionOptions`). */
-  beforeReplay: ((session: Session) => void) | undefined;
+  beforeReplay?: ((session: Session) => void) | undefined;
 }
 
 /**
@@ -113,13 +113,8 @@ export class ClientCore extends EventEmitter<ClientEvents> {
    * ```
    */
   setUser(user: User, token?: string): void {
-    const state = this.#connection?.state;
-    if (
-      this.#auth.setUser(user, token) &&
-      (state === "open" || state === "connecting" || state === "reconnecting")
-    ) {
-      this.#connection?.reconnect();
-    }
+    // Not an idle one (nothing to redo yet); a closed one stays closed.
+    if (this.#auth.setUser(user, token) && this.state !== "idle") this.#connection?.reconnect();
   }
 
   /**
@@ -185,26 +180,19 @@ export class ClientCore extends EventEmitter<ClientEvents> {
     const connection = this.#ensureConnection();
     if (connection.state === "open") return Promise.resolve();
     if (connection.state === "closed") return Promise.reject(new DisconnectedError("the client was closed"));
+    const waitMs = this.#sessionHost.requestTimeoutMs;
     return new Promise((resolve, reject) => {
-      const cleanup = () => {
+      const done = (error?: ClientError) => {
         connection.off("welcome", onWelcome);
-        connection.off("failed", onFailed);
+        connection.off("failed", done);
         clearTimeout(timer);
+        if (error) reject(error);
+        else resolve();
       };
-      const onWelcome = () => {
-        cleanup();
-        resolve();
-      };
-      const onFailed = (error: ClientError) => {
-        cleanup();
-        reject(error);
-      };
-      const timer = setTimeout(() => {
-        cleanup();
-        reject(new TimeoutError(`no connection within ${this.#sessionHost.requestTimeoutMs} ms`));
-      }, this.#sessionHost.requestTimeoutMs);
+      const onWelcome = () => done();
+      const timer = setTimeout(() => done(new TimeoutError(`no connection within ${waitMs} ms`)), waitMs);
       connection.on("welcome", onWelcome);
-      connection.on("failed", onFailed);
+      connection.on("failed", done);
       connection.open();
     });
   }
@@ -263,13 +251,14 @@ export class ClientCore extends EventEmitter<ClientEvents> {
     return new Promise<Session>((resolve, reject) => {
       const request = this.#requests.add(
         frame,
-        { repeatable, context: { tools, channel: undefined, beforeReplay }, what: frame.type },
+        { repeatable, context: { tools, beforeReplay }, what: frame.type },
         resolve,
         reject,
       );
       const connection = this.#ensureConnection();
-      if (connection.state === "open") request.sent = connection.send(frame);
-      else connection.open();
+      // Written now if the socket is open, else after its welcome (open() dials an idle one).
+      request.sent = connection.send(frame);
+      connection.open();
     });
   }
 
@@ -307,7 +296,7 @@ export class ClientCore extends EventEmitter<ClientEvents> {
     });
     connection.on("failed", (error) => {
       this.#requests.failAll(() => error);
-      for (const channel of this.#channels.values()) channel.handleError(error, undefined);
+      for (const channel of this.#channels.values()) channel.handleError(error);
       this.emit("error", error);
     });
     connection.on("frame", (frame) => this.#onFrame(frame));
@@ -317,21 +306,35 @@ export class ClientCore extends EventEmitter<ClientEvents> {
 
   #onWelcome(connection: Connection): void {
     // Sessions first: their resumes must not queue behind a slow create.
-    for (const channel of this.#channels.values()) {
-      const frame = channel.resumeFrame(newId());
-      const request = this.#requests.add(
-        frame,
-        {
-          repeatable: true,
-          context: { tools: undefined, channel, beforeReplay: undefined },
-          what: `resuming session ${channel.id}`,
-        },
-        () => {},
-        (error) => channel.handleError(error, undefined),
-      );
-      request.sent = connection.send(frame);
-    }
+    for (const channel of this.#channels.values()) this.#reattach(channel);
     this.#requests.sendUnsent((frame) => connection.send(frame));
+  }
+
+  /**
+   * Resumes a session this client holds from its last seq: on a new socket, or on this one when
+   * the server said `unavailable` for it (its owner moved). Refused as `unavailable` (a dead
+   * owner's lease not expired yet), it asks again every second, 30 times at most; refused
+   * otherwise, the session closes with the error, which rejects what waits in it.
+   */
+  #reattach(channel: SessionChannel, tries = 0): void {
+    const connection = this.#connection!;
+    // A new socket's own: a retry is not sent on a socket that resumed the session anew.
+    const welcome = connection.welcome;
+    const frame = channel.resumeFrame(newId());
+    this.#requests.add(
+      frame,
+      { repeatable: true, context: { channel }, what: `resuming session ${channel.id}` },
+      () => {},
+      (error) => {
+        if (error.wireCode !== "unavailable" || tries > 29) channel.markClosed(error);
+        else
+          setTimeout(() => {
+            // Not on another socket (it resumed the session itself), nor for a closed session.
+            if (welcome && welcome === connection.welcome && !channel.closed)
+              this.#reattach(channel, tries + 1);
+          }, 1_000);
+      },
+    ).sent = connection.send(frame);
   }
 
   #onFrame(frame: ServerToClientFrame): void {
@@ -384,44 +387,33 @@ export class ClientCore extends EventEmitter<ClientEvents> {
 
   #onErrorFrame(frame: Extract<ServerToClientFrame, { type: "error" }>): void {
     const error = errorFromWire(frame);
-    const request = frame.requestId === undefined ? undefined : this.#requests.get(frame.requestId);
+    const request = this.#requests.get(frame.requestId);
+    // A held session's resume among them: #reattach decides.
     if (request) {
-      const channel = request.context.channel;
-      if (channel && error.code === "not_found") {
-        this.#requests.drop(request);
-        channel.markClosed(error);
-        return;
-      }
       this.#requests.settle(request, error);
-      channel?.handleError(error, undefined);
       return;
     }
-    const channel = frame.sessionId === undefined ? undefined : this.#channels.get(frame.sessionId);
-    if (channel && sessionIsGone(frame)) {
+    // No session has the id undefined.
+    const channel = this.#channels.get(frame.sessionId as string);
+    if (!channel) {
+      if (frame.commandId === undefined) this.emit("error", error);
+      else for (const each of this.#channels.values()) each.handleError(error, frame.commandId);
+    }
+    // The session itself is gone (deleted over HTTP while attached): the server names it by
+    // `path: "sessionId"`, older servers by a bare `not_found` naming no command.
+    else if (
+      frame.code === "not_found" &&
+      (frame.path === "sessionId" || (frame.path === undefined && frame.commandId === undefined))
+    )
       channel.markClosed(error);
-      return;
-    }
-    if (channel) {
-      channel.handleError(error, frame.commandId);
-      return;
-    }
-    if (frame.commandId !== undefined) {
-      for (const each of this.#channels.values()) each.handleError(error, frame.commandId);
-      return;
-    }
-    this.emit("error", error);
+    // This socket serves the session no more (cluster: its owner moved): attach it again, once
+    // however many frames were refused; what waits in it is sent again once it is back.
+    else if (frame.code === "unavailable" && frame.path === "sessionId") {
+      if (channel.detached()) this.#reattach(channel);
+    } else channel.handleError(error, frame.commandId);
   }
 }
 
 function newId(): string {
   return globalThis.crypto.randomUUID();
-}
-
-/**
- * An error frame that says the session itself is gone (deleted over HTTP while attached): the
- * server names it by `path: "sessionId"`, older servers by a bare `not_found` naming no command.
- */
-function sessionIsGone(frame: Extract<ServerToClientFrame, { type: "error" }>): boolean {
-  if (frame.code !== "not_found") return false;
-  return frame.path === "sessionId" || (frame.path === undefined && frame.commandId === undefined);
 }

@@ -210,11 +210,8 @@ export function errorFromWire(error: WireError & { retryAfterMs?: number }): Cli
   const message = error.message || error.code;
   if (error.code === "unauthorized" || error.code === "forbidden") return new AuthError(message, options);
   if (error.code === "not_found") return new NotFoundError(message, options);
-  if (error.code === "rate_limited") {
-    const limited: ClientErrorOptions & { retryAfterMs?: number } = { ...options };
-    if (error.retryAfterMs !== undefined) limited.retryAfterMs = error.retryAfterMs;
-    return new RateLimitedError(message, limited);
-  }
+  if (error.code === "rate_limited")
+    return new RateLimitedError(message, { ...options, retryAfterMs: error.retryAfterMs });
   if (error.code === "timeout" || error.code === "timed_out") return new TimeoutError(message, options);
   if (protocolCodes.has(error.code)) return new ProtocolViolationError(message, options);
   return new ServerError(message, options);

@@ -207,9 +207,10 @@ export class HttpApi {
       typeof wire?.message === "string" ? wire.message : `${method} ${path}: HTTP ${response.status}`;
     if (response.status === 429) {
       const retryAfter = Number(response.headers.get("retry-after"));
-      const options: { wireCode: string; retryAfterMs?: number } = { wireCode: code };
-      if (Number.isFinite(retryAfter) && retryAfter >= 0) options.retryAfterMs = retryAfter * 1000;
-      throw new RateLimitedError(message, options);
+      throw new RateLimitedError(message, {
+        wireCode: code,
+        retryAfterMs: Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter * 1000 : undefined,
+      });
     }
     const error = { code, message } as { code: string; message: string; path?: string };
     if (typeof wire?.path === "string") error.path = wire.path;

@@ -15,7 +15,7 @@ export interface PendingRequest<T, C> {
   readonly context: C;
   readonly resolve: (value: T) => void;
   readonly reject: (error: ClientError) => void;
-  timer: ReturnType<typeof setTimeout> | undefined;
+  timer?: ReturnType<typeof setTimeout>;
 }
 
 /**
@@ -46,7 +46,6 @@ export class PendingRequests<T, C> {
       context: options.context,
       resolve,
       reject,
-      timer: undefined,
     };
     request.timer = setTimeout(
       () =>
@@ -57,8 +56,9 @@ export class PendingRequests<T, C> {
     return request;
   }
 
-  get(requestId: string): PendingRequest<T, C> | undefined {
-    return this.#requests.get(requestId);
+  /** The request of that id (none for none: an error frame may name no request). */
+  get(requestId: string | undefined): PendingRequest<T, C> | undefined {
+    return this.#requests.get(requestId as string);
   }
 
   /** Answers a request (once; a request already settled or dropped is left alone). */

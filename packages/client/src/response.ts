@@ -133,11 +133,7 @@ export class Response implements PromiseLike<ResponseResult>, AsyncIterable<stri
   [Symbol.asyncIterator](): AsyncIterator<string> {
     let index = 0;
     const next = async (): Promise<IteratorResult<string>> => {
-      if (index < this.#deltas.length) {
-        const value = this.#deltas[index]!;
-        index += 1;
-        return { value, done: false };
-      }
+      if (index < this.#deltas.length) return { value: this.#deltas[index++]!, done: false };
       if (this.#settled?.ok === false) throw this.#settled.error;
       if (this.#settled) return { value: undefined, done: true };
       await new Promise<void>((wake) => this.#wakers.add(wake));
@@ -147,8 +143,8 @@ export class Response implements PromiseLike<ResponseResult>, AsyncIterable<stri
   }
 
   #wake(): void {
-    const wakers = [...this.#wakers];
+    // A woken iterator waits again only in a later microtask: none is added meanwhile.
+    for (const wake of this.#wakers) wake();
     this.#wakers.clear();
-    for (const wake of wakers) wake();
   }
 }

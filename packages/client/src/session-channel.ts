@@ -121,7 +121,7 @@ export class SessionChannel implements SessionControl {
   send(text: string, options: CreateResponseOptions = {}): Response {
     const commandId = this.#host.newId();
     const frame: MessageSendFrame = { type: "message.send", sessionId: this.id, commandId, text };
-    if (options.images && options.images.length > 0) frame.images = options.images;
+    if (options.images?.length) frame.images = options.images;
     return new Response(commandId, (sink) => {
       if (this.#closed) {
         sink.failed(new DisconnectedError(`session ${this.id} is closed`));
@@ -134,7 +134,7 @@ export class SessionChannel implements SessionControl {
   }
 
   interrupt(): Promise<void> {
-    if (this.#closed) return Promise.reject(new DisconnectedError(`session ${this.id} is closed`));
+    if (this.#closed) return this.#isClosed();
     const frame: ClientToServerFrame = {
       type: "interrupt",
       sessionId: this.id,
@@ -147,7 +147,7 @@ export class SessionChannel implements SessionControl {
   }
 
   decide(approvalId: string, decision: { allowed: boolean; reason?: string }): Promise<ApprovalOutcome> {
-    if (this.#closed) return Promise.reject(new DisconnectedError(`session ${this.id} is closed`));
+    if (this.#closed) return this.#isClosed();
     const request = this.#state.approvals.get(approvalId);
     if (!request) {
       // Too late: the approval already ended (expired, or answered elsewhere); say how.
@@ -208,10 +208,11 @@ export class SessionChannel implements SessionControl {
     else this.#caughtUp.push(done);
   }
 
-  /** The socket went away: hold everything until the next attach. */
-  detached(): void {
-    this.#attached = false;
-    this.#ready = false;
+  /** The socket went away (or serves the session no more): hold everything until the next attach. True if it was attached. */
+  detached(): boolean {
+    const was = this.#attached;
+    this.#attached = this.#ready = false;
+    return was;
   }
 
   /** The connection state changed. */
@@ -220,7 +221,7 @@ export class SessionChannel implements SessionControl {
   }
 
   /** An error frame that names this session (and maybe one of its commands). */
-  handleError(error: ClientError, commandId: string | undefined): void {
+  handleError(error: ClientError, commandId?: string): void {
     if (commandId !== undefined && this.#pendingSends.has(commandId)) {
       this.#pendingSends.delete(commandId);
       const sink = this.#responsesByCommand.get(commandId);
@@ -398,6 +399,11 @@ export class SessionChannel implements SessionControl {
       else this.#queuedInterrupts.push({ frame, resolve });
     }
     for (const done of this.#caughtUp.splice(0)) done();
+  }
+
+  /** What a call on a closed session answers. */
+  #isClosed(): Promise<never> {
+    return Promise.reject(new DisconnectedError(`session ${this.id} is closed`));
   }
 
   #writeDecision(approvalId: string, allowed: boolean, reason: string | undefined): void {

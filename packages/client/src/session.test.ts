@@ -9,6 +9,7 @@ import {
   ProtocolViolationError,
   RateLimitedError,
   ResponseFailedError,
+  ServerError,
 } from "./errors";
 import type { Session } from "./session";
 import { ScriptedServer, type ScriptedSocket } from "./testing/scripted-server";
@@ -344,5 +345,117 @@ describe("Session over a scripted server", () => {
     expect(session.closed).toBe(true);
     expect(client.sessions).toEqual([]);
     await expect(session.responses.create("again")).rejects.toBeInstanceOf(DisconnectedError);
+  });
+
+  it("attaches a session again when the server says it moved (unavailable), and the waiting reply completes from the replay", async () => {
+    const client = backendClient();
+    const { session, socket } = await openSession(client);
+    const errors: unknown[] = [];
+    session.on("error", (e) => errors.push(e));
+    const log = new Log();
+    const response = session.responses.create("where is order 19");
+    const sent = await socket.next("message.send");
+    socket.send(
+      log.add({ type: "message.created", commandId: sent.commandId, item: userMessage("m_u1", "hi") }),
+    );
+    socket.send(log.add({ type: "response.started", responseId: "r_1", commandId: sent.commandId }));
+    await vi.waitFor(() => expect(session.lastSeq).toBe(2));
+    // The cluster's words (sockets/client-relay.ts): its owner died, the edge serves it no more.
+    const moved = { type: "error", code: "unavailable", sessionId: "s_1", path: "sessionId" };
+    socket.send({ ...moved, message: "session s_1 moved to another node: attach again" });
+    // A later frame the edge refused the same way asks for no second attach.
+    const later = session.responses.create("and order 20");
+    const refused = await socket.next("message.send");
+    socket.send({
+      ...moved,
+      commandId: refused.commandId,
+      message: "the node serving this session is not answering",
+    });
+    const resume = await socket.next("session.resume");
+    expect(resume).toMatchObject({ sessionId: "s_1", afterSeq: 2 });
+    // The dead owner's lease has not expired yet: refused, and asked again a second later.
+    socket.send({ ...moved, requestId: resume.requestId, message: "did not answer; retry shortly" });
+    const again = await socket.next("session.resume");
+    expect(again.requestId).not.toBe(resume.requestId);
+    expect(again.afterSeq).toBe(2);
+    expect(socket.all("session.resume")).toHaveLength(2);
+    // The node that took the session over finished the turn meanwhile.
+    log.add({ type: "text.delta", responseId: "r_1", itemId: "m_a1", delta: "Shipped." });
+    log.add({
+      type: "response.completed",
+      responseId: "r_1",
+      commandId: sent.commandId,
+      reason: "stop",
+      text: "Shipped.",
+    });
+    socket.send({ type: "session.opened", requestId: again.requestId, session: info("s_1", log.lastSeq) });
+    for (const event of log.after(2)) socket.send(event);
+    await expect(response).resolves.toEqual({ id: "r_1", text: "Shipped.", reason: "stop" });
+    // What the edge refused is sent again once attached, with its command id.
+    const resent = await socket.next("message.send");
+    expect(resent).toMatchObject({ commandId: refused.commandId, text: "and order 20" });
+    expect(later.done).toBe(false);
+    expect(errors).toEqual([]);
+    expect(session.closed).toBe(false);
+  });
+
+  it("rejects what waits in a moved session with a typed error when attaching it again is refused", async () => {
+    const client = backendClient();
+    const { session, socket } = await openSession(client);
+    const response = session.responses.create("hi");
+    await socket.next("message.send");
+    socket.send({
+      type: "error",
+      code: "unavailable",
+      message: "moved",
+      sessionId: "s_1",
+      path: "sessionId",
+    });
+    const resume = await socket.next("session.resume");
+    socket.send({
+      type: "error",
+      code: "forbidden",
+      message: "not yours",
+      requestId: resume.requestId,
+      sessionId: "s_1",
+    });
+    const error = await response.catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: "auth", wireCode: "forbidden" });
+    expect(session.closed).toBe(true);
+    expect(client.sessions).toEqual([]);
+  });
+
+  it("gives up attaching a moved session after 30 refusals as unavailable, rejecting what waits", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      const client = backendClient();
+      const { session, socket } = await openSession(client);
+      const response = session.responses.create("hi");
+      await socket.next("message.send");
+      const moved = {
+        type: "error",
+        code: "unavailable",
+        message: "moved",
+        sessionId: "s_1",
+        path: "sessionId",
+      };
+      socket.send(moved);
+      for (let i = 0; i <= 30; i++) {
+        const resume = await socket.next("session.resume");
+        socket.send({ ...moved, requestId: resume.requestId });
+        // The refusal reaches the client over a real socket: advance its retry's second once it did.
+        if (i < 30)
+          await vi.waitFor(() => {
+            vi.advanceTimersByTime(1_000);
+            expect(socket.all("session.resume")).toHaveLength(i + 2);
+          });
+      }
+      const error = await response.catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ServerError);
+      expect(error).toMatchObject({ wireCode: "unavailable" });
+      expect(session.closed).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
