@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestNats, type TestNats } from "../../server/src/testing/nats-server";
 import { startTestPostgres, type TestPostgres } from "../../server/src/testing/postgres-server";
 import { API_KEY, SECRET, WorkerProcess } from "../fixtures/dispatch-harness";
-import { type CliServer, startCli } from "./helpers/cli-process";
+import { type CliServer, clusterNodeEnv, startCli } from "./helpers/cli-process";
 import { RawClient } from "./helpers/raw-client";
 
 // A `@patchbay/client` on a node that does not own its session, when the owner dies mid-turn
@@ -48,17 +48,8 @@ beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), "patchbay-cluster-client-"));
   mkdirSync(join(root, "config", "agents"), { recursive: true });
   writeFileSync(join(root, "config", "agents", "support.yaml"), AGENT);
-  const env = {
-    PATCHBAY_API_KEY: API_KEY,
-    PATCHBAY_API_SECRET: SECRET,
-    PATCHBAY_DATA_DIR: join(root, "data"),
-    PATCHBAY_CONFIG_DIR: join(root, "config"),
-    PATCHBAY_PORT: "0",
-    PATCHBAY_LOG_LEVEL: "error",
-    PATCHBAY_DATABASE_URL: pg.url,
-    PATCHBAY_NATS_URL: nats.url,
-    PATCHBAY_LEASE_TTL_MS: String(LEASE_TTL_MS),
-  };
+  const shared = { databaseUrl: pg.url, natsUrl: nats.url, leaseTtlMs: LEASE_TTL_MS };
+  const env = clusterNodeEnv({ root, apiKey: API_KEY, secret: SECRET, ...shared });
   for (let i = 0; i < 3; i++) nodes.push(await startCli(["serve"], env));
   const dbPath = join(root, "workers.sqlite");
   db = new Database(dbPath);

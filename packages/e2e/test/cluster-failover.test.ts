@@ -8,7 +8,7 @@ import { startTestNats, type TestNats } from "../../server/src/testing/nats-serv
 import { startTestPostgres, type TestPostgres } from "../../server/src/testing/postgres-server";
 import { DelayProxy } from "../fixtures/delay-proxy";
 import { API_KEY, SECRET as DISPATCH_SECRET, WorkerProcess } from "../fixtures/dispatch-harness";
-import { type CliServer, runCli, startCli } from "./helpers/cli-process";
+import { type CliServer, clusterNodeEnv, runCli, startCli } from "./helpers/cli-process";
 import { RawClient } from "./helpers/raw-client";
 
 // Three `patchbay serve --nats-url` processes on one real PostgreSQL and one real nats-server
@@ -87,17 +87,8 @@ const locate = { name: "locate", description: "Where", parameters: { type: "obje
 
 const nodes: CliServer[] = [];
 function env(): Record<string, string> {
-  return {
-    PATCHBAY_API_KEY: API_KEY,
-    PATCHBAY_API_SECRET: SECRET,
-    PATCHBAY_DATA_DIR: join(root, "data"),
-    PATCHBAY_CONFIG_DIR: join(root, "config"),
-    PATCHBAY_PORT: "0",
-    PATCHBAY_LOG_LEVEL: "error",
-    PATCHBAY_DATABASE_URL: pg.url,
-    PATCHBAY_NATS_URL: nats.url,
-    PATCHBAY_LEASE_TTL_MS: String(LEASE_TTL_MS),
-  };
+  const shared = { databaseUrl: pg.url, natsUrl: nats.url, leaseTtlMs: LEASE_TTL_MS };
+  return clusterNodeEnv({ root, apiKey: API_KEY, secret: SECRET, ...shared });
 }
 
 async function readyz(node: CliServer): Promise<{ status: number; body: Record<string, unknown> }> {

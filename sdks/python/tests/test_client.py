@@ -3,6 +3,7 @@ temporary directory): create, send, stream, resume, approvals and decide, a work
 More in test_client_replies.py (limits, gaps, tool events in stream(), close())."""
 
 import asyncio
+import contextlib
 import os
 
 import pytest
@@ -34,6 +35,21 @@ def server(tmp_path_factory):
 
 def run(coro):
     return asyncio.run(asyncio.wait_for(coro, 30))
+
+
+@contextlib.asynccontextmanager
+async def running(dispatch):
+    """The worker running and connected (within 4 s), then stopped."""
+    worker = asyncio.create_task(dispatch.run())
+    try:
+        for _ in range(200):
+            if dispatch.connections:
+                break
+            await asyncio.sleep(0.02)
+        yield dispatch
+    finally:
+        await dispatch.stop(timeout=2)
+        await worker
 
 
 def test_create_send_and_stream(server):
@@ -82,12 +98,7 @@ def test_approvals_and_decide_with_a_python_worker_hosting_the_tool(server):
 
         dispatch = Dispatch(capacity=1, url=server, api_key=KEY, secret=SECRET, worker_id="w_py_test")
         dispatch.host(agent)
-        worker = asyncio.create_task(dispatch.run())
-        try:
-            for _ in range(200):
-                if dispatch.connections:
-                    break
-                await asyncio.sleep(0.02)
+        async with running(dispatch):
             async with Client(server, api_key=KEY, secret=SECRET) as client:
                 session = await client.agent("support").sessions.create(user_id="u_py")
                 with pytest.raises(ClientError) as refused:
@@ -100,9 +111,6 @@ def test_approvals_and_decide_with_a_python_worker_hosting_the_tool(server):
                 (approval,) = session.approvals.values()
                 await session.decide(approval["id"], True)
                 return approval, await reply, refused.value
-        finally:
-            await dispatch.stop(timeout=2)
-            await worker
 
     approval, reply, refused = run(scenario())
     assert approval["title"] == "Delete the draft?"
@@ -126,12 +134,7 @@ def test_a_conditional_approval_asks_only_for_the_calls_its_when_says_yes_to(ser
 
         dispatch = Dispatch(url=server, api_key=KEY, secret=SECRET, worker_id="w_py_when")
         dispatch.host(agent)
-        worker = asyncio.create_task(dispatch.run())
-        try:
-            for _ in range(200):
-                if dispatch.connections:
-                    break
-                await asyncio.sleep(0.02)
+        async with running(dispatch):
             async with Client(server, api_key=KEY, secret=SECRET) as client:
                 session = await client.agent("support").sessions.create(user_id="u_py")
                 seen = []
@@ -153,9 +156,6 @@ def test_a_conditional_approval_asks_only_for_the_calls_its_when_says_yes_to(ser
                     await answer("delete the users", False),
                 ]
                 return replies, seen, ran
-        finally:
-            await dispatch.stop(timeout=2)
-            await worker
 
     replies, seen, ran = run(scenario())
     assert seen == ["Delete prod?", "Delete the users?"]
@@ -193,20 +193,12 @@ def test_a_reply_with_a_workers_large_image_arrives(server):
 
         dispatch = Dispatch(capacity=1, url=server, api_key=KEY, secret=SECRET, worker_id="w_py_picture")
         dispatch.host(agent)
-        worker = asyncio.create_task(dispatch.run())
-        try:
-            for _ in range(200):
-                if dispatch.connections:
-                    break
-                await asyncio.sleep(0.02)
+        async with running(dispatch):
             async with Client(server, api_key=KEY, secret=SECRET) as client:
                 session = await client.agent("support").sessions.create(user_id="u_py")
                 socket = client._ws
                 reply = await asyncio.wait_for(session.send("show the picture"), 20)
                 return reply, session, client._ws is socket
-        finally:
-            await dispatch.stop(timeout=2)
-            await worker
 
     reply, session, same_socket = run(scenario())
     assert reply.text == "Here it is."

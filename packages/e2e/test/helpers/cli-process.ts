@@ -136,3 +136,28 @@ export function cliWorkspaces(prefix: string) {
     },
   };
 }
+
+/**
+ * The environment of one `patchbay serve` node of a test cluster: its workspace under `root`
+ * (`config/` with the agents, `data/`), the shared PostgreSQL and NATS, and the lease TTL.
+ */
+export function clusterNodeEnv(options: {
+  root: string;
+  apiKey: string;
+  secret: string;
+  databaseUrl: string;
+  natsUrl: string;
+  leaseTtlMs: number;
+}): Record<string, string> {
+  return {
+    PATCHBAY_API_KEY: options.apiKey,
+    PATCHBAY_API_SECRET: options.secret,
+    PATCHBAY_DATA_DIR: join(options.root, "data"),
+    PATCHBAY_CONFIG_DIR: join(options.root, "config"),
+    PATCHBAY_PORT: "0",
+    PATCHBAY_LOG_LEVEL: "error",
+    PATCHBAY_DATABASE_URL: options.databaseUrl,
+    PATCHBAY_NATS_URL: options.natsUrl,
+    PATCHBAY_LEASE_TTL_MS: String(options.leaseTtlMs),
+  };
+}
