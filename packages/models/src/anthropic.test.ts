@@ -338,6 +338,7 @@ describe("anthropic", () => {
   it("fails a 401 at once with code authentication", async () => {
     server.reply({
       status: 401,
+      headers: { "request-id": "req_011CSHoEeqs5C35K2UUqR7Fy" },
       chunks: ['{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}'],
     });
     const error = await collect(
@@ -347,6 +348,7 @@ describe("anthropic", () => {
       code: "authentication",
       status: 401,
       message: "anthropic: invalid x-api-key",
+      requestId: "req_011CSHoEeqs5C35K2UUqR7Fy",
     });
     expect(server.requests).toHaveLength(1);
   });

@@ -65,6 +65,11 @@ export const OpenAIModelConfigSchema = z
     azure: z.strictObject({ apiVersion: z.string().min(1) }).optional(),
     strictTools: z.boolean().optional(),
     parallelToolCalls: z.boolean().optional(),
+    /**
+     * The cap on each reply's tokens (`max_tokens` in YAML), sent as the field `maxTokensField`
+     * names (`max_output_tokens` with `api: responses`). Default: none, the provider's own.
+     */
+    maxTokens: z.number().int().positive().optional(),
     maxTokensField: z.enum(["max_completion_tokens", "max_tokens"]).optional(),
     /** Snake-case spelling of `maxTokensField`. */
     max_tokens_field: z.enum(["max_completion_tokens", "max_tokens"]).optional(),
@@ -157,10 +162,15 @@ function timeoutsOf(c: { idle_timeout_ms?: number | undefined; total_timeout_ms?
 export const GeminiModelConfigSchema = z.strictObject({
   provider: z.literal("gemini"),
   ...common,
-  /** `thinkingConfig`: a token budget and whether thought summaries stream as reasoning. */
+  /** `generationConfig.maxOutputTokens`: the cap on each reply's tokens (`max_tokens` in YAML). */
+  maxTokens: z.number().int().positive().optional(),
+  /**
+   * `thinkingConfig`: a token budget (`0` turns thinking off where the model allows it, `-1` lets
+   * the model decide) and whether thought summaries stream as reasoning.
+   */
   thinking: z
     .strictObject({
-      budget_tokens: z.number().int().min(0).optional(),
+      budget_tokens: z.number().int().min(-1).optional(),
       include_thoughts: z.boolean().optional(),
     })
     .optional(),
@@ -330,6 +340,7 @@ export function createModel(config: ModelConfig, env: ModelEnv = defaultEnv()): 
           ...(options.retry === undefined ? {} : { retry: options.retry }),
           ...(parallelToolCalls === undefined ? {} : { parallelToolCalls }),
           ...(reasoning === undefined ? {} : { reasoning }),
+          ...(options.maxTokens === undefined ? {} : { maxTokens: options.maxTokens }),
           timeouts: timeoutsOf(c),
           env: {},
         });
@@ -367,7 +378,7 @@ export function createModel(config: ModelConfig, env: ModelEnv = defaultEnv()): 
       if (thinking !== undefined && thinking.budget_tokens >= (options.maxTokens ?? 4096)) {
         throw new ModelError(
           "bad_request",
-          `invalid model config: thinking.budget_tokens (${thinking.budget_tokens}) must be below maxTokens (${options.maxTokens ?? 4096})`,
+          `invalid model config: thinking.budget_tokens (${thinking.budget_tokens}) must be below max_tokens (${options.maxTokens ?? 4096}${options.maxTokens === undefined ? ", the default" : ""})`,
         );
       }
       return anthropic({

@@ -2,6 +2,7 @@ import { normalizeToolCall, type ToolSpec, type Usage } from "@patchbay/protocol
 import type { AttemptContext, ModelTimeouts } from "./call-timeouts";
 import { convertToGeminiContents } from "./convert-to-gemini-contents";
 import { type ModelEnv, readEnv } from "./env";
+import { toGeminiSchema } from "./gemini-schema";
 import type {
   FinishReason,
   LanguageModel,
@@ -45,7 +46,12 @@ export interface GeminiOptions {
   env?: ModelEnv;
   /** Extra HTTP headers. */
   headers?: Record<string, string>;
-  /** `thinkingConfig.thinkingBudget`; `includeThoughts` streams thought summaries as `reasoning-delta`. */
+  /** `generationConfig.maxOutputTokens` when the request gives no `maxOutputTokens`. Default: none. */
+  maxTokens?: number;
+  /**
+   * `thinkingConfig.thinkingBudget` (`0` turns thinking off where the model allows it, `-1` lets
+   * the model decide); `includeThoughts` streams thought summaries as `reasoning-delta`.
+   */
   thinking?: { budgetTokens?: number; includeThoughts?: boolean };
   /** Default: images and parallel tool calls on. */
   capabilities?: Partial<ModelCapabilities>;
@@ -109,11 +115,15 @@ function mapToolChoice(choice: ToolChoice): Record<string, unknown> {
 function declarations(tools: ToolSpec[]): unknown[] {
   return [
     {
-      functionDeclarations: tools.map((tool) => ({
-        name: tool.name,
-        description: tool.description,
-        parameters: tool.parameters,
-      })),
+      functionDeclarations: tools.map((tool) => {
+        // JSON Schema keys Gemini does not know fail the whole request (see gemini-schema.ts).
+        const parameters = toGeminiSchema(tool.parameters);
+        return {
+          name: tool.name,
+          description: tool.description,
+          ...(parameters === undefined ? {} : { parameters }),
+        };
+      }),
     },
   ];
 }
@@ -236,7 +246,8 @@ export function gemini(options: GeminiOptions): LanguageModel {
         if (request.toolChoice !== undefined) body.toolConfig = mapToolChoice(request.toolChoice);
       }
       const generationConfig: Record<string, unknown> = {};
-      if (request.maxOutputTokens !== undefined) generationConfig.maxOutputTokens = request.maxOutputTokens;
+      const maxTokens = request.maxOutputTokens ?? options.maxTokens;
+      if (maxTokens !== undefined) generationConfig.maxOutputTokens = maxTokens;
       if (request.temperature !== undefined) generationConfig.temperature = request.temperature;
       if (options.thinking !== undefined) {
         const thinkingConfig: Record<string, unknown> = {};

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { ModelError, modelErrorFromResponse, parseRetryAfter, toModelError } from "./model-error";
+import {
+  ModelError,
+  modelErrorFromResponse,
+  modelErrorFromStreamError,
+  parseRetryAfter,
+  toModelError,
+} from "./model-error";
 
 describe("parseRetryAfter", () => {
   it("prefers retry-after-ms, then reads seconds and HTTP dates", () => {
@@ -66,6 +72,58 @@ describe("modelErrorFromResponse", () => {
     );
     expect(quota.retryable).toBe(false);
     expect(modelErrorFromResponse("x", 400, new Headers(), "bad").retryable).toBe(false);
+  });
+
+  it("reads Google's error body: a bad key is authentication, an input over the limit context_too_long", () => {
+    const google = (message: string, status: string, reason?: string) =>
+      JSON.stringify({
+        error: {
+          code: 400,
+          message,
+          status,
+          ...(reason === undefined
+            ? {}
+            : { details: [{ "@type": "type.googleapis.com/google.rpc.ErrorInfo", reason }] }),
+        },
+      });
+    const key = modelErrorFromResponse(
+      "gemini",
+      400,
+      new Headers(),
+      google("API key not valid. Please pass a valid API key.", "INVALID_ARGUMENT", "API_KEY_INVALID"),
+    );
+    expect(key).toMatchObject({ code: "authentication", providerCode: "API_KEY_INVALID", retryable: false });
+    const long = modelErrorFromResponse(
+      "gemini",
+      400,
+      new Headers(),
+      google(
+        "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).",
+        "INVALID_ARGUMENT",
+      ),
+    );
+    expect(long).toMatchObject({ code: "context_too_long", providerCode: "INVALID_ARGUMENT" });
+    // The same error inside a stream that began with 200.
+    const midStream = modelErrorFromStreamError("gemini", {
+      code: 400,
+      message: "API key not valid. Please pass a valid API key.",
+      status: "INVALID_ARGUMENT",
+      details: [{ reason: "API_KEY_INVALID" }],
+    });
+    expect(midStream).toMatchObject({ code: "authentication", providerCode: "API_KEY_INVALID", status: 400 });
+  });
+
+  it("keeps the provider's request id (x-request-id, Anthropic's request-id)", () => {
+    const openai = modelErrorFromResponse("openai", 400, new Headers({ "x-request-id": "req_abc123" }), "{}");
+    expect(openai.requestId).toBe("req_abc123");
+    const anthropic = modelErrorFromResponse(
+      "anthropic",
+      529,
+      new Headers({ "request-id": "req_011CSHoEeqs5C35K2UUqR7Fy" }),
+      '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}',
+    );
+    expect(anthropic.requestId).toBe("req_011CSHoEeqs5C35K2UUqR7Fy");
+    expect(modelErrorFromResponse("x", 500, new Headers(), "").requestId).toBeUndefined();
   });
 });
 

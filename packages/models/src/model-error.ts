@@ -40,8 +40,10 @@ export interface ModelErrorOptions {
   status?: number;
   /** How long the provider asked us to wait before trying again. */
   retryAfterMs?: number;
-  /** The provider's own error type or code (`insufficient_quota`, `overloaded_error`, ...). */
+  /** The provider's own error type or code (`insufficient_quota`, `overloaded_error`, `API_KEY_INVALID`, ...). */
   providerCode?: string;
+  /** The provider's id of the failed request (`x-request-id`, `request-id`), to quote to its support. */
+  requestId?: string;
   /** Whether trying the same request again may succeed. Defaults from `code`. */
   retryable?: boolean;
   cause?: unknown;
@@ -66,6 +68,8 @@ export class ModelError extends Error {
   readonly status: number | undefined;
   readonly retryAfterMs: number | undefined;
   readonly providerCode: string | undefined;
+  /** The provider's id of the failed request (OpenAI's `x-request-id`, Anthropic's `request-id`). */
+  readonly requestId: string | undefined;
   /** Whether the same request may succeed when tried again (rate limits, 5xx, dropped connections). */
   readonly retryable: boolean;
   constructor(code: ModelErrorCode, message: string, options: ModelErrorOptions = {}) {
@@ -75,6 +79,7 @@ export class ModelError extends Error {
     this.status = options.status;
     this.retryAfterMs = options.retryAfterMs;
     this.providerCode = options.providerCode;
+    this.requestId = options.requestId;
     this.retryable = options.retryable ?? (code === "rate_limited" || code === "unavailable");
   }
 }
@@ -103,8 +108,20 @@ export function parseRetryAfter(headers: Headers, now: number = Date.now()): num
   return Math.max(0, date - now);
 }
 
+// Gemini: "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576)."
 const CONTEXT_TOO_LONG =
-  /context[_ ]length|maximum context|context (?:window|size)|prompt is too long|too many (?:input )?tokens|exceeds the (?:available )?context/i;
+  /context[_ ]length|maximum context|context (?:window|size)|prompt is too long|too many (?:input )?tokens|exceeds the (?:available )?context|input token count .*exceeds the maximum number of tokens/i;
+
+// Provider codes that mean the key is wrong whatever the HTTP status (Gemini answers a bad key
+// with 400 INVALID_ARGUMENT and the reason `API_KEY_INVALID`).
+const AUTHENTICATION_CODES = new Set([
+  "API_KEY_INVALID",
+  "API_KEY_EXPIRED",
+  "UNAUTHENTICATED",
+  "PERMISSION_DENIED",
+  "invalid_api_key",
+  "authentication_error",
+]);
 
 /**
  * Whether a provider's error message or code says the conversation does not fit the model.
@@ -125,6 +142,7 @@ function errorCodeForStatus(
   message: string,
 ): ModelErrorCode {
   if (status === 401 || status === 403) return "authentication";
+  if (providerCode !== undefined && AUTHENTICATION_CODES.has(providerCode)) return "authentication";
   if (status === 413) return "context_too_long";
   if (status === 429) return "rate_limited";
   if (status === 408 || status >= 500) return "unavailable";
@@ -134,8 +152,10 @@ function errorCodeForStatus(
 
 /**
  * Builds the {@link ModelError} for a provider's non-2xx HTTP answer from its status, headers and
- * body text. Understands the OpenAI (`{ error: { message, code, type } }`) and Anthropic
- * (`{ type: "error", error: { type, message } }`) error bodies and plain-text bodies.
+ * body text. Understands the OpenAI (`{ error: { message, code, type } }`), Anthropic
+ * (`{ type: "error", error: { type, message } }`) and Google (`{ error: { code, message, status,
+ * details: [{ reason }] } }`, whose `reason`, else `status`, is the `providerCode`) error bodies
+ * and plain-text bodies. The provider's request id (`x-request-id`, `request-id`) is kept.
  *
  * @example
  * ```ts
@@ -153,12 +173,38 @@ export function modelErrorFromResponse(
   const code = errorCodeForStatus(status, providerCode, text);
   // A 429 for an exhausted quota or billing problem does not go away by waiting.
   const retryable = code === "rate_limited" ? providerCode !== "insufficient_quota" : code === "unavailable";
+  const requestId = requestIdOf(headers);
   return new ModelError(code, `${provider}: ${text}`, {
     status,
     retryAfterMs: parseRetryAfter(headers),
     ...(providerCode === undefined ? {} : { providerCode }),
+    ...(requestId === undefined ? {} : { requestId }),
     retryable,
   });
+}
+
+/**
+ * The provider's id of a request, from its answer's headers: `x-request-id` (OpenAI and most
+ * compatible servers) or `request-id` (Anthropic).
+ *
+ * @example
+ * ```ts
+ * requestIdOf(new Headers({ "request-id": "req_011CS" })); // "req_011CS"
+ * ```
+ */
+export function requestIdOf(headers: Headers): string | undefined {
+  const id = headers.get("x-request-id") ?? headers.get("request-id");
+  return id === null || id.trim() === "" ? undefined : id.trim().slice(0, 200);
+}
+
+/** Google's error detail: `details: [{ "@type": ".../google.rpc.ErrorInfo", reason: "API_KEY_INVALID" }]`. */
+function googleReason(error: { details?: unknown }): string | undefined {
+  if (!Array.isArray(error.details)) return undefined;
+  for (const detail of error.details) {
+    const reason = (detail as { reason?: unknown } | null)?.reason;
+    if (typeof reason === "string" && reason !== "") return reason;
+  }
+  return undefined;
 }
 
 function readErrorBody(body: string): { message?: string; providerCode?: string } {
@@ -175,11 +221,22 @@ function readErrorBody(body: string): { message?: string; providerCode?: string 
     const message = (parsed as { message?: unknown }).message;
     return typeof message === "string" ? { message } : {};
   }
-  const e = error as { message?: unknown; code?: unknown; type?: unknown };
+  const e = error as {
+    message?: unknown;
+    code?: unknown;
+    type?: unknown;
+    status?: unknown;
+    details?: unknown;
+  };
   const result: { message?: string; providerCode?: string } = {};
   if (typeof e.message === "string") result.message = e.message;
   if (typeof e.code === "string") result.providerCode = e.code;
   else if (typeof e.type === "string") result.providerCode = e.type;
+  else {
+    // Google: the numeric `code` is the HTTP status; `reason` says more than `status`.
+    const google = googleReason(e) ?? (typeof e.status === "string" ? e.status : undefined);
+    if (google !== undefined) result.providerCode = google;
+  }
   return result;
 }
 
@@ -248,16 +305,18 @@ export function modelErrorFromStreamError(provider: string, error: unknown): Mod
     type?: unknown;
     code?: unknown;
     status?: unknown;
+    details?: unknown;
   };
   const message = typeof e.message === "string" ? e.message : "the provider reported an error mid-stream";
-  const kinds = [e.code, e.type].filter((k): k is string => typeof k === "string");
+  // Google's `{ code: 400, status: "INVALID_ARGUMENT", details: [{ reason }] }`: reason, then status.
+  const kinds = [e.code, e.type, googleReason(e), e.status].filter((k): k is string => typeof k === "string");
   // OpenRouter and other gateways put the HTTP status the upstream answered in a numeric `code`.
   const status = [e.code, e.status].find(
     (value): value is number => typeof value === "number" && value >= 400 && value <= 599,
   );
   let code: ModelErrorCode | undefined;
   for (const kind of kinds) {
-    code = STREAM_ERROR_CODES[kind];
+    code = AUTHENTICATION_CODES.has(kind) ? "authentication" : STREAM_ERROR_CODES[kind];
     if (code !== undefined) break;
   }
   code ??= status === undefined ? "unavailable" : errorCodeForStatus(status, kinds[0], message);

@@ -42,6 +42,8 @@ export interface OpenAIResponsesOptions {
   reasoning?: { effort?: "minimal" | "low" | "medium" | "high"; summary?: "auto" | "concise" | "detailed" };
   /** Sent as `parallel_tool_calls` when tools are offered; `false` also sets the capability. */
   parallelToolCalls?: boolean;
+  /** `max_output_tokens` when the request gives no `maxOutputTokens`. Default: none. */
+  maxTokens?: number;
   /** Default: images and parallel tool calls on. */
   capabilities?: Partial<ModelCapabilities>;
   retry?: RetryOptions;
@@ -207,7 +209,8 @@ export function openaiResponses(options: OpenAIResponsesOptions): LanguageModel 
         if (options.parallelToolCalls !== undefined) body.parallel_tool_calls = options.parallelToolCalls;
       }
       if (options.reasoning !== undefined) body.reasoning = options.reasoning;
-      if (request.maxOutputTokens !== undefined) body.max_output_tokens = request.maxOutputTokens;
+      const maxTokens = request.maxOutputTokens ?? options.maxTokens;
+      if (maxTokens !== undefined) body.max_output_tokens = maxTokens;
       if (request.temperature !== undefined) body.temperature = request.temperature;
       const text = JSON.stringify(body);
       return streamWithRetries((context) => attempt(text, context), {

@@ -82,6 +82,8 @@ export interface OpenAIOptions {
    * (required by reasoning models), `max_tokens` elsewhere (what compatible servers know).
    */
   maxTokensField?: "max_completion_tokens" | "max_tokens";
+  /** The cap on each reply's tokens when the request gives no `maxOutputTokens`. Default: none. */
+  maxTokens?: number;
   /** Retries of rate limits, 5xx and failed connections. */
   retry?: RetryOptions;
   /** A `fetch` to use instead of the global one (a proxy, a recorder). */
@@ -352,7 +354,8 @@ export function openai(options: OpenAIOptions): LanguageModel {
         if (request.toolChoice !== undefined) body.tool_choice = mapToolChoice(request.toolChoice);
         if (options.parallelToolCalls !== undefined) body.parallel_tool_calls = options.parallelToolCalls;
       }
-      if (request.maxOutputTokens !== undefined) body[maxTokensField] = request.maxOutputTokens;
+      const maxTokens = request.maxOutputTokens ?? options.maxTokens;
+      if (maxTokens !== undefined) body[maxTokensField] = maxTokens;
       if (request.temperature !== undefined) body.temperature = request.temperature;
       const text = JSON.stringify(body);
       return streamWithRetries((context) => attempt(text, strictSchemas, context), {

@@ -182,6 +182,36 @@ const geminiPart = z.union([
   }),
 ]);
 
+/**
+ * Gemini's `Schema` (a subset of OpenAPI 3.0): any other key (`$schema`, `additionalProperties`)
+ * is refused with 400 "Invalid JSON payload received. Unknown name ...".
+ */
+const count = z.union([z.number().int().min(0), z.string().regex(/^\d+$/)]);
+export const GeminiSchema: z.ZodType = z.lazy(() =>
+  z.strictObject({
+    type: z.enum(["string", "number", "integer", "boolean", "array", "object"]).optional(),
+    format: z.enum(["enum", "date-time"]).optional(),
+    title: z.string().optional(),
+    description: z.string().optional(),
+    nullable: z.boolean().optional(),
+    enum: z.array(z.string()).optional(),
+    properties: z.record(z.string(), GeminiSchema).optional(),
+    required: z.array(z.string()).optional(),
+    propertyOrdering: z.array(z.string()).optional(),
+    items: GeminiSchema.optional(),
+    anyOf: z.array(GeminiSchema).optional(),
+    minItems: count.optional(),
+    maxItems: count.optional(),
+    minLength: count.optional(),
+    maxLength: count.optional(),
+    minProperties: count.optional(),
+    maxProperties: count.optional(),
+    minimum: z.number().optional(),
+    maximum: z.number().optional(),
+    pattern: z.string().optional(),
+  }),
+);
+
 /** `POST /v1beta/models/{model}:streamGenerateContent?alt=sse` (GenerateContentRequest). */
 export const GenerateContentRequest = z.strictObject({
   contents: z
@@ -195,7 +225,7 @@ export const GenerateContentRequest = z.strictObject({
           z.strictObject({
             name: z.string().regex(/^[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}$/),
             description: z.string().optional(),
-            parameters: z.record(z.string(), z.unknown()).optional(),
+            parameters: GeminiSchema.optional(),
           }),
         ),
       }),

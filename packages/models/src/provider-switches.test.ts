@@ -84,7 +84,45 @@ describe("the model switches of an agent's YAML", () => {
         { provider: "anthropic", model: "c", maxTokens: 2000, thinking: { budget_tokens: 4000 } },
         { ANTHROPIC_API_KEY: "k" },
       ),
-    ).toThrow(/thinking\.budget_tokens \(4000\) must be below maxTokens \(2000\)/);
+    ).toThrow(/thinking\.budget_tokens \(4000\) must be below max_tokens \(2000\)/);
+    // The default cap is named with the key YAML users write.
+    expect(() =>
+      createModel(
+        { provider: "anthropic", model: "c", thinking: { budget_tokens: 4096 } },
+        { ANTHROPIC_API_KEY: "k" },
+      ),
+    ).toThrow("thinking.budget_tokens (4096) must be below max_tokens (4096, the default)");
+  });
+
+  it("max_tokens caps OpenAI (in the field max_tokens_field names, max_output_tokens for responses) and Gemini", async () => {
+    const chat = frame("azure-text.chunks.txt", "openai");
+    const gemini = frame("google-text.chunks.txt", "gemini");
+    server.reply({ chunks: [chat] }, { chunks: [chat] }, { chunks: [gemini] });
+    const hi = { messages: [{ role: "user" as const, content: "Hi" }], tools: [] };
+    const openai = { provider: "openai" as const, model: "m", baseURL: `${server.url}/v1`, maxTokens: 100 };
+    await run(createModel({ ...openai, max_tokens_field: "max_completion_tokens" }, {}), hi);
+    await run(createModel(openai, {}), hi);
+    await run(
+      createModel(
+        { provider: "gemini", model: "gemini-2.5-flash", baseURL: `${server.url}/v1beta`, maxTokens: 100 },
+        { GEMINI_API_KEY: "k" },
+      ),
+      hi,
+    );
+    const bodies = server.requests.map((r) => r.body);
+    expect([bodies[0].max_completion_tokens, bodies[0].max_tokens]).toEqual([100, undefined]);
+    expect([bodies[1].max_completion_tokens, bodies[1].max_tokens]).toEqual([undefined, 100]);
+    expect(bodies[2].generationConfig).toEqual({ maxOutputTokens: 100 });
+    expect(
+      ModelConfigSchema.safeParse({ provider: "openai", model: "m", api: "responses", maxTokens: 100 })
+        .success,
+    ).toBe(true);
+  });
+
+  it("takes Gemini's thinking budgets -1 (the model decides) and 0 (off), nothing lower", () => {
+    const budget = (budget_tokens: number) =>
+      ModelConfigSchema.safeParse({ provider: "gemini", model: "g", thinking: { budget_tokens } }).success;
+    expect([budget(-1), budget(0), budget(1024), budget(-2)]).toEqual([true, true, true, false]);
   });
 });
 
@@ -109,6 +147,14 @@ describe("api: responses", () => {
       max_output_tokens: 64,
       store: false,
     });
+    // max_tokens (maxTokens once the agent file's keys are read) when the request gives no cap.
+    server.reply({ chunks: [frame("openai-responses-tool-call.chunks.txt", "responses")] });
+    const capped = createModel(
+      { provider: "openai", model: "o4-mini", baseURL: `${server.url}/v1`, api: "responses", maxTokens: 300 },
+      {},
+    );
+    await run(capped, { messages: ask.messages, tools: [weather] });
+    expect(server.requests[1]!.body.max_output_tokens).toBe(300);
     const wrong = ModelConfigSchema.safeParse({
       provider: "openai",
       model: "m",

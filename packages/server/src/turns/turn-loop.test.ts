@@ -1,11 +1,11 @@
 // The turn loop on a MemoryStore, without sockets: the offline scripted model, a tool backend in
 // this process that records what it is asked, and the session's events as the log broadcast them.
-import { createModel, type LanguageModel, ModelError } from "@patchbay/models";
+import { createModel, type LanguageModel, ModelError, type ModelStreamEvent } from "@patchbay/models";
 import type { MessageItem, ToolCallItem, ToolResult, ToolSpec } from "@patchbay/protocol";
 import { describe, expect, it } from "vitest";
 import type { AgentFileInput } from "../config/agent-config";
 import type { CancelReason, ToolCallHandlers } from "../extensions/dispatch-seams";
-import { silentLogger } from "../observability/logger";
+import { createLogger, type Logger, silentLogger } from "../observability/logger";
 import { ServerMetrics } from "../observability/metrics";
 import { type MemorySession, memorySession } from "../testing/memory-session";
 import type { RoutedToolCall, ToolBackend } from "../tools/tool-backend";
@@ -78,6 +78,7 @@ async function turnOf(
   userItem: MessageItem,
   model: LanguageModel = createModel(session.log.agent.model),
   approvals = new ApprovalFlow(session.log, { defaultExpiresInMs: 60_000 }),
+  logger: Logger = silentLogger,
 ): Promise<Turn> {
   return new Turn({
     runtime: session.log,
@@ -89,7 +90,7 @@ async function turnOf(
     userItem,
     user: { id: "u_1" },
     progressIntervalMs: 10,
-    logger: silentLogger,
+    logger,
     metrics: new ServerMetrics(),
   });
 }
@@ -233,6 +234,69 @@ describe("a turn", () => {
     ]);
     // The conversation stays whole: the user's message is there, nothing half-written.
     expect(session.log.conversation().map((item) => item.type)).toEqual(["message"]);
+  });
+
+  it("logs the provider's request id of a failed model call for the developer", async () => {
+    const session = await memorySession(orderAgent());
+    const { backend } = recordingBackend();
+    const failing: LanguageModel = {
+      ...createModel(session.log.agent.model),
+      // biome-ignore lint/correctness/useYield: it fails before its first event, as a provider that refuses the request
+      async *stream() {
+        throw new ModelError("bad_request", "openai: Invalid schema", {
+          status: 400,
+          requestId: "req_abc123",
+        });
+      },
+    };
+    const lines: Record<string, unknown>[] = [];
+    const logger = createLogger({
+      level: "warn",
+      format: "json",
+      write: (line) => lines.push(JSON.parse(line)),
+    });
+    const user = await session.userMessage("order D4");
+    const turn = await turnOf(session, backend, user, failing, undefined, logger);
+    expect(await turn.run()).toBe("failed");
+    expect(lines).toEqual([
+      expect.objectContaining({ msg: "model call failed", code: "bad_request", requestId: "req_abc123" }),
+    ]);
+  });
+
+  it("warns the developer of a reply cut at the token cap, and ends a blocked prompt as a refusal", async () => {
+    const session = await memorySession(orderAgent());
+    const { backend } = recordingBackend();
+    const replying = (events: ModelStreamEvent[]): LanguageModel => ({
+      ...createModel(session.log.agent.model),
+      async *stream() {
+        yield* events;
+      },
+    });
+    const usage = { inputTokens: 5, outputTokens: 0 };
+    const lines: Record<string, unknown>[] = [];
+    const logger = createLogger({
+      level: "warn",
+      format: "json",
+      write: (line) => lines.push(JSON.parse(line)),
+    });
+    const cut = replying([
+      { type: "text-delta", delta: "Once upon" },
+      { type: "finish", reason: "length", usage },
+    ]);
+    const first = await session.userMessage("tell a story");
+    expect(await (await turnOf(session, backend, first, cut, undefined, logger)).run()).toBe("completed");
+    expect(session.eventsOf("response.completed")[0]).toMatchObject({ reason: "stop", text: "Once upon" });
+    expect(lines).toEqual([
+      expect.objectContaining({ msg: "model reply cut short", finishReason: "length" }),
+    ]);
+
+    // Gemini's promptFeedback.blockReason: no text, finish content_filter.
+    const blocked = replying([{ type: "finish", reason: "content_filter", usage }]);
+    const second = await session.userMessage("something blocked");
+    await (await turnOf(session, backend, second, blocked, undefined, logger)).run();
+    expect(session.eventsOf("response.completed")[1]).toMatchObject({ reason: "refusal", text: "" });
+    expect(lines[1]).toMatchObject({ msg: "model reply cut short", finishReason: "content_filter" });
+    expect(JSON.stringify(session.events)).not.toContain("content_filter");
   });
 
   it("offers the model the same tool list while the backends' lists stay the same, a new one when one changes", async () => {

@@ -354,6 +354,12 @@ export class Turn {
         } else if (event.type === "finish") {
           usage = event.usage;
           if (event.reason === "refusal") refused = true;
+          else if (event.reason === "length" || event.reason === "content_filter") {
+            // Cut at the token cap, or blocked by the provider's filter: the developer's log says so.
+            // A blocked prompt with nothing said ends as a refusal (with no text), as Anthropic's does.
+            this.options.logger.warn("model reply cut short", { finishReason: event.reason });
+            if (event.reason === "content_filter" && text === "" && calls.length === 0) refused = true;
+          }
           traced.finish(event.reason, event.usage);
         }
       }
@@ -468,7 +474,11 @@ export class Turn {
     // The turn's logger carries its session and response ids (live-session.ts).
     const fields = { ref, error };
     if (error instanceof ModelError) {
-      this.options.logger.warn("model call failed", { ...fields, code: error.code });
+      this.options.logger.warn("model call failed", {
+        ...fields,
+        code: error.code,
+        requestId: error.requestId,
+      });
       return this.failWith(endUserError(error.code, ref));
     }
     this.options.logger.error("turn failed", fields);
