@@ -299,6 +299,41 @@ describe("a turn", () => {
     expect(JSON.stringify(session.events)).not.toContain("content_filter");
   });
 
+  it("runs one call of a reply when the model is to make one at a time but gave several", async () => {
+    const session = await memorySession(orderAgent());
+    const { backend, runs } = recordingBackend();
+    const base = createModel(session.log.agent.model);
+    const call = (id: string, order: string, index: number): ModelStreamEvent => ({
+      type: "tool-call",
+      call: {
+        id,
+        index,
+        name: "lookup_order",
+        arguments: { order_id: order },
+        rawArguments: JSON.stringify({ order_id: order }),
+      },
+    });
+    let round = 0;
+    const model: LanguageModel = {
+      ...base,
+      capabilities: { ...base.capabilities, parallelToolCalls: false },
+      async *stream() {
+        const usage = { inputTokens: 1, outputTokens: 1 };
+        if (round++ === 0)
+          yield* [call("p1", "A1", 0), call("p2", "B2", 1), { type: "finish", reason: "tool_calls", usage }];
+        else
+          yield* [
+            { type: "text-delta", delta: "done" },
+            { type: "finish", reason: "stop", usage },
+          ];
+      },
+    };
+    const user = await session.userMessage("two orders");
+    expect(await (await turnOf(session, backend, user, model)).run()).toBe("completed");
+    expect(runs.map((run) => run.arguments)).toEqual([{ order_id: "A1" }]);
+    expect(toolCalls(session).map((item) => item.providerCallId)).toEqual(["p1"]);
+  });
+
   it("offers the model the same tool list while the backends' lists stay the same, a new one when one changes", async () => {
     const session = await memorySession(orderAgent());
     const base = createModel(session.log.agent.model);

@@ -393,6 +393,9 @@ export class Turn {
         runtime.commit({ items: [closed], events: [{ type: "message.completed", item: closed }] }),
       );
     }
+    // Asked for one call per reply, a model (Gemini, which has no switch for it, or a server that
+    // ignores it) gave several: the first runs, and the model asks for the rest in later rounds.
+    if (calls.length > 1 && model.capabilities.parallelToolCalls === false) calls.length = 1;
     return { text, calls, refused, reasoning, ...(usage ? { usage } : {}) };
   }
 
