@@ -344,11 +344,17 @@ export class LiveSession {
     this.queue = undefined;
   }
 
+  /**
+   * Where a call of a name goes, first match wins: the server's own tools and connectors, then
+   * the workers', then the page's. A page is the user's and is not trusted (docs/security.md):
+   * a page tool named like a trusted one never stands in for it, its spec nor its approval.
+   */
   private backends(): ToolBackend[] {
-    const backends: ToolBackend[] = [this.pages];
+    const backends: ToolBackend[] = [];
     if (this.server) backends.push(this.server);
     const hosted = this.hosted;
     if (hosted) backends.push(hosted);
+    backends.push(this.pages);
     return backends;
   }
 

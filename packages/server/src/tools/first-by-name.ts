@@ -2,7 +2,7 @@ import type { ToolSpec } from "@patchbay/protocol";
 
 /**
  * The tools of several lists, one per name: where lists name the same tool, the first list's
- * spec wins (the page's over the server's over a worker's; the first attached page's; the first
+ * spec wins (the server's over a worker's over the page's; the first attached page's; the first
  * connected worker's).
  */
 export function firstByName(lists: Iterable<Iterable<ToolSpec>>): ToolSpec[] {
