@@ -14,3 +14,6 @@ export function cutText(text: string, maxChars: number = DEFAULT_MAX_RESPONSE_CH
   if (text.length <= maxChars) return text;
   return `${text.slice(0, maxChars)}\n[cut: the response had ${text.length} characters]`;
 }
+
+/** The note {@link cutText} ends a cut text with. */
+export const CUT_NOTE: RegExp = /\n\[cut: the response had \d+ characters\]$/;

@@ -1,3 +1,4 @@
+import { CUT_NOTE } from "./cut-text";
 import type { ConnectorConfigIssue } from "./errors";
 
 const VARIABLE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$\$/g;
@@ -73,6 +74,26 @@ export function referencesEnv(value: unknown): boolean {
  */
 export function redactSecrets(text: string, secrets: readonly string[]): string {
   let out = text;
-  for (const secret of secrets) out = out.split(secret).join("***");
+  const forms: string[] = [];
+  for (const secret of secrets) {
+    // As written, and as a service echoes it inside JSON or a URL.
+    for (const form of [secret, JSON.stringify(secret).slice(1, -1), encodeURIComponent(secret)]) {
+      if (!forms.includes(form)) forms.push(form);
+    }
+  }
+  for (const form of forms) out = out.split(form).join("***");
+  // A response cut in the middle of a secret ends with its first characters.
+  const cut = CUT_NOTE.exec(out);
+  if (cut) out = withoutSecretStart(out.slice(0, cut.index), forms) + out.slice(cut.index);
   return out;
+}
+
+/** `text` with a secret's first characters (4 or more) at its very end replaced by `***`. */
+function withoutSecretStart(text: string, forms: readonly string[]): string {
+  for (const form of forms) {
+    for (let n = Math.min(form.length - 1, text.length); n >= 4; n--) {
+      if (text.endsWith(form.slice(0, n))) return `${text.slice(0, -n)}***`;
+    }
+  }
+  return text;
 }
