@@ -188,3 +188,72 @@ describe("the OpenAPI connector against a real HTTP server", () => {
     );
   });
 });
+
+describe("the OpenAPI connector's requests stay within the API", () => {
+  it("follows a redirect within the API's origin, refuses one to another host, and refuses '..' as a path parameter", async () => {
+    const elsewhere: { url: string; key: string | undefined }[] = [];
+    const other = createServer((req, res) => {
+      elsewhere.push({ url: req.url ?? "", key: req.headers["x-api-key"] as string | undefined });
+      res.writeHead(200, { "content-type": "application/json" }).end('{"internal":"admin data"}');
+    });
+    const api: string[] = [];
+    const own = createServer((req, res) => {
+      api.push(`${req.method} ${req.url} ${req.headers["x-api-key"] ?? "-"}`);
+      const json = (value: unknown) =>
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(value));
+      if (req.url === "/openapi.json") {
+        return json({
+          openapi: "3.0.3",
+          info: { title: "t", version: "1" },
+          servers: [{ url: `http://127.0.0.1:${(own.address() as AddressInfo).port}/v1` }],
+          paths: {
+            "/out": { get: { operationId: "goOut", responses: { "200": { description: "ok" } } } },
+            "/in": { get: { operationId: "goIn", responses: { "200": { description: "ok" } } } },
+            "/things/{id}": {
+              get: {
+                operationId: "getThing",
+                parameters: [{ name: "id", in: "path", required: true, schema: { type: "string" } }],
+                responses: { "200": { description: "ok" } },
+              },
+            },
+          },
+        });
+      }
+      if (req.url === "/v1/out")
+        return void res
+          .writeHead(302, { location: `http://127.0.0.1:${(other.address() as AddressInfo).port}/admin` })
+          .end();
+      if (req.url === "/v1/in") return void res.writeHead(302, { location: "/v1/things/7" }).end();
+      if (req.url?.startsWith("/v1/things/")) return json({ thing: req.url.slice("/v1/things/".length) });
+      json({ at: req.url });
+    });
+    await Promise.all([other, own].map((s) => new Promise<void>((r) => s.listen(0, "127.0.0.1", r))));
+    try {
+      const port = (own.address() as AddressInfo).port;
+      const entries = ConnectorEntriesSchema.parse([
+        {
+          name: "svc",
+          openapi: { spec: `http://127.0.0.1:${port}/openapi.json`, headers: { "x-api-key": "${SVC_KEY}" } },
+        },
+      ]);
+      const set = await ConnectorSet.start(
+        prepareConnectors(entries, { kinds: [openApiConnector], env: { SVC_KEY: "k-123456" } }),
+      );
+      sets.push(set);
+      const executor = new ToolExecutor({ tools: set.tools });
+      const call = async (name: string, args: Record<string, unknown> = {}) =>
+        executor.execute({ id: `${name}-${JSON.stringify(args)}`, name: `svc__${name}`, arguments: args });
+
+      expect((await call("goIn")).content.text).toBe('{"thing":"7"}');
+      const out = await call("goOut");
+      expect(out).toMatchObject({ outcome: "failed", error: { code: "http_redirect_refused" } });
+      expect(elsewhere).toEqual([]);
+      const up = await call("getThing", { id: ".." });
+      expect(up).toMatchObject({ outcome: "failed", error: { code: "invalid_arguments" } });
+      expect((await call("getThing", { id: "a.b" })).content.text).toBe('{"thing":"a.b"}');
+      expect(api.filter((line) => line.startsWith("GET /v1/ ") || line === "GET /v1 k-123456")).toEqual([]);
+    } finally {
+      await Promise.all([other, own].map((s) => new Promise<void>((r) => s.close(() => r()))));
+    }
+  });
+});

@@ -62,8 +62,15 @@ function requestOf(
     const value = args[parameter.name];
     if (value === undefined) continue;
     const text = typeof value === "string" ? value : JSON.stringify(value);
-    if (parameter.in === "path") path = path.replace(`{${parameter.name}}`, encodeURIComponent(text));
-    else if (parameter.in === "query") {
+    if (parameter.in === "path") {
+      // A URL resolves "." and ".." (encoded too): the call would reach another endpoint.
+      if (/^(\.|%2e){1,2}$/i.test(text)) {
+        throw new ToolError(`The path parameter ${parameter.name} cannot be "${text}".`, {
+          code: "invalid_arguments",
+        });
+      }
+      path = path.replace(`{${parameter.name}}`, encodeURIComponent(text));
+    } else if (parameter.in === "query") {
       if (Array.isArray(value))
         for (const item of value)
           query.append(parameter.name, typeof item === "string" ? item : JSON.stringify(item));
@@ -81,6 +88,43 @@ function requestOf(
     url,
     init: { method: operation.method.toUpperCase(), headers: sent, ...(body !== undefined ? { body } : {}) },
   };
+}
+
+/** Redirects followed at most, within the API's origin. */
+const MAX_REDIRECTS = 5;
+
+/**
+ * `fetch` that follows redirects within the API's own origin only, so the request's headers (its
+ * credentials) never go to another host; a redirect elsewhere is a tool error. A 303, and a 301
+ * or 302 answering a POST, continue as a GET without the body, as `fetch` itself does.
+ */
+async function fetchWithinOrigin(url: URL, init: RequestInit, signal: AbortSignal): Promise<Response> {
+  let current = url;
+  let request = init;
+  for (let hops = 0; ; hops++) {
+    const response = await fetch(current, { ...request, signal, redirect: "manual" });
+    const location = response.headers.get("location");
+    if (response.status < 300 || response.status > 399 || location === null) return response;
+    await response.body?.cancel();
+    const next = new URL(location, current);
+    if (next.origin !== url.origin) {
+      throw new ToolError(
+        `The API redirected to another origin (${next.origin}); the call was not sent there with the API's credentials.`,
+        { code: "http_redirect_refused" },
+      );
+    }
+    if (hops >= MAX_REDIRECTS) {
+      throw new ToolError(`The API redirected more than ${MAX_REDIRECTS} times.`, {
+        code: "http_redirect_loop",
+      });
+    }
+    const asGet = response.status === 303 || (request.method === "POST" && response.status <= 302);
+    if (asGet) {
+      const { body: _body, ...rest } = request;
+      request = { ...rest, method: "GET" };
+    }
+    current = next;
+  }
 }
 
 async function resultOf(response: Response, maxChars: number): Promise<string | ToolOutput> {
@@ -136,9 +180,9 @@ export const openApiConnector = defineConnector({
         const { url, init } = requestOf(operation, baseUrl, config.headers ?? {}, args);
         let response: Response;
         try {
-          response = await fetch(url, { ...init, signal });
+          response = await fetchWithinOrigin(url, init, signal);
         } catch (error) {
-          if (signal.aborted) throw error;
+          if (signal.aborted || error instanceof ToolError) throw error;
           throw new ToolError(`The API could not be reached: ${(error as Error).message}`, {
             code: "http_unreachable",
           });
