@@ -1,5 +1,8 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 
+/** How many page tool names get a metrics label of their own (see `ServerMetrics.toolLabel`). */
+export const PAGE_TOOL_LABELS = 100;
+
 /**
  * The server's Prometheus metrics, on a registry of their own so several servers in one process
  * (tests, embedding) do not collide.
@@ -17,6 +20,22 @@ export class ServerMetrics {
   readonly turns: Counter<"outcome">;
   readonly turnSeconds: Histogram<string>;
   readonly framesRejected: Counter<"code">;
+  /** The page tool names that have a label of their own (see {@link toolLabel}). */
+  private readonly pageToolLabels = new Set<string>();
+
+  /**
+   * The `tool` label of a tool call. A name no backend has (`unknown_tool`) is `(unknown)`, and a
+   * page's tools, which users name, have labels of their own for the first
+   * {@link PAGE_TOOL_LABELS} names and `(other page tool)` after: series are never dropped, so
+   * names a user makes up must not make new ones without end.
+   */
+  toolLabel(name: string, location: string, outcome?: string): string {
+    if (outcome === "unknown_tool") return "(unknown)";
+    if (location !== "page" || this.pageToolLabels.has(name)) return name;
+    if (this.pageToolLabels.size >= PAGE_TOOL_LABELS) return "(other page tool)";
+    this.pageToolLabels.add(name);
+    return name;
+  }
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];

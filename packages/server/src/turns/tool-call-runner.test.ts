@@ -165,6 +165,39 @@ async function fakeRig(agentExtra: Record<string, unknown> = {}, specExtra: Part
 
 const completed: ToolResult = { outcome: "completed", content: { text: "shipped", images: [] } };
 
+describe("ToolCallRunner: metrics", () => {
+  it("counts calls of names no backend has under one label, not one series a made-up name", async () => {
+    const runtime = await openLog({});
+    const metrics = new ServerMetrics();
+    const runner = new ToolCallRunner({
+      runtime,
+      approvals: new ApprovalFlow(runtime, { defaultExpiresInMs: 60_000 }),
+      backends: [],
+      user: { id: "u_1" },
+      responseId: "r_1",
+      signal: new AbortController().signal,
+      maxConcurrent: 4,
+      progressIntervalMs: 50,
+      logger: silentLogger,
+      metrics,
+    });
+    const made = ["zzz_1", "zzz_2", "zzz_3"];
+    const items = await runner.run(
+      made.map((name, index) => ({ id: `m_${index}`, index, name, arguments: {}, rawArguments: "" })),
+    );
+    expect(items.map((item) => item.result?.outcome)).toEqual([
+      "unknown_tool",
+      "unknown_tool",
+      "unknown_tool",
+    ]);
+    const text = await metrics.registry.metrics();
+    expect(text).toContain(
+      'patchbay_tool_calls_total{tool="(unknown)",location="server",outcome="unknown_tool"} 3',
+    );
+    expect(text).not.toContain("zzz_");
+  });
+});
+
 describe("ToolCallRunner: what a host's failure tells the model", () => {
   it("blanks credentials a host copied from a thrown error, in the result and in the log", async () => {
     const { run, call, runtime } = await fakeRig();

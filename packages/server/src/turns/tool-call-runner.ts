@@ -621,10 +621,12 @@ export class ToolCallRunner {
     slot.question?.abort();
     this.progress.drop(callId);
     const location = slot.item.location ?? "server";
-    this.options.metrics.toolCalls.inc({ tool: slot.item.name, location, outcome: result.outcome });
+    const metrics = this.options.metrics;
+    const tool = metrics.toolLabel(slot.item.name, location, result.outcome);
+    metrics.toolCalls.inc({ tool, location, outcome: result.outcome });
     if (started !== undefined || slot.started) {
-      this.options.metrics.toolCallSeconds.observe(
-        { tool: slot.item.name, location },
+      metrics.toolCallSeconds.observe(
+        { tool, location },
         (Date.now() - (started ?? slot.item.createdAt)) / 1000,
       );
     }
