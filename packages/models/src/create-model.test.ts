@@ -1,8 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createModel, defaultModelFromEnv, describeModelFromEnv, ModelConfigSchema } from "./create-model";
-import type { ModelStreamEvent } from "./language-model";
 import { ModelError } from "./model-error";
-import { sse, startWireServer, type WireServer } from "./wire-test-server";
+import { collect, sse, startWireServer, type WireServer } from "./wire-test-server";
 
 let server: WireServer;
 beforeEach(async () => {
@@ -11,12 +10,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await server.close();
 });
-
-async function collect(events: AsyncIterable<ModelStreamEvent>): Promise<ModelStreamEvent[]> {
-  const out: ModelStreamEvent[] = [];
-  for await (const event of events) out.push(event);
-  return out;
-}
 
 const openaiText = sse([
   {

@@ -4,7 +4,7 @@ import { gemini } from "./gemini";
 import type { ModelStreamEvent } from "./language-model";
 import { ModelError } from "./model-error";
 import { GenerateContentRequest } from "./provider-request-shapes";
-import { sse, startWireServer, type WireServer } from "./wire-test-server";
+import { collect, sse, startWireServer, type WireServer } from "./wire-test-server";
 
 let server: WireServer;
 beforeEach(async () => {
@@ -13,12 +13,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await server.close();
 });
-
-async function collect(events: AsyncIterable<ModelStreamEvent>): Promise<ModelStreamEvent[]> {
-  const out: ModelStreamEvent[] = [];
-  for await (const event of events) out.push(event);
-  return out;
-}
 
 const model = (extra: Partial<Parameters<typeof gemini>[0]> = {}) =>
   gemini({

@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ModelMessage, ModelStreamEvent } from "./language-model";
 import { ModelError } from "./model-error";
 import { openai } from "./openai";
-import { splitEvery, sse, startWireServer, type WireServer } from "./wire-test-server";
+import { collect, splitEvery, sse, startWireServer, type WireServer } from "./wire-test-server";
 
 let server: WireServer;
 beforeEach(async () => {
@@ -12,12 +12,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await server.close();
 });
-
-async function collect(events: AsyncIterable<ModelStreamEvent>): Promise<ModelStreamEvent[]> {
-  const out: ModelStreamEvent[] = [];
-  for await (const event of events) out.push(event);
-  return out;
-}
 
 const model = (extra: Partial<Parameters<typeof openai>[0]> = {}) =>
   openai({

@@ -4,12 +4,7 @@ import type { ModelMessage, ModelRequest, ModelStreamEvent } from "./language-mo
 import { ModelError } from "./model-error";
 import { scripted } from "./scripted";
 import { DEFAULT_SCRIPTED_FALLBACK, ScriptedModelConfigSchema } from "./scripted-config";
-
-async function collect(events: AsyncIterable<ModelStreamEvent>): Promise<ModelStreamEvent[]> {
-  const out: ModelStreamEvent[] = [];
-  for await (const event of events) out.push(event);
-  return out;
-}
+import { collect } from "./wire-test-server";
 
 function text(events: ModelStreamEvent[]): string {
   return events.map((e) => (e.type === "text-delta" ? e.delta : "")).join("");

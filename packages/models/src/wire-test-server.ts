@@ -2,6 +2,7 @@
 // that answers with scripted provider wire bytes and records every request it received.
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { ModelStreamEvent } from "./language-model";
 
 /** One request the server received, with its body parsed as JSON. */
 export interface RecordedRequest {
@@ -117,4 +118,11 @@ export async function startWireServer(): Promise<WireServer> {
         server.close(() => resolve());
       }),
   };
+}
+
+/** Every event of a model's stream, in order. */
+export async function collect(events: AsyncIterable<ModelStreamEvent>): Promise<ModelStreamEvent[]> {
+  const out: ModelStreamEvent[] = [];
+  for await (const event of events) out.push(event);
+  return out;
 }
