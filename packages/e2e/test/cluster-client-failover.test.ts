@@ -2,11 +2,11 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@patchbay/client";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestNats, type TestNats } from "../../server/src/testing/nats-server";
 import { startTestPostgres, type TestPostgres } from "../../server/src/testing/postgres-server";
-import { API_KEY, SECRET, WorkerProcess } from "../fixtures/dispatch-harness";
+import { API_KEY, openWorkerDb, SECRET, WorkerProcess } from "../fixtures/dispatch-harness";
 import { type CliServer, clusterNodeEnv, startCli } from "./helpers/cli-process";
 import { RawClient } from "./helpers/raw-client";
 
@@ -51,14 +51,9 @@ beforeAll(async () => {
   const shared = { databaseUrl: pg.url, natsUrl: nats.url, leaseTtlMs: LEASE_TTL_MS };
   const env = clusterNodeEnv({ root, apiKey: API_KEY, secret: SECRET, ...shared });
   for (let i = 0; i < 3; i++) nodes.push(await startCli(["serve"], env));
-  const dbPath = join(root, "workers.sqlite");
-  db = new Database(dbPath);
-  db.exec(`
-    CREATE TABLE IF NOT EXISTS work (work_id TEXT, worker TEXT, kind TEXT, text TEXT, attempt INTEGER, started_at INTEGER, finished_at INTEGER);
-    CREATE TABLE IF NOT EXISTS effects (call_id TEXT PRIMARY KEY, worker TEXT, amount INTEGER);
-    CREATE TABLE IF NOT EXISTS deliveries (call_id TEXT, worker TEXT, attempt INTEGER, at INTEGER);
-    CREATE TABLE IF NOT EXISTS replies (channel_id TEXT, session_id TEXT, text TEXT);
-  `);
+  const opened = openWorkerDb(root);
+  const dbPath = opened.dbPath;
+  db = opened.db;
   worker = new WorkerProcess(
     { id: "w_c", db: dbPath, hostTools: true, toolDelayMs: TOOL_DELAY_MS },
     nodes[2]!.url,

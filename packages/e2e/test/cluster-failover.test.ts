@@ -2,12 +2,16 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createUserToken } from "@patchbay/server";
-import Database from "better-sqlite3";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { startTestNats, type TestNats } from "../../server/src/testing/nats-server";
 import { startTestPostgres, type TestPostgres } from "../../server/src/testing/postgres-server";
 import { DelayProxy } from "../fixtures/delay-proxy";
-import { API_KEY, SECRET as DISPATCH_SECRET, WorkerProcess } from "../fixtures/dispatch-harness";
+import {
+  API_KEY,
+  SECRET as DISPATCH_SECRET,
+  openWorkerDb,
+  WorkerProcess,
+} from "../fixtures/dispatch-harness";
 import { type CliServer, clusterNodeEnv, runCli, startCli } from "./helpers/cli-process";
 import { RawClient } from "./helpers/raw-client";
 
@@ -120,17 +124,7 @@ async function resumeWhenTakenOver(wsUrl: string, token: string, sessionId: stri
 }
 
 /** The SQLite file the worker processes record their work and side effects in. */
-function workerDb() {
-  const dbPath = join(root, "workers.sqlite");
-  const db = new Database(dbPath);
-  db.exec(`
-    CREATE TABLE IF NOT EXISTS work (work_id TEXT, worker TEXT, kind TEXT, text TEXT, attempt INTEGER, started_at INTEGER, finished_at INTEGER);
-    CREATE TABLE IF NOT EXISTS effects (call_id TEXT PRIMARY KEY, worker TEXT, amount INTEGER);
-    CREATE TABLE IF NOT EXISTS deliveries (call_id TEXT, worker TEXT, attempt INTEGER, at INTEGER);
-    CREATE TABLE IF NOT EXISTS replies (channel_id TEXT, session_id TEXT, text TEXT);
-  `);
-  return { dbPath, db };
-}
+const workerDb = () => openWorkerDb(root);
 
 describe("a cluster of three patchbay serve processes (Postgres + NATS)", () => {
   // A test that failed between killing a node and starting it again leaves the next test its
